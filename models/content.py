@@ -1,0 +1,112 @@
+"""Content files: TOML front matter between `+++` lines, then Markdown sections.
+
+    +++
+    hook = "One line for the home page."
+    metrics = ["lower_bound_s", "tree_s"]
+    [[drills]]
+    key = "lower_bound_s"
+    prompt = "No design beats what time? (seconds)"
+    phase = "arithmetic"
+    tol = 0.05
+    +++
+    ## Numbers
+    ...
+
+Prose uses `{{step_key}}` (or `{{param_name}}`) for every number a model computes, optionally
+with a target unit: `{{tree_s:min}}`. `::chart name` on its own line places a chart the page
+script registers; `::sim name` a simulation panel. Pure Python: no Streamlit here.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from models.core import Drill
+
+SECTION_ORDER = ("Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways")
+SECTION_PHASE = {
+    "Numbers": "numbers",
+    "Shape": "shape",
+    "Arithmetic": "arithmetic",
+    "Depth": "depth",
+    "Failure modes": "failure_modes",
+}
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([^}\s][^}]*?))?\s*\}\}")
+DIRECTIVE = re.compile(r"^::(chart|sim|diagram)\s+([A-Za-z0-9_\-]+)\s*$")
+
+
+class ContentError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    body: str
+
+    @property
+    def phase(self) -> str | None:
+        return SECTION_PHASE.get(self.title)
+
+
+@dataclass(frozen=True)
+class Content:
+    path: Path
+    hook: str
+    intro: str
+    sections: tuple[Section, ...]
+    drills: tuple[Drill, ...]
+    metrics: tuple[str, ...]
+    front: dict = field(default_factory=dict, repr=False)
+
+    def placeholders(self) -> set[str]:
+        text = self.intro + "".join(s.body for s in self.sections)
+        return {m.group(1) for m in PLACEHOLDER.finditer(text)}
+
+    def directives(self) -> list[tuple[str, str]]:
+        out = []
+        for s in self.sections:
+            for line in s.body.splitlines():
+                m = DIRECTIVE.match(line.strip())
+                if m:
+                    out.append((m.group(1), m.group(2)))
+        return out
+
+    def section(self, title: str) -> Section | None:
+        return next((s for s in self.sections if s.title == title), None)
+
+
+def parse_content(text: str, path: Path = Path("<string>")) -> Content:
+    if not text.startswith("+++"):
+        raise ContentError(f"{path}: content must start with TOML front matter between +++ lines")
+    try:
+        _, front_text, body = text.split("+++", 2)
+    except ValueError:
+        raise ContentError(f"{path}: front matter is not closed with +++") from None
+    try:
+        front = tomllib.loads(front_text)
+    except tomllib.TOMLDecodeError as e:
+        raise ContentError(f"{path}: front matter is not valid TOML: {e}") from None
+    drills = tuple(Drill(**d) for d in front.get("drills", []))
+    chunks = re.split(r"^## +(.+?)\s*$", body, flags=re.M)
+    intro = chunks[0].strip()
+    sections = tuple(Section(chunks[i].strip(), chunks[i + 1].strip("\n")) for i in range(1, len(chunks), 2))
+    return Content(
+        path=path,
+        hook=front.get("hook", ""),
+        intro=intro,
+        sections=sections,
+        drills=drills,
+        metrics=tuple(front.get("metrics", [])),
+        front=front,
+    )
+
+
+@lru_cache(maxsize=128)
+def load_content(path: Path) -> Content:
+    return parse_content(path.read_text(encoding="utf-8"), path)

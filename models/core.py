@@ -1,0 +1,210 @@
+"""The question contract: Params (knobs) -> solve -> Derivation (ordered, named steps).
+
+Every number a page shows comes from a Step. A Step knows its unit and how it was computed, so
+the same object feeds the prose (`{{key}}`), the metric cards, the worked derivation, the sweep
+charts and the drill references. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from models.units import format_number, format_quantity
+
+Phase = Literal["numbers", "shape", "arithmetic", "depth", "failure_modes"]
+PHASES: tuple[Phase, ...] = typing.get_args(Phase)
+PHASE_TITLES: dict[str, str] = {
+    "numbers": "Numbers",
+    "shape": "Shape",
+    "arithmetic": "Arithmetic",
+    "depth": "Depth",
+    "failure_modes": "Failure modes",
+}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """Widget metadata for one Params field: `Annotated[float, Knob(...)]`.
+
+    `min`/`max` are enforced by StrictModel's validator (so a URL or a test cannot build an
+    out-of-range scenario), `draw` is the narrower realistic range the mock interview samples
+    from, and `log` asks the UI for a slider whose positions are spaced by ratio, because a
+    range that spans decades is unusable on a linear track.
+    """
+
+    label: str
+    unit: str = ""
+    min: float | None = None
+    max: float | None = None
+    step: float | None = None
+    log: bool = False
+    help: str = ""
+    draw: tuple[float, float] | None = None
+    percent: bool = False  # a fraction shown to people as 0-100 %
+
+    def in_range(self, value: float) -> bool:
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+class StrictModel(BaseModel):
+    """Frozen, no unknown fields, and knob bounds checked with messages in domain language."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    @model_validator(mode="after")
+    def _check_knob_bounds(self) -> "StrictModel":
+        for name, knob in knobs_of(type(self)).items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            if not knob.in_range(value):
+                unit = f" {knob.unit}" if knob.unit else ""
+                raise ValueError(
+                    f"{knob.label} must be between {format_number(knob.min)} and "
+                    f"{format_number(knob.max)}{unit}; got {format_number(value)}{unit}."
+                )
+        return self
+
+
+def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
+    """Field name -> Knob for every field that carries one, in declaration order."""
+    out: dict[str, Knob] = {}
+    for name, info in params_cls.model_fields.items():
+        for meta in info.metadata:
+            if isinstance(meta, Knob):
+                out[name] = meta
+                break
+    return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """One named figure of a derivation.
+
+    `unit` is a pint-parsable string understood by `models.units.parse_unit` ("s", "GB/s",
+    "1" for counts and ratios); `noun` is what a count is of ("GPUs"), for display only.
+    `formula` is a template over params and earlier steps, e.g. "{checkpoint_gb} GB / {link_GBps} GB/s".
+    """
+
+    key: str
+    label: str
+    value: float | str
+    unit: str = "1"
+    noun: str = ""
+    formula: str = ""
+    note: str = ""
+    bindings: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def is_numeric(self) -> bool:
+        return not isinstance(self.value, str)
+
+    def display(self, unit: str | None = None) -> str:
+        """The value with its unit, scaled to a readable prefix ("9.83 GB", "64,000 s (17.8 h)")."""
+        if not self.is_numeric:
+            return str(self.value)
+        return format_quantity(float(self.value), self.unit, noun=self.noun, target_unit=unit)
+
+    def worked(self) -> str:
+        """The step as worked arithmetic: `400 GB / 1.25 GB/s = 320 s`."""
+        result = self.display()
+        if not self.formula:
+            return result
+        return f"{render_formula(self.formula, self.bindings)} = {result}"
+
+
+_FORMULA_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def render_formula(template: str, bindings: Mapping[str, Any]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in bindings:
+            raise KeyError(f"formula names '{name}', which is neither a param nor an earlier step")
+        value = bindings[name]
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, (int, float)):
+            return format_number(value)
+        return str(value)
+
+    return _FORMULA_FIELD.sub(sub, template)
+
+
+class Derivation:
+    """Ordered steps of one solve, looked up by key.
+
+    `step(...)` returns the value, so a solver reads as the arithmetic it performs:
+        link = d.step("link_GBps", "Link in bytes", p.link_gbps / 8, "GB/s", formula="{link_gbps} Gb/s / 8")
+    Formula placeholders resolve against the params and the steps recorded so far; an unknown
+    name fails at solve time, which the contract test turns into a failing test.
+    """
+
+    def __init__(self, params: BaseModel | None = None) -> None:
+        self.params = params
+        self._steps: dict[str, Step] = {}
+        self._scope: dict[str, Any] = dict(params.model_dump()) if params is not None else {}
+
+    def step(
+        self,
+        key: str,
+        label: str,
+        value: float | str,
+        unit: str = "1",
+        *,
+        noun: str = "",
+        formula: str = "",
+        note: str = "",
+    ) -> Any:
+        if key in self._steps:
+            raise ValueError(f"step '{key}' recorded twice")
+        bindings = dict(self._scope)
+        if formula:
+            render_formula(formula, bindings)  # fail now, not when someone opens the derivation
+        self._steps[key] = Step(key, label, value, unit, noun, formula, note, bindings)
+        self._scope[key] = value
+        return value
+
+    def __getitem__(self, key: str) -> Step:
+        try:
+            return self._steps[key]
+        except KeyError:
+            raise KeyError(f"no step '{key}'; steps are: {', '.join(self._steps)}") from None
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._steps
+
+    def __iter__(self):
+        return iter(self._steps.values())
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def keys(self) -> list[str]:
+        return list(self._steps)
+
+    def value(self, key: str) -> Any:
+        return self[key].value
+
+
+class Drill(StrictModel):
+    """A "try first" question whose reference answer is a step of the solve."""
+
+    key: str
+    prompt: str
+    phase: Phase
+    tol: float = 0.05  # relative; full marks within tol, half within 3 x tol
+
+    @model_validator(mode="after")
+    def _tol_positive(self) -> "Drill":
+        if not (0 < self.tol < 1):
+            raise ValueError(f"drill '{self.key}': tol must be a fraction between 0 and 1")
+        return self
+
+
+Solver = Callable[[Any], Derivation]
