@@ -1,0 +1,584 @@
+"""The answer store: attempts and their append-only answers, in one DuckDB file.
+
+One Store (one duckdb connection) per process; the UI keeps it in st.cache_resource. Every
+method takes a fresh `cursor()` of that connection, so Streamlit's session threads never share
+one, and uses `?` placeholders only. Writes are committed before a method returns.
+
+Failures of the file (locked by another process, not a DuckDB file, read-only folder) become a
+StoreError with a message fit to show the learner; bad arguments are programmer errors and
+raise ValueError.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from store import schema
+from store.paths import ENV_VAR, default_db_path
+
+MEMORY = ":memory:"
+MODES = frozenset({"study", "mock"})
+NOT_KEPT = "Answers will not be kept after you close the app."
+
+_BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
+
+_ATTEMPT_COLUMNS = (
+    "id, profile, question, mode, seed, params_json, started_at, deadline, finished_at, score"
+)
+_ANSWER_COLUMNS = (
+    "id, attempt_id, drill_key, typed, parsed_value, parsed_unit, "
+    "reference_value, reference_unit, score, answered_at, seq"
+)
+
+
+class StoreError(Exception):
+    """The answer store can't be used; str(err) is a plain sentence for the learner.
+
+    `kind` is one of: 'locked', 'corrupt', 'permission', 'path', 'schema', 'closed', 'other'.
+    """
+
+    def __init__(self, message: str, *, kind: str = "other", path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.path = path
+
+
+def _utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# --- turning duckdb / OS failures into sentences -------------------------------------------
+
+
+def _explain(exc: BaseException, path: str, *, doing: str = "open") -> StoreError:
+    """Map a duckdb or OS error raised while using the file at `path` to a StoreError."""
+    raw = str(exc)
+    low = raw.lower()
+    change = f"set {ENV_VAR} to a different file"
+    if "lock" in low and ("could not set lock" in low or "conflicting lock" in low):
+        pid = re.search(r"\(PID (\d+)\)", raw)
+        holder = f" (process {pid.group(1)})" if pid else ""
+        return StoreError(
+            f"The answer store {path} is locked by another process{holder}: another copy of "
+            f"the app is probably running. Close it, or {change}.",
+            kind="locked",
+            path=path,
+        )
+    if (
+        "not a valid duckdb database" in low
+        or "corrupt" in low
+        or "checksum" in low
+        or "could not read enough bytes" in low
+        or isinstance(exc, duckdb.SerializationException)
+    ):
+        return StoreError(
+            f"The file {path} is not an answer store this app can read (it is not a DuckDB "
+            f"database, or it is damaged). Move it aside, or {change}.",
+            kind="corrupt",
+            path=path,
+        )
+    if (
+        isinstance(exc, PermissionError)
+        or "permission denied" in low
+        or "read-only file system" in low
+        or "operation not permitted" in low
+    ):
+        return StoreError(
+            f"Cannot write the answer store {path}: permission denied (the folder or the file "
+            f"is read-only). Make it writable, or {change} in a folder you can write to.",
+            kind="permission",
+            path=path,
+        )
+    if (
+        isinstance(exc, (NotADirectoryError, FileExistsError, FileNotFoundError, IsADirectoryError))
+        or "not a directory" in low
+        or "no such file or directory" in low
+        or "is a directory" in low
+    ):
+        return StoreError(
+            f"Cannot use {path} for the answer store: part of that path is not a folder, or "
+            f"the path is a folder rather than a file. {change[0].upper() + change[1:]}.",
+            kind="path",
+            path=path,
+        )
+    first_line = raw.strip().splitlines()[0] if raw.strip() else type(exc).__name__
+    return StoreError(
+        f"Could not {doing} the answer store {path}: {first_line}",
+        kind="other",
+        path=path,
+    )
+
+
+# --- argument checks (programmer errors -> ValueError) --------------------------------------
+
+
+def _check_text(name: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a str, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{name} must not be empty")
+    return value
+
+
+def _check_optional_text(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    return _check_text(name, value, allow_empty=True)
+
+
+def _check_number(name: str, value: Any) -> float | None:
+    """None, or a real number; infinity is allowed (e.g. the wait of an overloaded queue)."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)):
+        tolist = getattr(value, "tolist", None)  # numpy scalars (np.int64 is not an int)
+        value = tolist() if callable(tolist) else value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number or None, got {type(value).__name__}")
+    out = float(value)
+    if math.isnan(out):
+        raise ValueError(f"{name} must not be NaN")
+    return out
+
+
+def _check_score(name: str, value: Any) -> float | None:
+    out = _check_number(name, value)
+    if out is not None and not 0.0 <= out <= 1.0:
+        raise ValueError(f"{name} must be None or between 0 and 1, got {value!r}")
+    return out
+
+
+def _check_aware(name: str, value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValueError(f"{name} must be a datetime or None, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{name} must be timezone-aware (use datetime.now(timezone.utc))")
+    return value.astimezone(timezone.utc)
+
+
+def _json_default(obj: Any) -> Any:
+    tolist = getattr(obj, "tolist", None)  # numpy scalars and arrays -> plain Python
+    if callable(tolist):
+        return tolist()
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def _encode_params(params: Any) -> str:
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a dict, got {type(params).__name__}")
+    try:
+        return json.dumps(params, sort_keys=True, allow_nan=False, default=_json_default)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"params must be JSON-serializable (finite numbers only): {exc}") from exc
+
+
+def _as_utc(value: datetime | None) -> datetime | None:
+    # duckdb hands TIMESTAMPTZ back in the session's local zone; callers get UTC.
+    return None if value is None else value.astimezone(timezone.utc)
+
+
+# --- the store ------------------------------------------------------------------------------
+
+
+class Store:
+    """Attempts and answers. Build with Store.open(); safe to share across threads."""
+
+    def __init__(
+        self,
+        conn: duckdb.DuckDBPyConnection,
+        path: str,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self._conn: duckdb.DuckDBPyConnection | None = conn
+        self.path = path
+        self.in_memory = path == MEMORY
+        self._clock = clock or _utcnow
+        self._write_lock = threading.Lock()
+        # study_attempt is find-or-create; the lock keeps two reruns from creating two.
+        self._study_lock = threading.Lock()
+
+    # -- opening and closing ----------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> Store:
+        """Open (creating and migrating as needed) the store at `path`.
+
+        None means default_db_path(); ":memory:" gives a store that lives only in this process.
+        Raises StoreError if the file can't be used.
+        """
+        if path is None:
+            path = default_db_path()
+        path_str = os.fspath(path)
+        if path_str == MEMORY:
+            conn = duckdb.connect(MEMORY)
+            store = cls(conn, MEMORY, clock=clock)
+            try:
+                store._migrate()
+            except BaseException:
+                conn.close()
+                raise
+            return store
+
+        file = Path(path_str).expanduser().absolute()
+        shown = str(file)
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            if file.is_file() and file.stat().st_size == 0:
+                # A zero-byte file (e.g. `touch`ed) holds nothing; duckdb would call it invalid.
+                file.unlink()
+        except OSError as exc:
+            raise _explain(exc, shown) from exc
+        try:
+            conn = duckdb.connect(shown)
+        except (duckdb.Error, OSError) as exc:
+            raise _explain(exc, shown) from exc
+        store = cls(conn, shown, clock=clock)
+        try:
+            store._migrate()
+            store._probe_write()
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close the connection; safe to call twice."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._conn is None else "open"
+        return f"Store({self.path!r}, {state})"
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _cursor(self, doing: str = "read") -> Iterator[duckdb.DuckDBPyConnection]:
+        conn = self._conn
+        if conn is None:
+            raise StoreError("The answer store is closed.", kind="closed", path=self.path)
+        try:
+            with conn.cursor() as cur:
+                yield cur
+        except duckdb.Error as exc:
+            raise _explain(exc, self.path, doing=doing) from exc
+
+    def _write(self, statements: list[tuple[str, list[Any]]]) -> None:
+        """Run statements in one transaction, committed before returning.
+
+        Writes are serialized: DuckDB aborts one of two concurrent transactions that update
+        the same row ("Conflict on update"), e.g. two reruns finishing one attempt. Only this
+        process owns the file and each write takes about a millisecond, so a lock costs
+        nothing worth having; reads stay concurrent.
+        """
+        with self._write_lock, self._cursor("write to") as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                for sql, args in statements:
+                    cur.execute(sql, args)
+                cur.execute("COMMIT")
+            except BaseException:
+                try:
+                    cur.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass  # a failed COMMIT has already ended the transaction
+                raise
+
+    def _migrate(self) -> None:
+        migrations, target = schema.MIGRATIONS, schema.SCHEMA_VERSION
+        assert target == len(migrations), "SCHEMA_VERSION must equal len(MIGRATIONS)"
+        with self._cursor() as cur:
+            found = cur.execute(
+                "SELECT count(*) FROM duckdb_tables() "
+                "WHERE database_name = current_database() AND schema_name = 'main' "
+                "AND table_name = ?",
+                [schema.SCHEMA_VERSION_TABLE],
+            ).fetchone()[0]
+            if found:
+                rows = cur.execute("SELECT version FROM schema_version").fetchall()
+                if len(rows) != 1:
+                    raise StoreError(
+                        f"The answer store {self.path} is damaged: its schema_version table "
+                        f"has {len(rows)} rows instead of 1. Move it aside, or set {ENV_VAR} "
+                        "to a different file.",
+                        kind="corrupt",
+                        path=self.path,
+                    )
+                version = int(rows[0][0])
+            else:
+                version = 0
+        if version > target:
+            raise StoreError(
+                f"The answer store {self.path} was written by a newer version of this app "
+                f"(schema version {version}; this version understands up to {target}). "
+                f"Update the app, or set {ENV_VAR} to a different file.",
+                kind="schema",
+                path=self.path,
+            )
+        for v in range(version, target):
+            with self._cursor() as cur:
+                cur.execute("BEGIN TRANSACTION")
+                try:
+                    for sql in migrations[v]:
+                        cur.execute(sql)
+                    cur.execute("UPDATE schema_version SET version = ?", [v + 1])
+                    cur.execute("COMMIT")
+                except (duckdb.Error, StoreError) as exc:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except duckdb.Error:
+                        pass
+                    err = exc if isinstance(exc, StoreError) else _explain(exc, self.path)
+                    if err.kind == "other":
+                        err = StoreError(
+                            f"Could not upgrade the answer store {self.path} from schema "
+                            f"version {v} to {v + 1}: {str(exc).strip().splitlines()[0]}",
+                            kind="schema",
+                            path=self.path,
+                        )
+                    raise err from exc
+
+    def _probe_write(self) -> None:
+        # An existing file in a read-only folder opens fine and fails at the first commit
+        # (duckdb can't create the .wal); find out now, not when the learner's answer is lost.
+        self._write(
+            [
+                ("CREATE TABLE _walkthroughs_write_probe (x INTEGER)", []),
+                ("DROP TABLE _walkthroughs_write_probe", []),
+            ]
+        )
+
+    # -- attempts ---------------------------------------------------------------------------
+
+    def start_attempt(
+        self,
+        profile: str,
+        question: str,
+        mode: str,
+        params: dict,
+        seed: int | None = None,
+        deadline: datetime | None = None,
+    ) -> str:
+        """Record a new attempt and return its id (uuid4 hex)."""
+        _check_text("profile", profile)
+        _check_text("question", question)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {sorted(MODES)}, got {mode!r}")
+        params_json = _encode_params(params)
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, int):
+                raise ValueError(f"seed must be an int or None, got {type(seed).__name__}")
+            if not _BIGINT_MIN <= seed <= _BIGINT_MAX:
+                raise ValueError("seed must fit in a signed 64-bit integer")
+        deadline = _check_aware("deadline", deadline)
+        attempt_id = uuid.uuid4().hex
+        self._write(
+            [
+                (
+                    f"INSERT INTO attempts ({_ATTEMPT_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+                    [attempt_id, profile, question, mode, seed, params_json, self._clock(),
+                     deadline],
+                )
+            ]
+        )
+        return attempt_id
+
+    def get_attempt(self, attempt_id: str) -> dict | None:
+        """The attempt as a dict (params decoded), or None if there is no such id."""
+        _check_text("attempt_id", attempt_id)
+        with self._cursor() as cur:
+            row = cur.execute(
+                f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE id = ?", [attempt_id]
+            ).fetchone()
+        return None if row is None else _attempt_dict(row)
+
+    def finish_attempt(self, attempt_id: str, score: float | None) -> None:
+        """Mark the attempt finished with `score` (0..1 or None).
+
+        Finishing twice keeps the first finished_at and takes the latest score.
+        """
+        _check_text("attempt_id", attempt_id)
+        score = _check_score("score", score)
+        if self.get_attempt(attempt_id) is None:
+            raise ValueError(f"no attempt with id {attempt_id!r}")
+        self._write(
+            [
+                (
+                    "UPDATE attempts SET finished_at = coalesce(finished_at, ?), score = ? "
+                    "WHERE id = ?",
+                    [self._clock(), score, attempt_id],
+                )
+            ]
+        )
+
+    def attempts(self, profile: str, question: str | None = None) -> list[dict]:
+        """The profile's attempts (optionally for one question), newest first."""
+        _check_text("profile", profile)
+        sql = f"SELECT {_ATTEMPT_COLUMNS} FROM attempts WHERE profile = ?"
+        args: list[Any] = [profile]
+        if question is not None:
+            _check_text("question", question)
+            sql += " AND question = ?"
+            args.append(question)
+        sql += " ORDER BY started_at DESC, id DESC"
+        with self._cursor() as cur:
+            rows = cur.execute(sql, args).fetchall()
+        return [_attempt_dict(r) for r in rows]
+
+    def study_attempt(self, profile: str, question: str, params: dict) -> str:
+        """Id of today's open study attempt for profile + question, creating it if needed.
+
+        "Today" is the UTC day. `params` is stored only when a new attempt is created.
+        """
+        _check_text("profile", profile)
+        _check_text("question", question)
+        _encode_params(params)  # fail early even when an attempt already exists
+        now = self._clock()
+        day_start = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0,
+                                                        microsecond=0)
+        with self._study_lock:
+            with self._cursor() as cur:
+                row = cur.execute(
+                    "SELECT id FROM attempts WHERE profile = ? AND question = ? "
+                    "AND mode = 'study' AND finished_at IS NULL "
+                    "AND started_at >= ? AND started_at < ? "
+                    "ORDER BY started_at DESC, id DESC LIMIT 1",
+                    [profile, question, day_start, day_start + timedelta(days=1)],
+                ).fetchone()
+            if row is not None:
+                return row[0]
+            return self.start_attempt(profile, question, "study", params)
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def record_answer(
+        self,
+        attempt_id: str,
+        drill_key: str,
+        typed: str,
+        parsed_value: float | None,
+        parsed_unit: str | None,
+        reference_value: float | None,
+        reference_unit: str | None,
+        score: float | None,
+    ) -> str:
+        """Append an answer (a re-answer is a new row) and return its id (uuid4 hex)."""
+        _check_text("attempt_id", attempt_id)
+        _check_text("drill_key", drill_key)
+        _check_text("typed", typed, allow_empty=True)
+        parsed_value = _check_number("parsed_value", parsed_value)
+        parsed_unit = _check_optional_text("parsed_unit", parsed_unit)
+        reference_value = _check_number("reference_value", reference_value)
+        reference_unit = _check_optional_text("reference_unit", reference_unit)
+        score = _check_score("score", score)
+        if self.get_attempt(attempt_id) is None:
+            raise ValueError(f"no attempt with id {attempt_id!r}")
+        answer_id = uuid.uuid4().hex
+        self._write(
+            [
+                (
+                    "INSERT INTO answers (id, attempt_id, drill_key, typed, parsed_value, "
+                    "parsed_unit, reference_value, reference_unit, score, answered_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [answer_id, attempt_id, drill_key, typed, parsed_value, parsed_unit,
+                     reference_value, reference_unit, score, self._clock()],
+                )
+            ]
+        )
+        return answer_id
+
+    def answers(self, attempt_id: str) -> list[dict]:
+        """Every answer of the attempt, oldest first."""
+        _check_text("attempt_id", attempt_id)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE attempt_id = ? "
+                "ORDER BY answered_at, seq",
+                [attempt_id],
+            ).fetchall()
+        return [_answer_dict(r) for r in rows]
+
+    def latest_answers(self, attempt_id: str) -> dict[str, dict]:
+        """drill_key -> that drill's most recent answer in the attempt."""
+        _check_text("attempt_id", attempt_id)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE attempt_id = ? "
+                "QUALIFY row_number() OVER "
+                "(PARTITION BY drill_key ORDER BY answered_at DESC, seq DESC) = 1 "
+                "ORDER BY answered_at, seq",
+                [attempt_id],
+            ).fetchall()
+        return {r[2]: _answer_dict(r) for r in rows}
+
+    def answer_count(self) -> int:
+        """Number of answer rows in the whole store."""
+        with self._cursor() as cur:
+            return int(cur.execute("SELECT count(*) FROM answers").fetchone()[0])
+
+
+def _attempt_dict(row: tuple) -> dict:
+    (id_, profile, question, mode, seed, params_json, started_at, deadline, finished_at,
+     score) = row
+    return {
+        "id": id_,
+        "profile": profile,
+        "question": question,
+        "mode": mode,
+        "seed": seed,
+        "params": json.loads(params_json),
+        "started_at": _as_utc(started_at),
+        "deadline": _as_utc(deadline),
+        "finished_at": _as_utc(finished_at),
+        "score": score,
+    }
+
+
+def _answer_dict(row: tuple) -> dict:
+    keys = ("id", "attempt_id", "drill_key", "typed", "parsed_value", "parsed_unit",
+            "reference_value", "reference_unit", "score", "answered_at", "seq")
+    out = dict(zip(keys, row, strict=True))
+    out["answered_at"] = _as_utc(out["answered_at"])
+    return out
+
+
+def open_store(
+    path: str | os.PathLike[str] | None = None,
+) -> tuple[Store, str | None]:
+    """Open the store at `path` (default_db_path() if None); never raises StoreError.
+
+    If the file can't be used, returns an in-memory store and a warning to show in a banner.
+    """
+    try:
+        return Store.open(path), None
+    except StoreError as err:
+        return Store.open(MEMORY), f"{err} {NOT_KEPT}"

@@ -1,0 +1,53 @@
+"""Schema of the answer store, as an ordered list of forward migrations.
+
+MIGRATIONS[i] takes a database from schema version i to i + 1; the runner in db.py executes
+each one inside a transaction and then records the new version in `schema_version`.
+Version 0 is a DuckDB file with no `schema_version` table (new, or never touched by the app).
+Never edit a migration that has shipped: append a new one and bump SCHEMA_VERSION.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION_TABLE = "schema_version"
+
+MIGRATIONS: list[list[str]] = [
+    # 0 -> 1
+    [
+        "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+        "INSERT INTO schema_version (version) VALUES (0)",
+        """
+        CREATE TABLE attempts (
+            id          VARCHAR PRIMARY KEY,
+            profile     VARCHAR NOT NULL,
+            question    VARCHAR NOT NULL,
+            mode        VARCHAR NOT NULL,  -- 'study' or 'mock'
+            seed        BIGINT,
+            params_json VARCHAR NOT NULL,
+            started_at  TIMESTAMPTZ NOT NULL,
+            deadline    TIMESTAMPTZ,
+            finished_at TIMESTAMPTZ,
+            score       DOUBLE
+        )
+        """,
+        # seq breaks ties between answers stamped in the same microsecond (or a clock that
+        # stepped back), so "latest answer per drill" is always the one recorded last.
+        "CREATE SEQUENCE answers_seq START 1",
+        """
+        CREATE TABLE answers (
+            id              VARCHAR PRIMARY KEY,
+            attempt_id      VARCHAR NOT NULL,
+            drill_key       VARCHAR NOT NULL,
+            typed           VARCHAR NOT NULL,
+            parsed_value    DOUBLE,
+            parsed_unit     VARCHAR,
+            reference_value DOUBLE,
+            reference_unit  VARCHAR,
+            score           DOUBLE,
+            answered_at     TIMESTAMPTZ NOT NULL,
+            seq             BIGINT NOT NULL DEFAULT nextval('answers_seq')
+        )
+        """,
+    ],
+]
+
+SCHEMA_VERSION: int = len(MIGRATIONS)
