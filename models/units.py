@@ -84,10 +84,18 @@ DIMENSION_NAMES = {
 def dimension_name(unit: pint.Unit | str) -> str:
     u = parse_unit(unit) if isinstance(unit, str) else unit
     dims = dict(u.dimensionality)
-    num = "*".join(k for k, v in sorted(dims.items()) if v > 0)
-    den = "*".join(k for k, v in sorted(dims.items()) if v < 0)
+
+    def term(name: str, power: float) -> str:
+        p = abs(power)
+        return name if p == 1 else f"{name}^{p:g}"
+
+    num = "*".join(term(k, v) for k, v in sorted(dims.items()) if v > 0)
+    den = "*".join(term(k, v) for k, v in sorted(dims.items()) if v < 0)
     key = num if not den else f"{num or '1'}/{den}"
-    return DIMENSION_NAMES.get(key, f"a quantity in {u:~}")
+    name = DIMENSION_NAMES.get(key, f"a quantity in {u:~}")
+    if key == "1/[time]" and u != parse_unit("1/s"):
+        name = "a rate"
+    return name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,17 +136,27 @@ _SCALABLE = re.compile(r"^(?P<base>B|bit|b|FLOP|W|Wh|USD|B/s|bit/s|b/s|FLOP/s)$"
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
+_MONEY = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")]
+
+
+def _money(value: float) -> str:
+    sign = "-" if value < 0 else ""
+    ax = abs(value)
+    for factor, suffix in _MONEY:
+        if ax >= factor:
+            return f"{sign}${format_number(ax / factor)}{suffix}"
+    return f"{sign}${format_number(ax)}"
+
+
 def _scaled(value: float, base: str) -> str:
+    if base == "USD":
+        return _money(value)
     ax = abs(value)
     # Bytes stay exact below a megabyte: 327,680 B per token is a number people quote.
     floor = 1e6 if base[0] in "Bb" else 1e3
     for factor, prefix in _PREFIXES:
         if ax >= factor and ax >= floor:
-            if base == "USD":
-                return f"${format_number(value / factor)}{'k' if prefix == 'k' else prefix}"
             return f"{format_number(value / factor)} {prefix}{base}"
-    if base == "USD":
-        return f"${format_number(value)}"
     return f"{format_number(value)} {base}"
 
 
@@ -158,6 +176,8 @@ def format_quantity(value: float, unit: str, noun: str = "", target_unit: str | 
     if target_unit:
         converted = (value * parse_unit(unit)).to(parse_unit(target_unit)).magnitude
         return f"{format_number(converted)} {target_unit}"
+    if unit == "%":
+        return f"{format_number(value)}%"
     if unit in ("1", ""):
         return f"{format_number(value)} {noun}".rstrip()
     if unit == "1/s":
