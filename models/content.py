@@ -61,7 +61,7 @@ class Content:
     intro: str
     sections: tuple[Section, ...]
     drills: tuple[Drill, ...]
-    metrics: tuple[str, ...]
+    metrics: tuple[tuple[str, str], ...]  # (step key, short label or "")
     front: dict = field(default_factory=dict, repr=False)
 
     def placeholders(self) -> set[str]:
@@ -102,9 +102,18 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         intro=intro,
         sections=sections,
         drills=drills,
-        metrics=tuple(front.get("metrics", [])),
+        metrics=tuple(_metric_entry(m, path) for m in front.get("metrics", [])),
         front=front,
     )
+
+
+def _metric_entry(entry, path: Path) -> tuple[str, str]:
+    """`"key"` or `{ key = "...", label = "short label" }`."""
+    if isinstance(entry, str):
+        return entry, ""
+    if isinstance(entry, dict) and "key" in entry:
+        return entry["key"], entry.get("label", "")
+    raise ContentError(f"{path}: a metric is a step key or {{ key = ..., label = ... }}, not {entry!r}")
 
 
 @lru_cache(maxsize=128)

@@ -104,11 +104,11 @@ class Step:
     def is_numeric(self) -> bool:
         return not isinstance(self.value, str)
 
-    def display(self, unit: str | None = None) -> str:
+    def display(self, unit: str | None = None, hint: bool = True) -> str:
         """The value with its unit, scaled to a readable prefix ("9.83 GB", "64,000 s (17.8 h)")."""
         if not self.is_numeric:
             return str(self.value)
-        return format_quantity(float(self.value), self.unit, noun=self.noun, target_unit=unit)
+        return format_quantity(float(self.value), self.unit, noun=self.noun, target_unit=unit, hint=hint)
 
     def worked(self) -> str:
         """The step as worked arithmetic: `400 GB / 1.25 GB/s = 320 s`."""

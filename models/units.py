@@ -171,8 +171,12 @@ def _time_hint(seconds: float) -> str:
     return ""
 
 
-def format_quantity(value: float, unit: str, noun: str = "", target_unit: str | None = None) -> str:
-    """A value in `unit` written for a person; `target_unit` forces a conversion ("min")."""
+def format_quantity(
+    value: float, unit: str, noun: str = "", target_unit: str | None = None, hint: bool = True
+) -> str:
+    """A value in `unit` written for a person; `target_unit` forces a conversion ("min").
+
+    `hint=False` drops the "(≈ 17.8 h)" gloss on long times, for places with little room."""
     if target_unit:
         converted = (value * parse_unit(unit)).to(parse_unit(target_unit)).magnitude
         return f"{format_number(converted)} {target_unit}"
@@ -185,8 +189,8 @@ def format_quantity(value: float, unit: str, noun: str = "", target_unit: str | 
     if unit == "s":
         if 0 < abs(value) < 1:
             return f"{format_number(value * 1000)} ms"
-        hint = _time_hint(value)
-        return f"{format_number(value)} s" + (f" ({hint})" if hint else "")
+        gloss = _time_hint(value) if hint else ""
+        return f"{format_number(value)} s" + (f" ({gloss})" if gloss else "")
     if _SCALABLE.match(unit):
         return _scaled(value, unit)
     if unit == "USD":

@@ -1,0 +1,3 @@
+from ui.home import render
+
+render()

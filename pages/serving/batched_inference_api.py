@@ -1,0 +1,47 @@
+from ui.charts import sweep_figure
+from ui.question_page import QuestionPage
+
+page = QuestionPage("batched-inference-api")
+
+
+@page.chart("gpus_vs_fill")
+def gpus_vs_fill(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "batch_fill_fraction",
+        {"gpus_at_fill": "GPUs at 100% busy", "gpus_floor": "Floor (full batches)"},
+        title="GPUs needed against average batch fill", y_title="GPUs", x_scale=100,
+        line_shape="hv", n=81, lo=0.2,
+    )
+
+
+@page.chart("gpus_vs_timeout")
+def gpus_vs_timeout(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "flush_timeout_ms",
+        {"gpus_with_timeout_flush": "GPUs at 100% busy", "gpus_recommended": "GPUs with headroom"},
+        title="GPUs needed against the flush timeout (log scale)", y_title="GPUs", line_shape="hv", n=120,
+        log_y=True,
+    )
+
+
+@page.chart("latency_vs_timeout")
+def latency_vs_timeout(ctx):
+    import plotly.graph_objects as go
+
+    from ui.charts import base_layout, sweep, sweep_values
+
+    xs = sweep_values(ctx.params, "flush_timeout_ms", 120)
+    fig = go.Figure()
+    # A quiet-hours comparison: the same fleet at 1/40 of the scenario's traffic.
+    quiet_rps = ctx.params.arrival_rps / 40
+    for rate, name, color in ((ctx.params.arrival_rps, "scenario traffic", "#2563eb"),
+                              (quiet_rps, "quiet hours (1/40)", "#dc2626")):
+        p = ctx.params.model_copy(update={"arrival_rps": rate})
+        ys = sweep(ctx.slug, p, "flush_timeout_ms", ["worst_latency_s"], xs)["worst_latency_s"]
+        fig.add_trace(go.Scatter(x=xs, y=[y * 1000 for y in ys], name=f"{name}: {rate:,.0f} req/s", line=dict(color=color, width=2.5)))
+    fig.add_vline(x=ctx.params.flush_timeout_ms, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "Worst latency (batching wait + call) against the flush timeout",
+                       "Flush timeout (ms)", "ms", log_x=True)
+
+
+page.render()

@@ -1,0 +1,115 @@
+"""Sweep charts: one knob swept through `solve`, the current value marked.
+
+Charts never compute a number of their own: every point is a `solve` of the current scenario
+with one knob changed, so a chart cannot disagree with the prose.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from models.core import knobs_of
+from models.units import convert
+from ui.solve_cache import solve
+
+PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+
+
+def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, hi: float | None = None) -> list:
+    knob = knobs_of(type(params))[field]
+    lo = knob.min if lo is None else lo
+    hi = knob.max if hi is None else hi
+    current = getattr(params, field)
+    if knob.log:
+        xs = np.geomspace(lo, hi, n)
+    else:
+        xs = np.linspace(lo, hi, n)
+    xs = np.append(xs, current)
+    if isinstance(current, int) and not isinstance(current, bool):
+        return sorted({int(round(x)) for x in xs})
+    return sorted({float(x) for x in xs})
+
+
+def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    for x in xs:
+        d = solve(slug, params.model_copy(update={field: x}))
+        for k in keys:
+            out[k].append(float(d.value(k)))
+    return out
+
+
+def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        margin=dict(l=10, r=10, t=50, b=10),
+        height=360,
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
+        hovermode="x unified",
+        template="plotly_white",
+    )
+    if log_x:
+        fig.update_xaxes(type="log")
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def sweep_figure(
+    slug: str,
+    params: Any,
+    field: str,
+    lines: dict[str, str],
+    *,
+    title: str,
+    y_title: str,
+    y_unit: str | None = None,
+    from_unit: str | None = None,
+    x_scale: float = 1.0,
+    x_title: str | None = None,
+    log_x: bool | None = None,
+    log_y: bool = False,
+    n: int = 60,
+    lo: float | None = None,
+    hi: float | None = None,
+    line_shape: str = "linear",
+) -> go.Figure:
+    """`lines` maps step key -> legend name. `x_scale` turns a fraction knob into percent."""
+    knob = knobs_of(type(params))[field]
+    xs = sweep_values(params, field, n, lo, hi)
+    ys = sweep(slug, params, field, list(lines), xs)
+    fig = go.Figure()
+    current = getattr(params, field)
+    cur_solve = solve(slug, params)
+    for i, (key, name) in enumerate(lines.items()):
+        y = ys[key]
+        y_cur = float(cur_solve.value(key))
+        if y_unit and from_unit:
+            y = [convert(v, from_unit, y_unit) for v in y]
+            y_cur = convert(y_cur, from_unit, y_unit)
+        color = PALETTE[i % len(PALETTE)]
+        fig.add_trace(
+            go.Scatter(
+                x=[x * x_scale for x in xs], y=y, name=name, mode="lines",
+                line=dict(color=color, width=2.5, shape=line_shape),
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[current * x_scale], y=[y_cur], mode="markers", showlegend=False,
+                marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+                hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
+            )
+        )
+    fig.add_vline(x=current * x_scale, line=dict(color="#64748b", dash="dot", width=1))
+    unit = "%" if knob.percent else knob.unit
+    base_layout(
+        fig, title, x_title or f"{knob.label} ({unit})", y_title,
+        log_x=knob.log if log_x is None else log_x, log_y=log_y,
+    )
+    return fig

@@ -1,0 +1,83 @@
+""""Try first" boxes: type an answer, get a score, see the worked step. Every answer is stored."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from models.answers import score_answer
+from models.core import Derivation, Drill
+from models.units import format_number
+from ui.prose import render as render_prose
+from ui.session_store import get_store, profile
+
+
+def _record(slug: str, params, drill: Drill, typed: str, result) -> str | None:
+    """Store the answer; return a message if the store refused (the score still shows)."""
+    try:
+        store = get_store()
+        attempt_key = f"{slug}._study_attempt"
+        if attempt_key not in st.session_state:
+            st.session_state[attempt_key] = store.study_attempt(profile(), slug, params.model_dump())
+        parsed = result.parsed
+        store.record_answer(
+            st.session_state[attempt_key],
+            drill.key,
+            typed,
+            parsed.value if parsed.ok else None,
+            parsed.unit if parsed.ok else None,
+            result.reference if isinstance(result.reference, (int, float)) else None,
+            result.reference_unit,
+            result.fraction,
+        )
+    except Exception as e:  # a broken store must not cost the learner the feedback
+        return f"Your answer could not be saved ({e})."
+    return None
+
+
+def _verdict(result) -> tuple[str, str]:
+    if not result.parsed.ok:
+        return "warning", result.message
+    if result.fraction >= 1:
+        return "success", f"Full marks. {result.message}"
+    if result.fraction > 0:
+        return "info", f"Half marks. {result.message}"
+    return "error", f"No marks. {result.message}"
+
+
+def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
+    step = derivation[drill.key]
+    base = f"{slug}.drill.{drill.key}"
+    with st.container(border=True, key=f"drillbox-{slug}-{drill.key}"):
+        st.markdown("**Try first.** " + render_prose(drill.prompt, derivation, params))
+        with st.form(key=f"{base}.form", border=False, enter_to_submit=True):
+            cols = st.columns([3, 1, 1], vertical_alignment="bottom")
+            typed = cols[0].text_input(
+                "Your answer", key=f"{base}.typed", placeholder="e.g. 320 s, 5.3 min, 1.2k",
+                max_chars=200, label_visibility="collapsed",
+            )
+            check = cols[1].form_submit_button("Check", width="stretch")
+            reveal = cols[2].form_submit_button("Reveal", width="stretch", type="tertiary")
+        if check:
+            if not typed.strip():
+                st.session_state[f"{base}.result"] = None
+                st.caption("Type a number first (a unit is optional).")
+            else:
+                result = score_answer(typed, step, drill.tol)
+                st.session_state[f"{base}.result"] = (typed, result)
+                if result.parsed.ok:
+                    problem = _record(slug, params, drill, typed, result)
+                    if problem:
+                        st.warning(problem)
+        if reveal:
+            st.session_state[f"{base}.revealed"] = True
+        shown = st.session_state.get(f"{base}.result")
+        if shown:
+            typed_then, result = shown
+            kind, text = _verdict(result)
+            getattr(st, kind)(f"You said `{typed_then}`. {text}".replace("$", "\\$"))
+        if shown or st.session_state.get(f"{base}.revealed"):
+            tol = format_number(drill.tol * 100)
+            st.markdown(
+                f"Answer: **{step.display()}**".replace("$", "\\$")
+                + f" (full marks within {tol}%)  \n`{step.worked()}`".replace("$", "\\$")
+            )

@@ -1,0 +1,207 @@
+"""The knobs panel: one widget per Params field, bound to the URL so a link reopens the scenario.
+
+Widget keys are `<slug>.<field>`; Streamlit uses the key as the query-parameter name. Streamlit
+silently drops a bound parameter it cannot use, so we read the raw URL first and tell the user
+what was ignored or clamped instead of hiding it.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import streamlit as st
+from pydantic import ValidationError
+
+from models.core import Knob, knobs_of
+from models.registry import Question
+from models.units import format_number
+
+_MANTISSAS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
+
+
+@dataclass(frozen=True)
+class KnobSpec:
+    field: str
+    knob: Knob
+    kind: Literal["int", "float", "bool", "choice"]
+    default: Any
+    choices: tuple[Any, ...] = ()
+
+    def key(self, slug: str) -> str:
+        return f"{slug}.{self.field}"
+
+
+def specs(params_cls: type) -> list[KnobSpec]:
+    out = []
+    knobs = knobs_of(params_cls)
+    for name, info in params_cls.model_fields.items():
+        if name not in knobs:
+            continue
+        ann = info.annotation
+        if typing.get_origin(ann) is Literal:
+            out.append(KnobSpec(name, knobs[name], "choice", info.default, typing.get_args(ann)))
+        elif ann is bool:
+            out.append(KnobSpec(name, knobs[name], "bool", info.default))
+        elif ann is int:
+            out.append(KnobSpec(name, knobs[name], "int", info.default))
+        else:
+            out.append(KnobSpec(name, knobs[name], "float", info.default))
+    return out
+
+
+def plain(v: float) -> str:
+    """URL-friendly and readable: 2000, 0.25, 1e+06 (no thousands separators)."""
+    return f"{v:g}"
+
+
+def log_stops(spec: KnobSpec) -> list[float]:
+    """Ratio-spaced slider positions (1-1.2-1.5-2-2.5-3-4-5-6-8 per decade) plus the default."""
+    lo, hi = float(spec.knob.min), float(spec.knob.max)
+    values = {lo, hi, float(spec.default)}
+    for exp in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
+        for m in _MANTISSAS:
+            v = float(f"{m * 10.0 ** exp:.6g}")
+            if lo <= v <= hi:
+                values.add(v)
+    if spec.kind == "int":
+        values = {float(round(v)) for v in values}
+    return sorted(values)
+
+
+def _to_widget(spec: KnobSpec, value: Any) -> Any:
+    """Model value -> widget value (percent knobs show 0-100)."""
+    if spec.kind == "float" and spec.knob.percent:
+        return round(value * 100, 6)
+    if spec.kind == "int":
+        return int(value)
+    if spec.kind == "float":
+        return float(value)
+    return value
+
+
+def _from_widget(spec: KnobSpec, value: Any) -> Any:
+    if spec.kind == "float" and spec.knob.percent:
+        return value / 100
+    if spec.kind == "int":
+        return int(round(value))
+    return value
+
+
+def _nearest(stops: list[float], v: float) -> float:
+    return min(stops, key=lambda s: abs(math.log(s) - math.log(v)) if s > 0 and v > 0 else abs(s - v))
+
+
+def _widget_range(spec: KnobSpec) -> tuple[float, float]:
+    lo, hi = spec.knob.min, spec.knob.max
+    if spec.knob.percent:
+        return lo * 100, hi * 100
+    return lo, hi
+
+
+def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
+    """Validate raw URL values before the widgets see them; fix what can be fixed; say what."""
+    notices = []
+    qp = st.query_params
+    for spec in spec_list:
+        key = spec.key(slug)
+        if key not in qp:
+            continue
+        raw = qp.get(key, "")
+        label = spec.knob.label
+        if len(raw) > 40:
+            notices.append(f"Ignored `{key}`: the value is too long; using {label} = {plain(_to_widget(spec, spec.default))}.")
+            continue
+        if spec.kind == "choice":
+            if raw not in [str(c) for c in spec.choices]:
+                notices.append(f"Ignored `{key}={raw}`: {label} is one of {', '.join(map(str, spec.choices))}.")
+            continue
+        if spec.kind == "bool":
+            if raw.lower() not in ("true", "false"):
+                notices.append(f"Ignored `{key}={raw}`: {label} is true or false.")
+            continue
+        try:
+            v = float(raw)
+            if not math.isfinite(v):
+                raise ValueError
+        except ValueError:
+            notices.append(f"Ignored `{key}={raw}`: not a number; using the default for {label}.")
+            continue
+        lo, hi = _widget_range(spec)
+        fixed = min(max(v, lo), hi)
+        if spec.knob.log:
+            fixed = _nearest([_to_widget(spec, s) for s in log_stops(spec)], fixed)
+        elif spec.kind == "int":
+            fixed = round(fixed)
+        if fixed != v:
+            why = "outside" if not (lo <= v <= hi) else "between the slider's stops"
+            notices.append(
+                f"`{key}={raw}` is {why} the range {plain(lo)}–{plain(hi)} {spec.knob.unit}; "
+                f"using {plain(fixed)}."
+            )
+            st.session_state[key] = int(fixed) if spec.kind == "int" else float(fixed)
+    return notices
+
+
+def _widget(spec: KnobSpec, slug: str) -> Any:
+    knob = spec.knob
+    key = spec.key(slug)
+    unit = "%" if knob.percent else knob.unit
+    label = f"{knob.label} ({unit})" if unit else knob.label
+    common = dict(key=key, help=knob.help or None, bind="query-params")
+    if key not in st.session_state:
+        st.session_state[key] = _to_widget(spec, spec.default)
+    if spec.kind == "bool":
+        return st.toggle(label, **common)
+    if spec.kind == "choice":
+        return st.selectbox(label, spec.choices, **common)
+    if knob.log:
+        stops = [_to_widget(spec, s) for s in log_stops(spec)]
+        if st.session_state[key] not in stops:
+            st.session_state[key] = _nearest(stops, st.session_state[key])
+        return st.select_slider(label, options=stops, format_func=plain, **common)
+    lo, hi = _widget_range(spec)
+    if spec.kind == "int":
+        return st.slider(label, int(lo), int(hi), step=int(knob.step or 1), **common)
+    step = knob.step * 100 if (knob.step and knob.percent) else knob.step
+    fmt = "%.0f%%" if knob.percent else None
+    return st.slider(label, float(lo), float(hi), step=float(step) if step else None, format=fmt, **common)
+
+
+def _reset(slug: str, spec_list: list[KnobSpec]) -> None:
+    # A callback runs before the script, the only moment a widget's state may be rewritten.
+    for spec in spec_list:
+        st.session_state[spec.key(slug)] = _to_widget(spec, spec.default)
+    st.session_state.pop(f"{slug}._url_notices", None)
+
+
+def knob_panel(question: Question, container: Any = None) -> Any:
+    """Render the knobs for `question` and return a validated Params instance."""
+    container = container if container is not None else st.sidebar
+    spec_list = specs(question.Params)
+    notice_key = f"{question.slug}._url_notices"
+    fresh = check_url(question.slug, spec_list)
+    if fresh:
+        st.session_state[notice_key] = fresh
+    values = {}
+    with container:
+        st.markdown("#### Scenario")
+        for spec in spec_list:
+            values[spec.field] = _from_widget(spec, _widget(spec, question.slug))
+        st.button(
+            "Reset to the seed scenario",
+            key=f"{question.slug}._reset",
+            width="stretch",
+            on_click=_reset,
+            args=(question.slug, spec_list),
+        )
+    for notice in st.session_state.get(notice_key, []):
+        st.info(notice, icon=":material/link:")
+    try:
+        return question.Params(**values)
+    except ValidationError as e:
+        msgs = "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())
+        st.warning(f"That scenario is not valid ({msgs}). Showing the seed scenario instead.")
+        return question.Params()

@@ -1,0 +1,27 @@
+"""Start the app: `python -m ui.launch [streamlit options]` (what `make run` does).
+
+Why not plain `streamlit run app.py`: a `pages/` folder beside the entry script makes Streamlit
+treat the very first session of a fresh process as a legacy multipage app, so a deep link opened
+first after a restart shows a false "Page not found" dialog (st.navigation clears the flag only
+once it has run). We use st.navigation, so we clear the flag before the server starts.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.web import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str]) -> None:
+    PagesManager.uses_pages_directory = False
+    sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
