@@ -1,7 +1,31 @@
 from ui.charts import sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
 page = QuestionPage("batched-inference-api")
+
+
+@page.diagram("request_path")
+def request_path(ctx):
+    d = ctx.derivation
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("clients", "Clients", "retry with an idempotency key", 0, 0, "muted"),
+        Box("gw", "Gateway", "auth · tier · rate limits · input checks", 1, 0),
+        Box("queue", "Admission queue", "one lane per tier; depth drives shedding", 2, 0, "accent"),
+        Box("batcher", "Dispatcher", f"flush at {ctx.params.max_batch_inputs} inputs · or after {show('flush_timeout_s')}", 3, 0),
+        Box("gpus", "GPU workers", f"{show('gpus_recommended')} · one {show('call_time_s')} call each", 3, 1),
+        Box("demux", "Demultiplexer", "split outputs · output checks · store by key", 2, 1),
+    ]
+    arrows = [
+        Arrow("clients", "gw", f"{d['per_dispatcher_rps'].display() if ctx.params.dispatchers == 1 else ''}"),
+        Arrow("gw", "queue", "admitted"),
+        Arrow("queue", "batcher", ""),
+        Arrow("batcher", "gpus", f"batches of {show('expected_batch_at_flush')}"),
+        Arrow("gpus", "demux", ""),
+        Arrow("demux", "clients", "replies"),
+    ]
+    return box_diagram(boxes, arrows, title="The request path, with this scenario's numbers")
 
 
 @page.chart("gpus_vs_fill")
