@@ -75,6 +75,8 @@ def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
             typed_then, result = shown
             kind, text = _verdict(result)
             getattr(st, kind)(f"You said `{typed_then}`. {text}".replace("$", "\\$"))
+            if step.is_numeric and result.parsed.ok and result.reference != float(step.value):
+                st.caption("The scenario has changed since you answered: check again against the new numbers.")
         if shown or st.session_state.get(f"{base}.revealed"):
             tol = format_number(drill.tol * 100)
             st.markdown(

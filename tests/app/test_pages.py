@@ -101,3 +101,23 @@ def test_drill_right_and_wrong_scores_and_shows_the_worked_step():
     at.text_input(key=f"{box}.typed").input("3")
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert any("No marks" in e.value for e in at.error)
+
+
+def test_study_answers_are_recorded_in_the_store():
+    from ui.session_store import _opened
+
+    q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
+    at = _page(q).run()
+    store = _opened()[0]  # the process-wide store the page used
+    before = store.answer_count()
+    box = "batched-inference-api.drill.per_gpu_rps_full"
+    at.text_input(key=f"{box}.typed").input("250 req/s")
+    at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
+    assert not at.exception
+    assert store.answer_count() == before + 1
+    attempt_id = at.session_state["batched-inference-api._study_attempt"]
+    (row,) = [a for a in store.answers(attempt_id) if a["typed"] == "250 req/s"]
+    assert row["drill_key"] == "per_gpu_rps_full"
+    assert row["score"] == 1.0
+    assert row["reference_value"] == 250
+    assert store.get_attempt(attempt_id)["mode"] == "study"
