@@ -71,6 +71,7 @@ def swarm_panel(ctx):
     fig.add_annotation(x=bound_s, y=1, yref="paper", text="bound", showarrow=False, xanchor="right", yanchor="top")
     base_layout(fig, "Hosts finished over time", "Seconds since the rollout started", "Hosts")
     fig.update_layout(yaxis2=dict(title="Uplinks busy (%)", overlaying="y", side="right", range=[0, 105],
+                                  tickvals=[0, 25, 50, 75, 100],
                                   showgrid=False))
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.swarm.chart")
     hosts_note = (f" The simulation runs {result.hosts} of the {p.hosts} hosts, which only shortens its fill."
