@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from ui.navigation import build_navigation
+from ui.navigation import build_navigation, profile_box
 
 st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide")
-build_navigation().run()
+nav = build_navigation()
+profile_box()
+nav.run()

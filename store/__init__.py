@@ -1,10 +1,11 @@
 """Persistence: attempts and answers in DuckDB. No streamlit here; the UI caches the Store."""
 
-from store.db import MEMORY, NOT_KEPT, Store, StoreError, open_store
+from store.db import MEMORY, NOT_KEPT, AttemptClosedError, Store, StoreError, open_store
 from store.paths import ENV_VAR, default_db_path
 from store.schema import SCHEMA_VERSION
 
 __all__ = [
+    "AttemptClosedError",
     "ENV_VAR",
     "MEMORY",
     "NOT_KEPT",

@@ -32,10 +32,15 @@ MEMORY = ":memory:"
 MODES = frozenset({"study", "mock"})
 NOT_KEPT = "Answers will not be kept after you close the app."
 
+
+class AttemptClosedError(ValueError):
+    """A write to a mock attempt whose clock ran out or that was finished: refused."""
+
 _BIGINT_MIN, _BIGINT_MAX = -(2**63), 2**63 - 1
 
 _ATTEMPT_COLUMNS = (
-    "id, profile, question, mode, seed, params_json, started_at, deadline, finished_at, score"
+    "id, profile, question, mode, seed, params_json, started_at, deadline, finished_at, score, "
+    "settings_json"
 )
 _ANSWER_COLUMNS = (
     "id, attempt_id, drill_key, typed, parsed_value, parsed_unit, "
@@ -386,6 +391,8 @@ class Store:
         params: dict,
         seed: int | None = None,
         deadline: datetime | None = None,
+        settings: dict | None = None,
+        now: datetime | None = None,
     ) -> str:
         """Record a new attempt and return its id (uuid4 hex)."""
         _check_text("profile", profile)
@@ -399,14 +406,16 @@ class Store:
             if not _BIGINT_MIN <= seed <= _BIGINT_MAX:
                 raise ValueError("seed must fit in a signed 64-bit integer")
         deadline = _check_aware("deadline", deadline)
+        settings_json = _encode_params(settings or {})
+        started = _check_aware("now", now) or self._clock()
         attempt_id = uuid.uuid4().hex
         self._write(
             [
                 (
                     f"INSERT INTO attempts ({_ATTEMPT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
-                    [attempt_id, profile, question, mode, seed, params_json, self._clock(),
-                     deadline],
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
+                    [attempt_id, profile, question, mode, seed, params_json, started,
+                     deadline, settings_json],
                 )
             ]
         )
@@ -421,7 +430,7 @@ class Store:
             ).fetchone()
         return None if row is None else _attempt_dict(row)
 
-    def finish_attempt(self, attempt_id: str, score: float | None) -> None:
+    def finish_attempt(self, attempt_id: str, score: float | None, now: datetime | None = None) -> None:
         """Mark the attempt finished with `score` (0..1 or None).
 
         Finishing twice keeps the first finished_at and takes the latest score.
@@ -435,7 +444,7 @@ class Store:
                 (
                     "UPDATE attempts SET finished_at = coalesce(finished_at, ?), score = ? "
                     "WHERE id = ?",
-                    [self._clock(), score, attempt_id],
+                    [_check_aware("now", now) or self._clock(), score, attempt_id],
                 )
             ]
         )
@@ -490,8 +499,13 @@ class Store:
         reference_value: float | None,
         reference_unit: str | None,
         score: float | None,
+        now: datetime | None = None,
     ) -> str:
-        """Append an answer (a re-answer is a new row) and return its id (uuid4 hex)."""
+        """Append an answer (a re-answer is a new row) and return its id (uuid4 hex).
+
+        A mock attempt that is finished or past its deadline refuses (AttemptClosedError): the
+        server, not the page, decides that time is up.
+        """
         _check_text("attempt_id", attempt_id)
         _check_text("drill_key", drill_key)
         _check_text("typed", typed, allow_empty=True)
@@ -500,8 +514,8 @@ class Store:
         reference_value = _check_number("reference_value", reference_value)
         reference_unit = _check_optional_text("reference_unit", reference_unit)
         score = _check_score("score", score)
-        if self.get_attempt(attempt_id) is None:
-            raise ValueError(f"no attempt with id {attempt_id!r}")
+        now = _check_aware("now", now) or self._clock()
+        self._open_attempt(attempt_id, now)
         answer_id = uuid.uuid4().hex
         self._write(
             [
@@ -510,7 +524,7 @@ class Store:
                     "parsed_unit, reference_value, reference_unit, score, answered_at) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [answer_id, attempt_id, drill_key, typed, parsed_value, parsed_unit,
-                     reference_value, reference_unit, score, self._clock()],
+                     reference_value, reference_unit, score, now],
                 )
             ]
         )
@@ -540,6 +554,73 @@ class Store:
             ).fetchall()
         return {r[2]: _answer_dict(r) for r in rows}
 
+    def _open_attempt(self, attempt_id: str, now: datetime) -> dict:
+        attempt = self.get_attempt(attempt_id)
+        if attempt is None:
+            raise ValueError(f"no attempt with id {attempt_id!r}")
+        if attempt["mode"] == "mock":
+            if attempt["finished_at"] is not None:
+                raise AttemptClosedError("This round is finished; it no longer takes answers.")
+            if attempt["deadline"] is not None and now > attempt["deadline"]:
+                raise AttemptClosedError("Time is up: the round closed at its deadline, so this was not saved.")
+        return attempt
+
+    # -- the mock interview: notes per phase and phase moves --------------------------------
+
+    def save_note(self, attempt_id: str, phase: str, text: str, now: datetime | None = None) -> None:
+        """Append the phase's notes (the latest row is the current text)."""
+        _check_text("attempt_id", attempt_id)
+        _check_text("phase", phase)
+        _check_text("text", text, allow_empty=True)
+        now = _check_aware("now", now) or self._clock()
+        self._open_attempt(attempt_id, now)
+        self._write([("INSERT INTO notes (attempt_id, phase, text, saved_at) VALUES (?, ?, ?, ?)",
+                      [attempt_id, phase, text, now])])
+
+    def latest_notes(self, attempt_id: str) -> dict[str, dict]:
+        """phase -> {"text", "saved_at"} of the most recent save."""
+        _check_text("attempt_id", attempt_id)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT phase, text, saved_at FROM notes WHERE attempt_id = ? "
+                "QUALIFY row_number() OVER (PARTITION BY phase ORDER BY saved_at DESC, seq DESC) = 1",
+                [attempt_id],
+            ).fetchall()
+        return {phase: {"text": text, "saved_at": _as_utc(at)} for phase, text, at in rows}
+
+    def mark_phase(self, attempt_id: str, phase: str, now: datetime | None = None) -> None:
+        """Record that the candidate moved to `phase` (for time spent per phase in the review)."""
+        _check_text("attempt_id", attempt_id)
+        _check_text("phase", phase)
+        now = _check_aware("now", now) or self._clock()
+        self._open_attempt(attempt_id, now)
+        self._write([("INSERT INTO phase_marks (attempt_id, phase, marked_at) VALUES (?, ?, ?)",
+                      [attempt_id, phase, now])])
+
+    def phase_marks(self, attempt_id: str) -> list[tuple[str, datetime]]:
+        _check_text("attempt_id", attempt_id)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT phase, marked_at FROM phase_marks WHERE attempt_id = ? ORDER BY marked_at, seq", [attempt_id]
+            ).fetchall()
+        return [(phase, _as_utc(at)) for phase, at in rows]
+
+    def profile_answers(self, profile: str) -> list[dict]:
+        """Every answer of a profile with its attempt's question and mode, oldest first."""
+        _check_text("profile", profile)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT a.question, a.mode, a.id, n.drill_key, n.typed, n.score, n.answered_at "
+                "FROM answers n JOIN attempts a ON a.id = n.attempt_id "
+                "WHERE a.profile = ? ORDER BY n.answered_at, n.seq",
+                [profile],
+            ).fetchall()
+        keys = ("question", "mode", "attempt_id", "drill_key", "typed", "score", "answered_at")
+        out = [dict(zip(keys, r, strict=True)) for r in rows]
+        for row in out:
+            row["answered_at"] = _as_utc(row["answered_at"])
+        return out
+
     def answer_count(self) -> int:
         """Number of answer rows in the whole store."""
         with self._cursor() as cur:
@@ -548,7 +629,7 @@ class Store:
 
 def _attempt_dict(row: tuple) -> dict:
     (id_, profile, question, mode, seed, params_json, started_at, deadline, finished_at,
-     score) = row
+     score, settings_json) = row
     return {
         "id": id_,
         "profile": profile,
@@ -560,6 +641,7 @@ def _attempt_dict(row: tuple) -> dict:
         "deadline": _as_utc(deadline),
         "finished_at": _as_utc(finished_at),
         "score": score,
+        "settings": json.loads(settings_json or "{}"),
     }
 
 

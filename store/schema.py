@@ -50,4 +50,31 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 
+MIGRATIONS.append(
+    # 1 -> 2: the timed mock interview. Notes and phase moves are append-only rows like
+    # answers, so concurrent reruns never update the same row; "latest" is a query.
+    [
+        "ALTER TABLE attempts ADD COLUMN settings_json VARCHAR DEFAULT '{}'",
+        "CREATE SEQUENCE notes_seq START 1",
+        """
+        CREATE TABLE notes (
+            attempt_id VARCHAR NOT NULL,
+            phase      VARCHAR NOT NULL,
+            text       VARCHAR NOT NULL,
+            saved_at   TIMESTAMPTZ NOT NULL,
+            seq        BIGINT NOT NULL DEFAULT nextval('notes_seq')
+        )
+        """,
+        "CREATE SEQUENCE phase_marks_seq START 1",
+        """
+        CREATE TABLE phase_marks (
+            attempt_id VARCHAR NOT NULL,
+            phase      VARCHAR NOT NULL,
+            marked_at  TIMESTAMPTZ NOT NULL,
+            seq        BIGINT NOT NULL DEFAULT nextval('phase_marks_seq')
+        )
+        """,
+    ]
+)
+
 SCHEMA_VERSION: int = len(MIGRATIONS)

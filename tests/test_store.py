@@ -418,15 +418,17 @@ def test_handmade_v1_opens_and_keeps_data(tmp_path):
 def test_forward_migration_to_newer_schema(tmp_path, monkeypatch):
     path = tmp_path / "v1.duckdb"
     _make_v1(path)
-    v2 = ["CREATE TABLE notes (attempt_id VARCHAR NOT NULL, phase VARCHAR NOT NULL, text VARCHAR NOT NULL)"]
-    v3 = ["ALTER TABLE notes ADD COLUMN updated_at TIMESTAMPTZ"]
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2, v3])
+    shipped = schema.SCHEMA_VERSION
+    nxt = ["CREATE TABLE extra (attempt_id VARCHAR NOT NULL, phase VARCHAR NOT NULL, text VARCHAR NOT NULL)"]
+    after = ["ALTER TABLE extra ADD COLUMN updated_at TIMESTAMPTZ"]
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, nxt, after])
     monkeypatch.setattr(schema, "SCHEMA_VERSION", len(schema.MIGRATIONS))
     with Store.open(path) as s:
         assert s.get_attempt("old")["params"] == {"b": 2}
-    assert _version(path) == 3
+        assert s.get_attempt("old")["settings"] == {}  # a column added by a later migration
+    assert _version(path) == shipped + 2
     conn = duckdb.connect(str(path))
-    cols = [r[0] for r in conn.execute("DESCRIBE notes").fetchall()]
+    cols = [r[0] for r in conn.execute("DESCRIBE extra").fetchall()]
     conn.close()
     assert cols == ["attempt_id", "phase", "text", "updated_at"]
 
@@ -434,13 +436,14 @@ def test_forward_migration_to_newer_schema(tmp_path, monkeypatch):
 def test_failed_migration_rolls_back(tmp_path, monkeypatch):
     path = tmp_path / "v1.duckdb"
     _make_v1(path)
+    shipped = schema.SCHEMA_VERSION
     bad = ["CREATE TABLE half_done (x INTEGER)", "ALTER TABLE no_such_table ADD COLUMN y INTEGER"]
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, bad])
     monkeypatch.setattr(schema, "SCHEMA_VERSION", len(schema.MIGRATIONS))
-    with pytest.raises(StoreError, match="from schema version 1 to 2") as info:
+    with pytest.raises(StoreError, match=f"from schema version {shipped} to {shipped + 1}") as info:
         Store.open(path)
     assert info.value.kind == "schema"
-    assert _version(path) == 1
+    assert _version(path) == shipped  # the good migrations before it stay applied
     conn = duckdb.connect(str(path))
     tables = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     conn.close()
@@ -473,8 +476,9 @@ def test_damaged_schema_version_table(tmp_path):
 def test_concurrent_answers_from_threads(tmp_path):
     n_threads, per_thread = 8, 25
     with Store.open(tmp_path / "threads.duckdb") as s:
-        attempt_ids = [s.start_attempt(f"user{i}", "q", "mock", {"i": i}) for i in range(n_threads)]
-        shared = s.start_attempt("everyone", "q", "mock", {})
+        # study mode: finishing does not close it, so answers and finishes can interleave
+        attempt_ids = [s.start_attempt(f"user{i}", "q", "study", {"i": i}) for i in range(n_threads)]
+        shared = s.start_attempt("everyone", "q", "study", {})
         barrier = threading.Barrier(n_threads)
         returned: list[list[str]] = [[] for _ in range(n_threads)]
         errors: list[BaseException] = []
@@ -526,3 +530,62 @@ def test_concurrent_study_attempt_creates_one(tmp_path):
             t.join(timeout=30)
         assert len(got) == 8 and len(set(got)) == 1
         assert len(s.attempts("ann")) == 1
+
+
+
+# -- the mock interview ----------------------------------------------------------------------
+
+def test_mock_attempt_refuses_answers_after_its_deadline(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from store import AttemptClosedError
+
+    t0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+    with Store.open(tmp_path / "m.duckdb") as s:
+        a = s.start_attempt("me", "q", "mock", {"x": 1}, seed=7, deadline=t0 + timedelta(minutes=45),
+                            settings={"instant_feedback": False}, now=t0)
+        s.record_answer(a, "k", "8", 8, "1", 8, "1", 1.0, now=t0 + timedelta(minutes=44, seconds=59))
+        with pytest.raises(AttemptClosedError, match="Time is up"):
+            s.record_answer(a, "k", "9", 9, "1", 8, "1", 0.0, now=t0 + timedelta(minutes=45, seconds=1))
+        with pytest.raises(AttemptClosedError):
+            s.save_note(a, "numbers", "late", now=t0 + timedelta(minutes=46))
+        assert [r["typed"] for r in s.answers(a)] == ["8"]
+        assert s.get_attempt(a)["settings"] == {"instant_feedback": False}
+
+
+def test_finished_mock_attempt_refuses_answers(tmp_path):
+    from store import AttemptClosedError
+
+    with Store.open(tmp_path / "m.duckdb") as s:
+        a = s.start_attempt("me", "q", "mock", {})
+        s.finish_attempt(a, 0.5)
+        with pytest.raises(AttemptClosedError, match="finished"):
+            s.record_answer(a, "k", "1", 1, "1", 1, "1", 1.0)
+
+
+def test_notes_latest_per_phase_and_phase_marks(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    t0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+    with Store.open(tmp_path / "m.duckdb") as s:
+        a = s.start_attempt("me", "q", "mock", {}, deadline=t0 + timedelta(hours=1), now=t0)
+        s.save_note(a, "numbers", "first", now=t0 + timedelta(seconds=1))
+        s.save_note(a, "numbers", "second <script>", now=t0 + timedelta(seconds=2))
+        s.save_note(a, "shape", "boxes", now=t0 + timedelta(seconds=3))
+        notes = s.latest_notes(a)
+        assert notes["numbers"]["text"] == "second <script>"
+        assert notes["shape"]["text"] == "boxes"
+        s.mark_phase(a, "numbers", now=t0)
+        s.mark_phase(a, "shape", now=t0 + timedelta(minutes=6))
+        assert [p for p, _ in s.phase_marks(a)] == ["numbers", "shape"]
+        assert s.phase_marks(a)[1][1] == t0 + timedelta(minutes=6)
+
+
+def test_profile_answers_joins_question_and_mode(tmp_path):
+    with Store.open(tmp_path / "m.duckdb") as s:
+        a = s.study_attempt("ann", "q1", {})
+        b = s.start_attempt("bob", "q2", "mock", {})
+        s.record_answer(a, "k1", "1", 1, "1", 1, "1", 1.0)
+        s.record_answer(b, "k2", "2", 2, "1", 1, "1", 0.0)
+        rows = s.profile_answers("ann")
+        assert [(r["question"], r["mode"], r["drill_key"]) for r in rows] == [("q1", "study", "k1")]

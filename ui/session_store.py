@@ -23,4 +23,7 @@ def get_store() -> Store:
 
 
 def profile() -> str:
-    return st.session_state.get("profile", "me") or "me"
+    from ui.navigation import PROFILE_OK
+
+    name = str(st.session_state.get("profile", "me") or "me").strip()
+    return name if PROFILE_OK.match(name) else "me"

@@ -12,6 +12,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
+
+# Two cores shared with the rest of the suite: a first run can take seconds. Assertions retry
+# until this timeout, so a fast machine loses nothing.
+expect.set_options(timeout=20_000)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -1,0 +1,216 @@
+"""The timed mock interview, without any UI: scenario draws, the phase clock, and scoring.
+
+A scenario is drawn from each knob's realistic `draw` range and rounded to numbers a person can
+do arithmetic with (2,000 not 1,873.4). The seed is kept, so an attempt replays exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+import numpy as np
+from pydantic import ValidationError
+
+from models.core import PHASES, PHASE_TITLES, Derivation, Drill, knobs_of
+
+# Minutes per phase in a 45-minute round: numbers, shape, arithmetic, depth, failure modes.
+# 43 planned minutes leave 2 of slack. The interview-minute-plan page teaches the same plan.
+PHASE_PLAN_MIN: tuple[tuple[str, float], ...] = (
+    ("numbers", 5),
+    ("shape", 7),
+    ("arithmetic", 10),
+    ("depth", 16),
+    ("failure_modes", 5),
+)
+ROUND_MIN = 45
+
+
+def phase_plan(round_min: float = ROUND_MIN) -> list[tuple[str, float]]:
+    """The plan scaled to a round of `round_min` minutes (a 60-minute round stretches each phase)."""
+    scale = round_min / ROUND_MIN
+    return [(phase, minutes * scale) for phase, minutes in PHASE_PLAN_MIN]
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing a scenario
+
+
+def nice_round(x: float, sig: int = 2) -> float:
+    """Round to `sig` significant figures, snapping the mantissa to 1, 1.2, 1.5, 2, 2.5, 3, 4, 5,
+    6, 7.5, 8 when sig <= 2, so results look like numbers people quote (1,500 not 1,487)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    exp = math.floor(math.log10(abs(x)))
+    mantissa = abs(x) / 10**exp
+    if sig <= 2:
+        stops = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7.5, 8, 10)
+        m = min(stops, key=lambda s: abs(math.log(s) - math.log(mantissa)))
+    else:
+        m = round(mantissa, sig - 1)
+    return math.copysign(float(f"{m * 10**exp:.10g}"), x)
+
+
+def _round_to_step(x: float, step: float, lo: float, hi: float) -> float:
+    v = round(round(x / step) * step, 10)
+    return min(max(v, lo), hi)
+
+
+def draw_value(knob, annotation, default: Any, rng: np.random.Generator) -> Any:
+    if typing.get_origin(annotation) is Literal:
+        choices = typing.get_args(annotation)
+        if knob.draw and all(isinstance(c, (int, float)) for c in choices):
+            inside = [c for c in choices if knob.draw[0] <= c <= knob.draw[1]]
+            choices = tuple(inside) or choices
+        return choices[int(rng.integers(len(choices)))]
+    if annotation is bool:
+        return bool(rng.integers(2))
+    lo, hi = knob.draw if knob.draw else (knob.min, knob.max)
+    if lo == hi:
+        return default
+    if knob.log and lo > 0:
+        raw = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        value = nice_round(raw)
+    else:
+        raw = rng.uniform(lo, hi)
+        if knob.percent:
+            value = _round_to_step(raw, 0.05, lo, hi)
+        elif knob.step:
+            # Coarser than the slider's step: a drawn scenario should be easy to say out loud.
+            coarse = knob.step * max(1, 10 ** math.floor(math.log10(max((hi - lo) / knob.step, 1)) - 1))
+            value = _round_to_step(raw, coarse, lo, hi)
+        else:
+            value = nice_round(raw)
+    value = min(max(value, knob.min if knob.min is not None else value), knob.max if knob.max is not None else value)
+    if annotation is int:
+        return int(round(value))
+    return float(value)
+
+
+def draw_scenario(params_cls: type, seed: int, tries: int = 200) -> Any:
+    """A Params instance drawn from the knobs' realistic ranges; same seed, same scenario.
+
+    Some combinations are infeasible (a model too big for the GPUs drawn); a Params validator
+    rejects them and we draw again from the same generator, so the result stays a function of
+    the seed. After `tries` rejections the seed scenario is used.
+    """
+    rng = np.random.default_rng(seed)
+    knobs = knobs_of(params_cls)
+    for _ in range(tries):
+        values: dict[str, Any] = {}
+        for name, info in params_cls.model_fields.items():
+            if name in knobs:
+                values[name] = draw_value(knobs[name], info.annotation, info.default, rng)
+        try:
+            return params_cls(**values)
+        except ValidationError:
+            continue
+    return params_cls()
+
+
+# ---------------------------------------------------------------------------------------------
+# The clock
+
+
+@dataclass(frozen=True)
+class ClockState:
+    elapsed_s: float
+    remaining_s: float
+    planned_phase: str  # the phase the plan says you should be in now
+    planned_phase_left_s: float
+    over: bool  # the round is over: inputs lock
+
+
+def clock_state(elapsed_s: float, round_min: float = ROUND_MIN) -> ClockState:
+    total_s = round_min * 60
+    remaining = max(0.0, total_s - elapsed_s)
+    t = 0.0
+    phase, left = PHASES[-1], 0.0
+    for name, minutes in phase_plan(round_min):
+        end = t + minutes * 60
+        if elapsed_s < end:
+            phase, left = name, end - elapsed_s
+            break
+        t = end
+    return ClockState(elapsed_s, remaining, phase, left, remaining <= 0)
+
+
+def phase_overrun_s(phase: str, time_in_phase_s: float, round_min: float = ROUND_MIN) -> float:
+    """Seconds spent in `phase` beyond its planned share (0 if within plan)."""
+    planned = dict(phase_plan(round_min))[phase] * 60
+    return max(0.0, time_in_phase_s - planned)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+
+
+@dataclass(frozen=True)
+class PhaseScore:
+    phase: str
+    title: str
+    earned: float
+    possible: int
+
+
+def score_attempt(drills: Sequence[Drill], scores_by_key: dict[str, float]) -> tuple[float, list[PhaseScore]]:
+    """Total (0..1) and per-phase scores; an unanswered drill scores zero."""
+    per_phase = []
+    for phase in PHASES:
+        ds = [d for d in drills if d.phase == phase]
+        if ds:
+            earned = sum(scores_by_key.get(d.key, 0.0) for d in ds)
+            per_phase.append(PhaseScore(phase, PHASE_TITLES[phase], earned, len(ds)))
+    possible = sum(p.possible for p in per_phase)
+    total = sum(p.earned for p in per_phase) / possible if possible else 0.0
+    return total, per_phase
+
+
+def drills_by_phase(drills: Sequence[Drill]) -> dict[str, list[Drill]]:
+    out: dict[str, list[Drill]] = {p: [] for p in PHASES}
+    for d in drills:
+        out[d.phase].append(d)
+    return out
+
+
+def givens(params: Any) -> list[tuple[str, Any, str, bool]]:
+    """(label, value, unit, percent) for every knob: the scenario as the prompt states it."""
+    out = []
+    for name, knob in knobs_of(type(params)).items():
+        out.append((knob.label, getattr(params, name), knob.unit, knob.percent))
+    return out
+
+
+def reference_scores(derivation: Derivation, drills: Sequence[Drill]) -> dict[str, float]:
+    """Every drill answered with the reference value: the ceiling a test can check against."""
+    return {d.key: 1.0 for d in drills if d.key in derivation}
+
+
+def review_markdown(
+    title: str,
+    scenario: list[tuple[str, str]],
+    total: float,
+    phases: list[PhaseScore],
+    rows: list[dict],
+    derivation_lines: list[str],
+) -> str:
+    """The review as Markdown. `rows`: prompt, typed, reference, score, worked (strings/floats)."""
+    lines = [f"# Mock interview review: {title}", "", f"**Score: {total * 100:.0f}%**", "", "## Scenario", ""]
+    lines += [f"- {label}: {value}" for label, value in scenario]
+    lines += ["", "## Score by phase", "", "| Phase | Earned | Possible |", "|---|---|---|"]
+    lines += [f"| {p.title} | {p.earned:g} | {p.possible} |" for p in phases]
+    lines += ["", "## Drills", ""]
+    for r in rows:
+        lines += [
+            f"### {r['prompt']}",
+            "",
+            f"- Your answer: {r['typed'] or '(none)'}",
+            f"- Reference: {r['reference']}",
+            f"- Score: {r['score']:g}",
+            f"- Worked: `{r['worked']}`",
+            "",
+        ]
+    lines += ["## Full derivation", ""] + [f"{i}. `{line}`" for i, line in enumerate(derivation_lines, 1)]
+    return "\n".join(lines) + "\n"

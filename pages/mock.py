@@ -1,0 +1,3 @@
+from ui.mock_page import render
+
+render()

@@ -1,0 +1,3 @@
+from ui.progress_page import render
+
+render()

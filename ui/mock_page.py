@@ -1,0 +1,42 @@
+"""The mock interview page: start, round or review, chosen by the attempt in the URL."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.clock import now
+from ui.mock_common import load_attempt
+from ui.mock_review import render_review
+from ui.mock_round import render_round
+from ui.mock_start import render_start
+from ui.session_store import get_store, profile
+
+
+def render() -> None:
+    store = get_store()
+    attempt_id = st.query_params.get("attempt")
+    if not attempt_id:
+        render_start(store)
+        return
+    attempt, problem = load_attempt(store, attempt_id)
+    if problem:
+        st.warning(problem, icon=":material/link_off:")
+        if st.button("Start a new attempt", key="mock.clear"):
+            del st.query_params["attempt"]
+            st.rerun()
+        return
+    if attempt.row["profile"] != profile():
+        st.warning("That attempt belongs to another profile. Switch profile in the sidebar to open it.")
+        return
+    closed = attempt.row["finished_at"] is not None or (
+        attempt.row["deadline"] is not None and now() >= attempt.row["deadline"]
+    )
+    if closed:
+        if attempt.row["finished_at"] is None:
+            from ui.mock_round import finish
+
+            finish(store, attempt)
+            attempt, _ = load_attempt(store, attempt_id)
+        render_review(store, attempt)
+    else:
+        render_round(store, attempt)
