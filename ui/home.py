@@ -6,6 +6,7 @@ import streamlit as st
 
 from models.registry import QUESTIONS, ROOT, TRACK_TITLES, by_track
 from ui.prose import render as render_prose
+from ui.session_store import get_store, profile
 from ui.solve_cache import solve
 
 
@@ -25,6 +26,21 @@ def _hook(q) -> str:
     return render_prose(q.hook, solve(q.slug, params), params)
 
 
+def _mastery() -> dict[str, tuple[float, int]]:
+    """question -> (mean of the latest score per drill, drills tried) for this profile."""
+    try:
+        rows = get_store().profile_answers(profile())
+    except Exception:  # the home page must render even if the store cannot be read
+        return {}
+    latest: dict[tuple[str, str], float] = {}
+    for r in rows:
+        latest[(r["question"], r["drill_key"])] = r["score"] or 0.0
+    out: dict[str, list[float]] = {}
+    for (question, _), score in latest.items():
+        out.setdefault(question, []).append(score)
+    return {q: (sum(v) / len(v), len(v)) for q, v in out.items()}
+
+
 def render() -> None:
     st.title("AI Infrastructure Design Walkthroughs")
     written = sum(q.written for q in QUESTIONS.values())
@@ -40,6 +56,7 @@ def render() -> None:
     companies = sorted({c for q in QUESTIONS.values() for c in q.asked_at})
     picked = cols[1].multiselect("Asked at", companies, key="home.companies")
 
+    mastery = _mastery()
     shown = 0
     for track, questions in by_track().items():
         hits = [q for q in questions if _matches(q, text, picked)]
@@ -51,6 +68,10 @@ def render() -> None:
             with st.container(border=True, key=f"home-{q.slug}"):
                 if q.written:
                     st.page_link(str(q.page_path.relative_to(ROOT)), label=f"**{q.title}**", icon=":material/arrow_forward:")
+                    if q.slug in mastery:
+                        mean, tried = mastery[q.slug]
+                        color = "green" if mean >= 0.8 else ("orange" if mean >= 0.5 else "red")
+                        st.markdown(f":{color}-badge[mastery {mean * 100:.0f}% over {tried} of {len(q.drills)} drills]")
                 else:
                     st.markdown(f"**{q.title}** · :gray-badge[coming]")
                 st.caption(_hook(q))
