@@ -15,23 +15,17 @@ import numpy as np
 from pydantic import ValidationError
 
 from models.core import PHASES, PHASE_TITLES, Derivation, Drill, knobs_of
+from models.serving import interview_minute_plan as minute_plan
 
-# Minutes per phase in a 45-minute round: numbers, shape, arithmetic, depth, failure modes.
-# 43 planned minutes leave 2 of slack. The interview-minute-plan page teaches the same plan.
-PHASE_PLAN_MIN: tuple[tuple[str, float], ...] = (
-    ("numbers", 5),
-    ("shape", 7),
-    ("arithmetic", 10),
-    ("depth", 16),
-    ("failure_modes", 5),
-)
-ROUND_MIN = 45
+# The plan lives once, on the page that teaches it (interview-minute-plan): 5/7/10/16/5 minutes
+# in a 45-minute round, 43 planned and 2 of slack; a longer round scales each phase.
+PHASE_PLAN_MIN: tuple[tuple[str, float], ...] = tuple(minute_plan.PHASE_MINUTES_45.items())
+ROUND_MIN = minute_plan.BASE_ROUND_MINUTES
 
 
 def phase_plan(round_min: float = ROUND_MIN) -> list[tuple[str, float]]:
-    """The plan scaled to a round of `round_min` minutes (a 60-minute round stretches each phase)."""
-    scale = round_min / ROUND_MIN
-    return [(phase, minutes * scale) for phase, minutes in PHASE_PLAN_MIN]
+    """Whole minutes per phase for a round of `round_min` minutes."""
+    return list(minute_plan.phase_plan(round_min).items())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -109,7 +109,7 @@ def sweep_figure(
     fig.add_vline(x=current * x_scale, line=dict(color="#64748b", dash="dot", width=1))
     unit = "%" if knob.percent else knob.unit
     base_layout(
-        fig, title, x_title or f"{knob.label} ({unit})", y_title,
+        fig, title, x_title or (f"{knob.label} ({unit})" if unit else knob.label), y_title,
         log_x=knob.log if log_x is None else log_x, log_y=log_y,
     )
     return fig
