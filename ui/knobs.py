@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from models.core import Knob, knobs_of
 from models.registry import Question
 from models.units import format_number
+from ui.safe import code_span
 
 _MANTISSAS = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
 
@@ -101,10 +102,18 @@ def _widget_range(spec: KnobSpec) -> tuple[float, float]:
     return lo, hi
 
 
+# Parameters any page may carry (the profile, and those the instructor view adds).
+GLOBAL_PARAMS = {"profile", "preset", "present", "reveal", "compare"}
+
+
 def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
     """Validate raw URL values before the widgets see them; fix what can be fixed; say what."""
     notices = []
     qp = st.query_params
+    known = {spec.key(slug) for spec in spec_list}
+    for key in qp.keys():
+        if key not in known and key not in GLOBAL_PARAMS and not key.startswith(f"{slug}.sim"):
+            notices.append(f"Ignored {code_span(key, 40)}: this page has no setting by that name.")
     for spec in spec_list:
         key = spec.key(slug)
         if key not in qp:
@@ -112,22 +121,22 @@ def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
         raw = qp.get(key, "")
         label = spec.knob.label
         if len(raw) > 40:
-            notices.append(f"Ignored `{key}`: the value is too long; using {label} = {plain(_to_widget(spec, spec.default))}.")
+            notices.append(f"Ignored {code_span(key)}: the value is too long; using {label} = {plain(_to_widget(spec, spec.default))}.")
             continue
         if spec.kind == "choice":
             if raw not in [str(c) for c in spec.choices]:
-                notices.append(f"Ignored `{key}={raw}`: {label} is one of {', '.join(map(str, spec.choices))}.")
+                notices.append(f"Ignored {code_span(f'{key}={raw}')}: {label} is one of {', '.join(map(str, spec.choices))}.")
             continue
         if spec.kind == "bool":
             if raw.lower() not in ("true", "false"):
-                notices.append(f"Ignored `{key}={raw}`: {label} is true or false.")
+                notices.append(f"Ignored {code_span(f'{key}={raw}')}: {label} is true or false.")
             continue
         try:
             v = float(raw)
             if not math.isfinite(v):
                 raise ValueError
         except ValueError:
-            notices.append(f"Ignored `{key}={raw}`: not a number; using the default for {label}.")
+            notices.append(f"Ignored {code_span(f'{key}={raw}')}: not a number; using the default for {label}.")
             continue
         lo, hi = _widget_range(spec)
         fixed = min(max(v, lo), hi)
@@ -138,7 +147,7 @@ def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
         if fixed != v:
             why = "outside" if not (lo <= v <= hi) else "between the slider's stops"
             notices.append(
-                f"`{key}={raw}` is {why} the range {plain(lo)}–{plain(hi)} {spec.knob.unit}; "
+                f"{code_span(f'{key}={raw}')} is {why} the range {plain(lo)}–{plain(hi)} {spec.knob.unit}; "
                 f"using {plain(fixed)}."
             )
             st.session_state[key] = int(fixed) if spec.kind == "int" else float(fixed)

@@ -12,6 +12,7 @@ from ui.derivation_view import derivation_view
 from ui.mock_common import Attempt, given_lines, mmss
 from ui.mock_start import start_attempt
 from ui.prose import render as render_prose
+from ui.safe import code_span
 
 
 def time_per_phase_s(store, attempt: Attempt) -> dict[str, float]:
@@ -63,8 +64,9 @@ def render_review(store, attempt: Attempt) -> None:
         icon = ":material/check_circle:" if score >= 1 else (":material/adjust:" if score > 0 else ":material/cancel:")
         with st.container(border=True, key=f"review-{drill.key}"):
             st.markdown(f"{icon} **{PHASE_TITLES[drill.phase]}.** {prompt}")
-            typed = f"`{row['typed']}`" if row else "*(no answer)*"
-            st.markdown(f"Your answer: {typed} · reference **{step.display()}** · score **{score:g}**".replace("$", "\\$"))
+            typed = code_span(row["typed"]) if row else "*(no answer)*"
+            reference = step.display().replace("$", "\\$")
+            st.markdown(f"Your answer: {typed} · reference **{reference}** · score **{score:g}**")
             if score < 1:
                 st.code(step.worked(), language=None)
 

@@ -18,6 +18,7 @@ from store import AttemptClosedError
 from ui.clock import now
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
+from ui.safe import code_span
 
 
 def current_phase(store, attempt: Attempt) -> tuple[str, datetime]:
@@ -96,7 +97,7 @@ def _drill(store, attempt: Attempt, drill, latest: dict, locked: bool) -> None:
         row = latest.get(drill.key)
         if row:
             stamp = row["answered_at"].strftime("%H:%M:%S")
-            st.caption(f"Saved at {stamp} UTC: `{row['typed']}`")
+            st.caption(f"Saved at {stamp} UTC: {code_span(row['typed'])}")
             if attempt.instant_feedback:
                 step = attempt.derivation[drill.key]
                 verdict = {1.0: "full marks", 0.5: "half marks"}.get(row["score"], "no marks")

@@ -12,6 +12,7 @@ from models.progress import drill_states, study_next
 from models.registry import QUESTIONS, TRACK_TITLES
 from ui.charts import PALETTE, base_layout
 from ui.clock import now
+from ui.safe import code_span
 from ui.session_store import get_store, profile
 
 
@@ -29,7 +30,7 @@ def render() -> None:
     store = get_store()
     who = profile()
     st.title("Progress")
-    st.caption(f"Profile **{who}** · change it in the sidebar")
+    st.caption(f"Profile {code_span(who)} · change it in the sidebar")
     rows = store.profile_answers(who)
     attempts = [a for a in store.attempts(who) if a["mode"] == "mock" and a["finished_at"] is not None]
     if not rows:

@@ -27,6 +27,7 @@ from ui.derivation_view import derivation_view, metric_row
 from ui.drills import drill_box
 from ui.knobs import knob_panel
 from ui.prose import render as render_prose
+from ui.session_store import get_store
 from ui.solve_cache import solve
 
 
@@ -103,6 +104,7 @@ class QuestionPage:
     def render(self) -> None:
         q = self.question
         content = q.content
+        get_store()  # open it now, so a locked or broken store is announced before any answer
         params = knob_panel(q)
         derivation = solve(q.slug, params)
         seed_derivation = solve(q.slug, q.Params())

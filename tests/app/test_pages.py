@@ -121,3 +121,14 @@ def test_study_answers_are_recorded_in_the_store():
     assert row["score"] == 1.0
     assert row["reference_value"] == 250
     assert store.get_attempt(attempt_id)["mode"] == "study"
+
+
+def test_unknown_url_parameter_is_announced():
+    q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
+    at = _page(q)
+    at.query_params["gpus"] = "9000"
+    at.query_params["batched-inference-api.no_such_knob"] = "1"
+    at.run()
+    assert not at.exception
+    notices = " ".join(i.value for i in at.info)
+    assert "Ignored `gpus`" in notices and "no_such_knob" in notices

@@ -47,12 +47,10 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1400, "height": 1000}}
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
+def start_server(db: Path, log: Path) -> tuple[subprocess.Popen, str]:
+    """`python -m ui.launch` on a free port with its own database; returns once healthy."""
     port = _free_port()
-    db = tmp_path_factory.mktemp("db") / "e2e.duckdb"
     env = {**os.environ, "WALKTHROUGHS_DB": str(db), "PYTHONUNBUFFERED": "1"}
-    log = tmp_path_factory.mktemp("log") / "streamlit.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ui.launch", "--server.port", str(port),
@@ -68,18 +66,28 @@ def app_url(tmp_path_factory):
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
                 if r.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail(f"streamlit did not become healthy:\n{log.read_text()}")
-    yield url
+    proc.kill()
+    pytest.fail(f"streamlit did not become healthy:\n{log.read_text()}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    proc, url = start_server(tmp_path_factory.mktemp("db") / "e2e.duckdb",
+                             tmp_path_factory.mktemp("log") / "streamlit.log")
+    yield url
+    stop_server(proc)
 
 
 def wait_idle(page, timeout: float = 30_000) -> None:

@@ -1,0 +1,67 @@
+"""Real processes: a second server on a locked store, and kill -9 during a mock interview."""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import start_server, stop_server, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+
+def test_second_server_on_a_locked_store_says_so_and_keeps_working(page: Page, tmp_path):
+    db = tmp_path / "shared.duckdb"
+    first, url_a = start_server(db, tmp_path / "a.log")
+    second, url_b = start_server(db, tmp_path / "b.log")
+    try:
+        page.goto(f"{url_a}/batched-inference-api")  # the first server opens (and locks) the file
+        wait_idle(page)
+        expect(page.get_by_text("locked by another process")).to_have_count(0)
+        page.goto(f"{url_b}/batched-inference-api")
+        wait_idle(page)
+        expect(page.get_by_text(re.compile("locked by another process"))).to_be_visible()
+        box = page.locator(".st-key-drillbox-batched-inference-api-gpus_floor")
+        box.locator("input[type='text']").fill("8")
+        box.get_by_role("button", name="Check").click()
+        wait_idle(page)
+        expect(box.get_by_text(re.compile(r"^You said .*Full marks"))).to_be_visible()
+    finally:
+        stop_server(second)
+        stop_server(first)
+
+
+def test_kill_9_loses_no_confirmed_answer(page: Page, tmp_path):
+    db = tmp_path / "durable.duckdb"
+    proc, url = start_server(db, tmp_path / "a.log")
+    try:
+        page.goto(f"{url}/mock")
+        wait_idle(page)
+        form = page.locator("[data-testid='stForm']")
+        form.locator("[data-testid='stSelectbox']").first.click()
+        page.get_by_role("option", name="An LLM inference API that batches requests across GPUs").click()
+        form.get_by_text("The seed scenario").click()
+        form.get_by_role("button", name="Start the clock").click()
+        wait_idle(page)
+        expect(page).to_have_url(re.compile(r"attempt=[0-9a-f]{32}"))
+        attempt_url = page.url
+        box = page.locator(".st-key-mockdrill-per_gpu_rps_full")
+        box.locator("input[type='text']").fill("250 req/s")
+        box.get_by_role("button", name="Save").click()
+        wait_idle(page)
+        expect(box.get_by_text(re.compile(r"Saved at .*250 req/s"))).to_be_visible()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    proc, url = start_server(db, tmp_path / "b.log")
+    try:
+        page.goto(attempt_url.replace(attempt_url.split("/mock")[0], url))
+        wait_idle(page)
+        box = page.locator(".st-key-mockdrill-per_gpu_rps_full")
+        expect(box.locator("input[type='text']")).to_have_value("250 req/s")
+        expect(box.get_by_text(re.compile(r"Saved at .*250 req/s"))).to_be_visible()
+    finally:
+        stop_server(proc)

@@ -1,0 +1,26 @@
+"""Showing text a person typed inside Markdown without letting it become Markdown.
+
+Streamlit renders Markdown (and `$...$` as LaTeX) but never raw HTML unless asked, and we never
+ask. What remains is Markdown injection: a backtick that closes our code span early, a link, an
+image. A CommonMark code span fenced with more backticks than the text contains cannot be
+closed from inside, and nothing inside a code span is interpreted.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_span(text: str, limit: int = 200) -> str:
+    """`text` as an inline code span that nothing inside can break out of."""
+    text = " ".join(str(text).split())  # one line: a newline would end the span's paragraph
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if not text:
+        return "` `"
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
