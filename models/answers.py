@@ -210,6 +210,9 @@ _NOUNS = {
     "sample", "image", "record", "row", "file", "object", "key", "link", "port", "connection",
     "client", "customer", "region", "zone", "datacenter", "dc", "cluster", "core", "times",
     "each", "total", "write", "read", "transaction", "txn", "call", "hop", "stage", "round",
+    "stream", "account", "reply", "replies", "generation", "session", "conversation", "team",
+    "tenant", "adapter", "variant", "prompt", "eval", "checkpoint", "vector", "pair", "input",
+    "output", "series", "span", "heartbeat", "drill", "attempt",
 }
 
 

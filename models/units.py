@@ -184,6 +184,8 @@ def format_quantity(
         return f"{format_number(value)}%"
     if unit in ("1", ""):
         return f"{format_number(value)} {noun}".rstrip()
+    if unit == "1/min":
+        return f"{format_number(value)} {noun or 'per'}/min" if noun else f"{format_number(value)} /min"
     if unit == "1/s":
         return f"{format_number(value)} {noun or 'per'}/s" if noun else f"{format_number(value)} /s"
     if unit == "s":

@@ -1,0 +1,427 @@
+"""Token-based rate limits per tenant per model (seeds 000, 003, 004).
+
+The teaching order is the interview's: why a request limit protects nothing (a request costs
+50 tokens or 50,000), the two buckets per tenant per model and their refill, what a
+reservation of `max_tokens` costs against settling at the actual output, the counter every
+request touches, and how the sum of tenant limits maps onto what the fleet really produces.
+
+Modelling choices (the page states them):
+- A bucket holds `burst_seconds` of its refill and refills continuously at limit / 60 per second.
+- Reserve-only: every admit debits `max_tokens` and nothing comes back, so the output bucket
+  admits refill / max_tokens. Reserve-then-settle: the unused part is refunded when the stream
+  ends, so sustained demand is admitted at refill / mean output. The cap applies to the bucket's
+  level, not to tokens lent out to running streams, so holds never lower that steady rate; they
+  do two other things the page shows: a burst from a full bucket starts only capacity /
+  max_tokens streams, and when the holds the settled rate needs exceed the capacity, the extra
+  must first accumulate from refill (a warm-up of at least (holds - capacity) / refill).
+- Counter load: an admitted request costs `counter_ops_per_admit` operations (debit input,
+  reserve output, settle output), a rejected one costs one (the failed check).
+- A lease is a block of tokens a gateway node takes from the central bucket and spends locally;
+  the worst case strands one lease per node.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN, MODELS
+from models.core import Derivation, Knob, StrictModel
+
+BIG_MODEL = "Llama-3-70B"
+SMALL_MODEL = "Llama-3-8B"
+# Refunds that land on a nearly full bucket are clipped at its cap. The trace (tests/models/
+# test_token_rate_limiter.py) delivers the whole settled rate once the bucket holds about ten
+# reservations, and about three quarters of it at three.
+RESERVATIONS_FOR_FULL_SETTLE = 10
+
+
+class Params(StrictModel):
+    small_request_tokens: Annotated[
+        int,
+        Knob("Smallest request", "tokens", 1, 10_000, 1, log=True,
+             help="A short classification or chat turn, prompt plus answer.", draw=(20, 500)),
+    ] = 50
+    large_request_tokens: Annotated[
+        int,
+        Knob("Largest request", "tokens", 1_000, 1_000_000, 1, log=True,
+             help="A long document or code base in the prompt.", draw=(10_000, 200_000)),
+    ] = 50_000
+    request_limit_per_min: Annotated[
+        int,
+        Knob("A plain request limit", "req/min", 1, 10_000, 1, log=True,
+             help="What a request-count limiter would allow one tenant per minute.", draw=(20, 600)),
+    ] = 60
+    input_tpm_limit: Annotated[
+        float,
+        Knob("Input tokens per minute (per tenant, per model)", "tokens/min", 1_000, 100_000_000, log=True,
+             help="The tenant's input bucket: its tier's ITPM on this model.", draw=(50_000, 4_000_000)),
+    ] = 400_000
+    output_tpm_limit: Annotated[
+        float,
+        Knob("Output tokens per minute (per tenant, per model)", "tokens/min", 1_000, 20_000_000, log=True,
+             help="The tenant's output bucket: its tier's OTPM on this model.", draw=(10_000, 800_000)),
+    ] = 80_000
+    burst_seconds: Annotated[
+        float,
+        Knob("Bucket capacity", "s", 1, 300, 1,
+             help="How many seconds of refill a full bucket holds; 60 s = one minute's limit.", draw=(10, 120)),
+    ] = 60
+    mean_input_tokens: Annotated[
+        float,
+        Knob("Mean prompt", "tokens", 10, 200_000, log=True,
+             help="Average input tokens per request of this tenant.", draw=(300, 10_000)),
+    ] = 1_000
+    max_tokens: Annotated[
+        float,
+        Knob("max_tokens on the request", "tokens", 16, 128_000, log=True,
+             help="The output cap the client asks for: what a reservation must hold.", draw=(1_000, 16_000)),
+    ] = 4_000
+    mean_output_tokens: Annotated[
+        float,
+        Knob("Mean actual output", "tokens", 1, 64_000, log=True,
+             help="What a response really contains on average (capped by max_tokens).", draw=(150, 1_500)),
+    ] = 400
+    stream_tokens_per_s: Annotated[
+        float,
+        Knob("Stream speed", "tokens/s", 5, 500, log=True,
+             help="Output tokens per second one stream receives (1 / TPOT); a reservation is held this long.",
+             draw=(30, 150)),
+    ] = 80
+    tenants: Annotated[
+        int,
+        Knob("Tenants at this tier on this model", "", 1, 1_000_000, 1, log=True,
+             help="Tenants whose output limits add up against the fleet.", draw=(500, 50_000)),
+    ] = 10_000
+    peak_use_fraction: Annotated[
+        float,
+        Knob("Share of the summed limits in use at the peak minute", "", 0.01, 1, 0.01, percent=True,
+             help="Tenants rarely all max out together; measure it from usage history.", draw=(0.1, 0.5)),
+    ] = 0.3
+    fleet_replicas: Annotated[
+        int,
+        Knob("Replicas serving this model", "", 1, 100_000, 1, log=True,
+             help="Model replicas behind the gateway.", draw=(200, 10_000)),
+    ] = 2_000
+    replica_output_tokens_per_s: Annotated[
+        float,
+        Knob("Output tokens/s per replica at the SLO", "tokens/s", 100, 50_000, log=True,
+             help="Measured in a load test at the TPOT target, not the peak the engine reaches unbounded.",
+             draw=(1_000, 8_000)),
+    ] = 2_500
+    reject_fraction: Annotated[
+        float,
+        Knob("Requests answered 429", "", 0, 0.95, 0.01, percent=True,
+             help="Share of requests reaching the gateway that are rejected (retries included).",
+             draw=(0.02, 0.5)),
+    ] = 0.2
+    counter_ops_per_admit: Annotated[
+        int,
+        Knob("Counter operations per admitted request", "", 1, 8, 1,
+             help="Debit input, reserve output, settle output = 3; one atomic script for both buckets = 2.",
+             draw=(2, 4)),
+    ] = 3
+    shard_ops_per_s: Annotated[
+        float,
+        Knob("Operations/s one counter shard sustains", "ops/s", 1_000, 1_000_000, log=True,
+             help="An in-memory store running a check-and-debit script, with a replica; benchmark yours.",
+             draw=(20_000, 200_000)),
+    ] = 50_000
+    shard_target_utilization: Annotated[
+        float,
+        Knob("Counter shard target utilization", "", 0.1, 0.95, 0.05, percent=True,
+             help="Headroom for bursts, retries and a failed-over shard.", draw=(0.3, 0.7)),
+    ] = 0.5
+    largest_tenant_share: Annotated[
+        float,
+        Knob("Largest tenant's share of traffic", "", 0.001, 1, 0.001, percent=True,
+             help="One tenant-model key lives on one shard, however many shards there are.",
+             draw=(0.02, 0.5)),
+    ] = 0.2
+    gateway_nodes: Annotated[
+        int,
+        Knob("Gateway nodes", "", 1, 2_000, 1, log=True,
+             help="Nodes that admit requests; each may hold a lease per hot tenant.", draw=(10, 300)),
+    ] = 50
+    lease_tokens: Annotated[
+        float,
+        Knob("Lease size", "tokens", 100, 10_000_000, log=True,
+             help="Tokens a gateway node takes from the central bucket at a time and spends locally.",
+             draw=(10_000, 1_000_000)),
+    ] = 100_000
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+
+    # --- numbers: why requests are the wrong unit ------------------------------------------------
+    d.step(
+        "cost_ratio_large_to_small", "Cost of the largest request over the smallest",
+        p.large_request_tokens / p.small_request_tokens, "1", noun="×",
+        formula="{large_request_tokens} tokens / {small_request_tokens} tokens",
+    )
+    d.step(
+        "request_limit_tokens_small", "Tokens per minute a request limit lets through, small requests",
+        p.request_limit_per_min * p.small_request_tokens, "1", noun="tokens/min",
+        formula="{request_limit_per_min} req/min × {small_request_tokens} tokens",
+    )
+    d.step(
+        "request_limit_tokens_large", "The same request limit, large requests",
+        p.request_limit_per_min * p.large_request_tokens, "1", noun="tokens/min",
+        formula="{request_limit_per_min} req/min × {large_request_tokens} tokens",
+    )
+    big = MODELS[BIG_MODEL]
+    small = MODELS[SMALL_MODEL]
+    d.step("params_big_model", f"Parameters of {BIG_MODEL} (catalog)", big.active_params, "1",
+           noun="parameters", formula=f"{BIG_MODEL}, models/catalog.py")
+    d.step("params_small_model", f"Parameters of {SMALL_MODEL} (catalog)", small.active_params, "1",
+           noun="parameters", formula=f"{SMALL_MODEL}, models/catalog.py")
+    f_big = d.step(
+        "flops_per_token_big_model", f"Compute per token, {BIG_MODEL}",
+        INFER_FLOPS_PER_PARAM_TOKEN * big.active_params, "FLOP",
+        formula="2 FLOP × {params_big_model}",
+    )
+    f_small = d.step(
+        "flops_per_token_small_model", f"Compute per token, {SMALL_MODEL}",
+        INFER_FLOPS_PER_PARAM_TOKEN * small.active_params, "FLOP",
+        formula="2 FLOP × {params_small_model}",
+    )
+    d.step(
+        "per_model_cost_ratio", "A token on the big model over a token on the small one",
+        f_big / f_small, "1", noun="×",
+        formula="{flops_per_token_big_model} / {flops_per_token_small_model}",
+    )
+
+    # --- shape: two buckets per tenant per model -------------------------------------------------
+    in_refill = d.step(
+        "input_refill_per_s", "Input bucket refill", p.input_tpm_limit / 60, "1/s", noun="tokens",
+        formula="{input_tpm_limit} tokens/min / 60 s",
+    )
+    out_refill = d.step(
+        "output_refill_per_s", "Output bucket refill", p.output_tpm_limit / 60, "1/s", noun="tokens",
+        formula="{output_tpm_limit} tokens/min / 60 s",
+    )
+    in_cap = d.step(
+        "input_capacity_tokens", "Input bucket capacity (largest prompt it can ever admit)",
+        in_refill * p.burst_seconds, "1", noun="tokens",
+        formula="{input_refill_per_s} tokens/s × {burst_seconds} s",
+    )
+    out_cap = d.step(
+        "output_capacity_tokens", "Output bucket capacity",
+        out_refill * p.burst_seconds, "1", noun="tokens",
+        formula="{output_refill_per_s} tokens/s × {burst_seconds} s",
+    )
+    d.step(
+        "large_request_share_of_input_bucket", "One largest request as a share of a full input bucket",
+        100 * p.large_request_tokens / in_cap, "%",
+        formula="100 × {large_request_tokens} / {input_capacity_tokens}",
+    )
+    d.step(
+        "output_tokens_first_minute_max", "Most output a tenant can take in its first minute (full bucket + refill)",
+        out_cap + out_refill * 60, "1", noun="tokens",
+        formula="{output_capacity_tokens} + {output_refill_per_s} tokens/s × 60 s",
+    )
+    d.step(
+        "retry_after_s", "Retry-After for a max_tokens reservation when the output bucket is empty",
+        p.max_tokens / out_refill, "s",
+        formula="{max_tokens} tokens / {output_refill_per_s} tokens/s",
+    )
+
+    # --- arithmetic: reserve, then settle -------------------------------------------------------
+    mean_out = d.step(
+        "mean_output_capped", "Mean actual output (never above max_tokens)",
+        min(p.mean_output_tokens, p.max_tokens), "1", noun="tokens",
+        formula="min({mean_output_tokens}, {max_tokens})",
+    )
+    d.step(
+        "over_reservation_factor", "Reserved over used", p.max_tokens / mean_out, "1", noun="×",
+        formula="{max_tokens} tokens / {mean_output_capped} tokens",
+    )
+    reserving = d.step(
+        "admits_per_min_reserving", "Admits per minute when every request burns max_tokens",
+        p.output_tpm_limit / p.max_tokens, "1", noun="requests/min",
+        formula="{output_tpm_limit} tokens/min / {max_tokens} tokens",
+    )
+    settled = d.step(
+        "admits_per_min_settled", "Admits per minute with reserve-then-settle (sustained demand)",
+        p.output_tpm_limit / mean_out, "1", noun="requests/min",
+        formula="{output_tpm_limit} tokens/min / {mean_output_capped} tokens",
+    )
+    d.step(
+        "settle_gain", "Settling over reserving", settled / reserving, "1", noun="×",
+        formula="{admits_per_min_settled} / {admits_per_min_reserving}",
+    )
+    gen_s = d.step(
+        "generation_s", "How long a reservation is held (one stream)", mean_out / p.stream_tokens_per_s, "s",
+        formula="{mean_output_capped} tokens / {stream_tokens_per_s} tokens/s",
+    )
+    d.step(
+        "burst_streams_reserving", "Streams a full output bucket starts at once (each reserves max_tokens)",
+        out_cap / p.max_tokens, "1", noun="streams",
+        formula="{output_capacity_tokens} / {max_tokens}",
+    )
+    d.step(
+        "burst_streams_if_actual", "Streams it could start if output were known in advance",
+        out_cap / mean_out, "1", noun="streams",
+        formula="{output_capacity_tokens} / {mean_output_capped}",
+    )
+    held = d.step(
+        "held_tokens_at_settled_rate", "Reservations outstanding at the settled rate (Little's law)",
+        settled / 60 * gen_s * p.max_tokens, "1", noun="tokens",
+        formula="{admits_per_min_settled} / 60 s × {generation_s} s × {max_tokens} tokens",
+    )
+    d.step(
+        "settle_ramp_s", "Least time from a full bucket to the settled rate (holds beyond capacity come from refill)",
+        max(0.0, held - out_cap) / out_refill, "s",
+        formula="max(0, {held_tokens_at_settled_rate} − {output_capacity_tokens}) / {output_refill_per_s} tokens/s",
+    )
+    d.step(
+        "capacity_for_full_settle_tokens", "Output bucket that keeps refunds from being clipped (ten reservations)",
+        RESERVATIONS_FOR_FULL_SETTLE * p.max_tokens, "1", noun="tokens",
+        formula="10 × {max_tokens}",
+    )
+    d.step(
+        "bucket_holds_enough_reservations", "Does the output bucket hold that many?",
+        "yes" if out_cap >= RESERVATIONS_FOR_FULL_SETTLE * p.max_tokens * (1 - 1e-9) else "no", "1",
+        formula="{output_capacity_tokens} ≥ {capacity_for_full_settle_tokens}",
+    )
+    input_limited = d.step(
+        "admits_per_min_input_bucket", "Admits per minute the input bucket allows",
+        p.input_tpm_limit / p.mean_input_tokens, "1", noun="requests/min",
+        formula="{input_tpm_limit} tokens/min / {mean_input_tokens} tokens",
+    )
+    d.step(
+        "binding_bucket", "Which bucket runs out first at these means",
+        "output" if settled <= input_limited else "input", "1",
+        formula="{admits_per_min_settled} vs {admits_per_min_input_bucket}",
+    )
+
+    # --- limits against the fleet --------------------------------------------------------------
+    fleet = d.step(
+        "fleet_output_tokens_per_s", "Fleet output capacity at the SLO",
+        p.fleet_replicas * p.replica_output_tokens_per_s, "1/s", noun="tokens",
+        formula="{fleet_replicas} replicas × {replica_output_tokens_per_s} tokens/s",
+    )
+    sum_limits = d.step(
+        "sum_of_output_limits_per_s", "Sum of tenant output limits",
+        p.tenants * out_refill, "1/s", noun="tokens",
+        formula="{tenants} tenants × {output_refill_per_s} tokens/s",
+    )
+    d.step(
+        "oversubscription_ratio", "Sum of tenant limits over fleet capacity", sum_limits / fleet, "1", noun="×",
+        formula="{sum_of_output_limits_per_s} / {fleet_output_tokens_per_s}",
+    )
+    demand = d.step(
+        "peak_output_demand_per_s", "Output demand at the peak minute",
+        sum_limits * p.peak_use_fraction, "1/s", noun="tokens",
+        formula="{sum_of_output_limits_per_s} tokens/s × {peak_use_fraction}",
+    )
+    d.step(
+        "fleet_utilization_at_peak", "Fleet busy at the peak minute", 100 * demand / fleet, "%",
+        formula="100 × {peak_output_demand_per_s} / {fleet_output_tokens_per_s}",
+    )
+    d.step(
+        "peak_use_that_saturates_fleet", "Share of limits in use that fills the fleet",
+        100 * fleet / sum_limits, "%",
+        formula="100 × {fleet_output_tokens_per_s} / {sum_of_output_limits_per_s}",
+    )
+
+    # --- the counter ----------------------------------------------------------------------------
+    admitted = d.step(
+        "admitted_requests_per_s", "Requests admitted at the peak",
+        demand / mean_out, "1/s", noun="requests",
+        formula="{peak_output_demand_per_s} tokens/s / {mean_output_capped} tokens",
+    )
+    gateway = d.step(
+        "gateway_requests_per_s", "Requests reaching the gateway (admitted + rejected)",
+        admitted / (1 - p.reject_fraction), "1/s", noun="requests",
+        formula="{admitted_requests_per_s} / (1 − {reject_fraction})",
+    )
+    ops = d.step(
+        "counter_ops_per_s", "Counter operations per second",
+        admitted * p.counter_ops_per_admit + (gateway - admitted), "1/s", noun="ops",
+        formula="{admitted_requests_per_s} × {counter_ops_per_admit} + ({gateway_requests_per_s} − {admitted_requests_per_s}) × 1",
+    )
+    usable = d.step(
+        "usable_ops_per_shard", "Operations per shard at the target utilization",
+        p.shard_ops_per_s * p.shard_target_utilization, "1/s", noun="ops",
+        formula="{shard_ops_per_s} ops/s × {shard_target_utilization}",
+    )
+    d.step(
+        "counter_shards", "Counter shards", max(1, math.ceil(ops / usable - 1e-9)), "1", noun="shards",
+        formula="ceil({counter_ops_per_s} / {usable_ops_per_shard})",
+    )
+    hot_ops = d.step(
+        "hot_tenant_ops_per_s", "Operations on the largest tenant's key (one shard)",
+        ops * p.largest_tenant_share, "1/s", noun="ops",
+        formula="{counter_ops_per_s} × {largest_tenant_share}",
+    )
+    d.step(
+        "hot_shard_load", "That key's load on its shard", 100 * hot_ops / usable, "%",
+        formula="100 × {hot_tenant_ops_per_s} / {usable_ops_per_shard}",
+    )
+    hot_tokens = d.step(
+        "hot_tenant_tokens_per_s", "Tokens the largest tenant spends per second (input + output)",
+        admitted * p.largest_tenant_share * (p.mean_input_tokens + mean_out), "1/s", noun="tokens",
+        formula="{admitted_requests_per_s} × {largest_tenant_share} × ({mean_input_tokens} + {mean_output_capped})",
+    )
+    renewals = d.step(
+        "lease_renewals_per_s", "Counter operations for that tenant with leases",
+        hot_tokens / p.lease_tokens, "1/s", noun="ops",
+        formula="{hot_tenant_tokens_per_s} tokens/s / {lease_tokens} tokens",
+    )
+    d.step(
+        "lease_ops_reduction", "Fewer counter operations for the hot tenant",
+        hot_ops / renewals, "1", noun="×",
+        formula="{hot_tenant_ops_per_s} / {lease_renewals_per_s}",
+    )
+    stranded = d.step(
+        "lease_stranded_tokens", "Worst case held in leases (one per gateway node)",
+        p.gateway_nodes * p.lease_tokens, "1", noun="tokens",
+        formula="{gateway_nodes} nodes × {lease_tokens} tokens",
+    )
+    d.step(
+        "lease_stranded_share_hot", "Stranded leases against the hot tenant's minute of traffic",
+        100 * stranded / (hot_tokens * 60), "%",
+        formula="100 × {lease_stranded_tokens} / ({hot_tenant_tokens_per_s} tokens/s × 60 s)",
+    )
+    d.step(
+        "lease_stranded_share_tier", "Stranded leases against a tier tenant's input minute",
+        100 * stranded / p.input_tpm_limit, "%",
+        formula="100 × {lease_stranded_tokens} / {input_tpm_limit}",
+    )
+
+    # --- failure modes ----------------------------------------------------------------------------
+    d.step(
+        "fallback_output_per_node_per_min", "Counter down: each node's static share of a tenant's output limit",
+        p.output_tpm_limit / p.gateway_nodes, "1", noun="tokens/min",
+        formula="{output_tpm_limit} tokens/min / {gateway_nodes} nodes",
+    )
+    d.step(
+        "fallback_admits_max_tokens", "Can one node's share ever hold a max_tokens reservation?",
+        "yes" if p.output_tpm_limit / p.gateway_nodes * p.burst_seconds / 60 >= p.max_tokens else "no", "1",
+        formula="{output_tpm_limit} / {gateway_nodes} × {burst_seconds} s / 60 s ≥ {max_tokens}",
+    )
+    d.step(
+        "leaked_tokens_per_lost_settle", "Tokens locked by a reservation whose settle never arrives",
+        p.max_tokens - mean_out, "1", noun="tokens",
+        formula="{max_tokens} − {mean_output_capped}",
+    )
+    return d
+
+
+# The live trace: three tenants against their own two buckets, reserve-only and settle.
+def simulate(p: Params, seed: int = 0, seconds: float = 180.0):
+    from models.sim import token_bucket
+
+    return token_bucket.compare_modes(
+        input_tpm=p.input_tpm_limit,
+        output_tpm=p.output_tpm_limit,
+        burst_seconds=p.burst_seconds,
+        max_tokens=p.max_tokens,
+        mean_input_tokens=p.mean_input_tokens,
+        mean_output_tokens=min(p.mean_output_tokens, p.max_tokens),
+        stream_tokens_per_s=p.stream_tokens_per_s,
+        seconds=seconds,
+        seed=seed,
+    )

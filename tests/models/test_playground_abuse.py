@@ -1,0 +1,315 @@
+"""playground-abuse: the seed's bytes per token, the default scenario and a variant worked by
+hand, directions, key figures with their units, and the content's references."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.serving.playground_abuse import Params, solve
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "serving" / "playground-abuse.md"
+
+
+def v(d, key):
+    return d.value(key)
+
+
+# --- the seed's own arithmetic ----------------------------------------------------------------
+
+
+def test_seed_text_is_4_bytes_a_token_kv_is_327680():
+    d = solve(Params())
+    # Llama-3-70B: K and V x 80 layers x 8 KV heads x 128 dims x 2 bytes = 327,680 B per token
+    assert v(d, "kv_bytes_per_token") == 2 * 80 * 8 * 128 * 2 == 327_680
+    # "text is ~4 bytes a token": 327,680 / 4 = 81,920
+    assert v(d, "kv_to_text_ratio") == pytest.approx(327_680 / 4) == pytest.approx(81_920)
+
+
+def test_default_scenario_worked_by_hand():
+    d = solve(Params())
+    # Little's law: 500 tokens at 50 tokens/s = 10 s a reply; a turn is 50 + 10 = 60 s;
+    # 20,000 users / 60 s = 333.3 generations/s; x 10 s = 3,333 streams open.
+    assert v(d, "stream_s") == pytest.approx(10)
+    assert v(d, "generations_per_s") == pytest.approx(20_000 / 60)
+    assert v(d, "concurrent_streams") == pytest.approx(20_000 * 10 / 60)
+    assert v(d, "output_tokens_per_s") == pytest.approx(20_000 * 10 / 60 * 50)  # 166,667
+    # Transport: SSE holds 3,333 x 64 KB = 213 MB; WebSocket 20,000 x 64 KB = 1.28 GB, 83% idle.
+    assert v(d, "gateway_memory_sse_bytes") == pytest.approx(3_333.33 * 64_000, rel=1e-5)
+    assert v(d, "gateway_memory_websocket_bytes") == pytest.approx(1.28e9)
+    assert v(d, "gateway_memory_bytes") == pytest.approx(v(d, "gateway_memory_sse_bytes"))
+    assert v(d, "websocket_idle_share") == pytest.approx(100 * 50 / 60)
+    assert v(d, "gateway_nodes") == 2  # ceil(3,333 / 10,000) + 1 spare
+    # Egress: 4 B of text + 96 B of framing per one-token event = 100 B; 166,667 x 100 = 16.7 MB/s
+    assert v(d, "wire_bytes_per_token") == pytest.approx(100)
+    assert v(d, "egress_Bps") == pytest.approx(166_666.67 * 100, rel=1e-6)
+    assert v(d, "framing_overhead") == pytest.approx(25)
+    # Session: 8,000 tokens = 32,000 B of text or 8,000 x 327,680 = 2.62 GB of KV.
+    assert v(d, "session_text_bytes") == 32_000
+    assert v(d, "session_kv_bytes") == pytest.approx(8_000 * 327_680)
+    assert v(d, "text_store_bytes") == pytest.approx(20_000 * 32_000)  # 640 MB
+    assert v(d, "gpus_to_hold_session_kv") == pytest.approx(20_000 * 8_000 * 327_680 / 80e9)  # 655
+    # Re-prefill: 2 x 70.6e9 x 8,000 + 2 x 80 x 8,000^2 x 8,192 FLOP on 8 x 989 TFLOP/s at 40%.
+    linear = 2 * 70.6e9 * 8_000
+    attention = 2 * 80 * 8_000**2 * 64 * 128
+    assert v(d, "prefill_flops") == pytest.approx(linear + attention)
+    assert v(d, "reprefill_on_resume_s") == pytest.approx((linear + attention) / (8 * 989e12 * 0.4))  # 0.383 s
+    # Holding: 2.62 GB / 80 GB = 0.0328 GPUs pinned; 8 x 0.383 GPU-s / 0.0328 = 93.6 s break-even.
+    gpu_s = 8 * (linear + attention) / (8 * 989e12 * 0.4)
+    assert v(d, "kv_hold_break_even_s") == pytest.approx(gpu_s / (8_000 * 327_680 / 80e9))
+    assert v(d, "cache_through_think_time") == "yes"
+    # Quotas: 48 x 64 = 3,072 streams; x 50 tokens/s x 86,400 s x 0.5 = 6.64e9 tokens a day;
+    # over 200,000 users spending a quarter of their quota = 132,710 tokens each.
+    assert v(d, "replicas_for_peak_demand") == 53  # ceil(3,333 / 64)
+    assert v(d, "free_fleet_streams") == 3_072
+    assert v(d, "peak_waiting_share") == pytest.approx(100 * (1 - 3_072 / (20_000 * 10 / 60)))  # 7.84%
+    assert v(d, "free_tier_tokens_per_day") == pytest.approx(3_072 * 50 * 86_400 * 0.5)
+    assert v(d, "per_user_daily_quota_tokens") == pytest.approx(3_072 * 50 * 86_400 * 0.5 / (200_000 * 0.25))
+    assert v(d, "quota_overcommit") == pytest.approx(4)
+    # Abuse: 1e9 tokens a day / 132,710 = 7,536 accounts; / 3 per device = 2,512 devices.
+    assert v(d, "accounts_to_farm") == math.ceil(1e9 / 132_710.4)
+    assert v(d, "devices_to_farm") == math.ceil(7_536 / 3)
+    assert v(d, "abuser_share_of_free_fleet") == pytest.approx(100 * 1e9 / 6.63552e9)
+    assert v(d, "free_account_value_usd_per_day") == pytest.approx(132_710.4 * 10 / 1e6)
+    assert v(d, "abuser_requests_per_s") == pytest.approx(1e9 / 1_024 / 86_400)  # 11.3
+
+
+# --- a variant worked by hand ------------------------------------------------------------------
+
+
+def test_variant_websocket_small_model_h200():
+    p = Params(users_online=100_000, think_time_s=25, mean_output_tokens=300, stream_tokens_per_s=60,
+               transport="WebSocket", gateway_kb_per_connection=32, connections_per_gateway_node=50_000,
+               framing_bytes_per_event=80, tokens_per_event=4, context_tokens_on_resume=4_000,
+               model="Llama-3-8B", gpu="H200", replica_gpus=2, prefill_mfu=0.5, streams_per_replica=128,
+               free_tier_replicas=100, fleet_average_utilization=0.4, daily_active_users=1_000_000,
+               quota_use_fraction=0.2, abuser_tokens_per_day=5e9)
+    d = solve(p)
+    assert v(d, "stream_s") == pytest.approx(5)  # 300 / 60
+    assert v(d, "concurrent_streams") == pytest.approx(100_000 * 5 / 30)  # 16,667
+    assert v(d, "open_connections") == 100_000  # one socket per visit
+    assert v(d, "gateway_memory_bytes") == pytest.approx(100_000 * 32_000)  # 3.2 GB
+    assert v(d, "gateway_memory_sse_bytes") == pytest.approx(16_666.67 * 32_000, rel=1e-6)
+    assert v(d, "gateway_nodes") == 3  # ceil(100,000 / 50,000) + 1
+    assert v(d, "reconnects_per_node_loss") == pytest.approx(100_000 / 3)
+    assert v(d, "wire_bytes_per_token") == pytest.approx(4 + 80 / 4)  # 24 B
+    assert v(d, "egress_Bps") == pytest.approx(16_666.67 * 60 * 24, rel=1e-6)  # 24 MB/s
+    # Llama-3-8B: 2 x 32 layers x 8 x 128 x 2 B = 131,072 B per token; / 4 = 32,768
+    assert v(d, "kv_bytes_per_token") == 131_072
+    assert v(d, "kv_to_text_ratio") == pytest.approx(32_768)
+    assert v(d, "session_kv_bytes") == pytest.approx(4_000 * 131_072)
+    flops = 2 * 8.03e9 * 4_000 + 2 * 32 * 4_000**2 * 32 * 128
+    assert v(d, "reprefill_on_resume_s") == pytest.approx(flops / (2 * 989e12 * 0.5))  # 69 ms
+    assert v(d, "kv_hold_break_even_s") == pytest.approx(2 * flops / (2 * 989e12 * 0.5) / (4_000 * 131_072 / 141e9))
+    assert v(d, "free_fleet_streams") == 12_800
+    assert v(d, "free_tier_tokens_per_day") == pytest.approx(12_800 * 60 * 86_400 * 0.4)
+    quota = 12_800 * 60 * 86_400 * 0.4 / (1_000_000 * 0.2)
+    assert v(d, "per_user_daily_quota_tokens") == pytest.approx(quota)
+    assert v(d, "accounts_to_farm") == math.ceil(5e9 / quota)
+
+
+def test_a_long_think_time_tips_the_cache_decision():
+    # 200 s of thinking against a 93.6 s break-even: drop the KV, keep the text.
+    assert solve(Params(think_time_s=200)).value("cache_through_think_time") == "no"
+
+
+def test_fleet_larger_than_the_peak_keeps_nobody_waiting():
+    d = solve(Params(free_tier_replicas=100))
+    assert v(d, "peak_waiting_share") == 0
+
+
+def test_out_of_range_and_unknown_choices_are_refused():
+    with pytest.raises(ValidationError, match="Prefill MFU"):
+        Params(prefill_mfu=0.95)
+    with pytest.raises(ValidationError):
+        Params(transport="carrier pigeon")
+    with pytest.raises(ValidationError):
+        Params(gpu="TPU v5")
+
+
+# --- moves the right way ----------------------------------------------------------------------
+
+scenarios = st.builds(
+    Params,
+    users_online=st.integers(100, 10_000_000),
+    think_time_s=st.floats(5, 600),
+    mean_output_tokens=st.floats(10, 8_000),
+    stream_tokens_per_s=st.floats(5, 300),
+    context_tokens_on_resume=st.integers(100, 200_000),
+    model=st.sampled_from(["Llama-3-70B", "Llama-3-8B", "Mixtral-8x7B"]),
+    gpu=st.sampled_from(["H100 SXM", "H200", "B200", "A100 80GB", "MI300X"]),
+    replica_gpus=st.integers(1, 16),
+    daily_active_users=st.integers(100, 100_000_000),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=scenarios)
+def test_websocket_never_holds_fewer_connections_than_sse(p):
+    d = solve(p)
+    assert v(d, "websocket_connections") >= v(d, "sse_connections") * (1 - 1e-12)
+    assert v(d, "gateway_memory_websocket_bytes") >= v(d, "gateway_memory_sse_bytes") * (1 - 1e-12)
+    assert 0 <= v(d, "websocket_idle_share") < 100
+    assert v(d, "session_kv_bytes") > 1000 * v(d, "session_text_bytes")
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=scenarios, factor=st.floats(1.01, 10))
+def test_more_users_more_streams_memory_and_egress_same_quota(p, factor):
+    more = Params(**{**p.model_dump(), "users_online": min(int(p.users_online * factor) + 1, 10_000_000)})
+    a, b = solve(p), solve(more)
+    for key in ("concurrent_streams", "gateway_memory_bytes", "egress_Bps", "text_store_bytes", "gateway_nodes"):
+        assert v(b, key) >= v(a, key) * (1 - 1e-12), key
+    assert v(b, "per_user_daily_quota_tokens") == pytest.approx(v(a, "per_user_daily_quota_tokens"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=scenarios, factor=st.floats(1.01, 10))
+def test_longer_thinking_fewer_streams_more_idle_sockets(p, factor):
+    longer = Params(**{**p.model_dump(), "think_time_s": min(p.think_time_s * factor, 600)})
+    a, b = solve(p), solve(longer)
+    assert v(b, "concurrent_streams") <= v(a, "concurrent_streams") * (1 + 1e-12)
+    assert v(b, "websocket_idle_share") >= v(a, "websocket_idle_share") - 1e-9
+    assert v(b, "websocket_connections") == v(a, "websocket_connections")
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=scenarios)
+def test_reprefill_grows_faster_than_the_conversation(p):
+    n = p.context_tokens_on_resume
+    if 2 * n > 200_000:
+        n = 100_000
+    a = solve(Params(**{**p.model_dump(), "context_tokens_on_resume": n}))
+    b = solve(Params(**{**p.model_dump(), "context_tokens_on_resume": 2 * n}))
+    assert v(b, "reprefill_on_resume_s") > 2 * v(a, "reprefill_on_resume_s")  # the attention term
+    assert v(b, "kv_hold_break_even_s") >= v(a, "kv_hold_break_even_s")
+
+
+@settings(max_examples=100, deadline=None)
+@given(m1=st.floats(0.1, 0.8), m2=st.floats(0.1, 0.8))
+def test_higher_mfu_rebuilds_faster(m1, m2):
+    lo, hi = sorted((m1, m2))
+    assert solve(Params(prefill_mfu=hi)).value("reprefill_on_resume_s") <= solve(
+        Params(prefill_mfu=lo)).value("reprefill_on_resume_s")
+
+
+@settings(max_examples=100, deadline=None)
+@given(u1=st.integers(100, 100_000_000), u2=st.integers(100, 100_000_000))
+def test_more_daily_users_smaller_quota_more_accounts_to_farm(u1, u2):
+    lo, hi = sorted((u1, u2))
+    a, b = solve(Params(daily_active_users=lo)), solve(Params(daily_active_users=hi))
+    assert v(b, "per_user_daily_quota_tokens") <= v(a, "per_user_daily_quota_tokens")
+    assert v(b, "accounts_to_farm") >= v(a, "accounts_to_farm")
+
+
+@settings(max_examples=50, deadline=None)
+@given(k1=st.integers(1, 64), k2=st.integers(1, 64))
+def test_coalescing_tokens_cuts_egress(k1, k2):
+    lo, hi = sorted((k1, k2))
+    assert solve(Params(tokens_per_event=hi)).value("egress_Bps") <= solve(
+        Params(tokens_per_event=lo)).value("egress_Bps")
+
+
+def test_solve_is_fast():
+    p = Params()
+    times = []
+    for _ in range(200):
+        t0 = time.perf_counter()
+        solve(p)
+        times.append(time.perf_counter() - t0)
+    assert statistics.median(times) < 1e-3
+
+
+# --- contract and content -----------------------------------------------------------------------
+
+KEY_FIGURES = {
+    "concurrent_streams": "1", "gateway_memory_bytes": "B", "egress_Bps": "B/s", "kv_to_text_ratio": "1",
+    "reprefill_on_resume_s": "s", "free_tier_tokens_per_day": "1", "per_user_daily_quota_tokens": "1",
+}
+
+
+def test_issue_key_figures_are_steps_with_their_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, key
+        assert d[key].is_numeric, key
+    assert d["per_user_daily_quota_tokens"].noun == "tokens"
+
+
+def test_every_step_parses_and_renders():
+    for p in (Params(), Params(transport="WebSocket", model="Mixtral-8x7B", gpu="MI300X")):
+        d = solve(p)
+        for s in d:
+            parse_unit(s.unit)
+            assert s.formula and s.worked(), s.key
+            if s.is_numeric:
+                assert math.isfinite(float(s.value)), s.key
+
+
+def test_knobs_have_ranges_draws_and_help():
+    p = Params()
+    for name, knob in knobs_of(Params).items():
+        assert knob.label and knob.help, name
+        if isinstance(getattr(p, name), str):
+            continue  # a catalog or transport choice: a select box
+        assert knob.draw, name
+        assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
+        assert knob.min <= getattr(p, name) <= knob.max, name
+
+
+def test_every_placeholder_resolves():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(Params.model_fields)
+    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
+    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
+    assert not unknown, sorted(unknown)
+    for dr in c.drills:
+        assert dr.key in d and d[dr.key].is_numeric, dr.key
+    for key, _ in c.metrics:
+        assert key in d, key
+    assert set(c.directives()) == {("diagram", "playground_path"), ("chart", "memory_vs_think_time"),
+                                   ("chart", "reprefill_vs_context"), ("chart", "quota_vs_daily_users")}
+    assert set(KEY_FIGURES) <= c.placeholders()
+
+
+def test_content_shape():
+    c = load_content(CONTENT)
+    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
+    assert 1 <= len(c.metrics) <= 6
+    assert len(c.drills) >= 6
+    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
+    words = sum(len(s.body.split()) for s in c.sections)
+    assert 900 <= words <= 1600, words
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+def test_page_transport_choice_moves_metric_and_prose(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "serving" / "playground_abuse.py"), default_timeout=30).run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Gateway memory"] == "213.3 MB"  # 3,333 SSE responses x 64 KB
+    assert metrics["KV / text per token"] == "81,920 ×"
+    assert len(at.get("plotly_chart")) == 4
+    at.selectbox(key="playground-abuse.transport").set_value("WebSocket").run()
+    assert not at.exception
+    # 20,000 sockets x 64 KB = 1.28 GB
+    assert {m.label: m.value for m in at.metric}["Gateway memory"] == "1.28 GB"
+    assert "With **WebSocket** it holds" in "\n".join(m.value for m in at.markdown)
