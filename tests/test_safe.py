@@ -44,3 +44,14 @@ def test_any_markdown_punctuation_stays_inside_the_span(text):
 
 def test_long_text_is_cut():
     assert len(code_span("x" * 1000)) < 210
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("`*_[]()!<>#$\\ab \n&;:/.-|~{}+"), max_size=60))
+def test_escaped_text_renders_as_plain_text(text):
+    from ui.safe import escape_markdown
+
+    out = md.render(escape_markdown(text)).strip()
+    body = out.removeprefix("<p>").removesuffix("</p>")
+    assert "<" not in body.replace("&lt;", "").replace("<br />", ""), out
+    assert html.unescape(body) == " ".join(text.split())

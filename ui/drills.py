@@ -8,7 +8,7 @@ from models.answers import score_answer
 from models.core import Derivation, Drill
 from models.units import format_number
 from ui.prose import render as render_prose
-from ui.safe import code_span
+from ui.safe import code_span, escape_markdown
 from ui.session_store import get_store, profile
 
 
@@ -75,7 +75,7 @@ def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
         if shown:
             typed_then, result = shown
             kind, text = _verdict(result)
-            getattr(st, kind)(f"You said {code_span(typed_then)}. " + text.replace("$", "\\$"))
+            getattr(st, kind)(f"You said {code_span(typed_then)}. " + escape_markdown(text))
             if step.is_numeric and result.parsed.ok and result.reference != float(step.value):
                 st.caption("The scenario has changed since you answered: check again against the new numbers.")
         if shown or st.session_state.get(f"{base}.revealed"):

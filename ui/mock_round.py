@@ -18,7 +18,7 @@ from store import AttemptClosedError
 from ui.clock import now
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
-from ui.safe import code_span
+from ui.safe import code_span, escape_markdown
 
 
 def current_phase(store, attempt: Attempt) -> tuple[str, datetime]:
@@ -93,7 +93,7 @@ def _drill(store, attempt: Attempt, drill, latest: dict, locked: bool) -> None:
             latest = store.latest_answers(attempt.id)
         problem = st.session_state.get(f"mock.{drill.key}.problem")
         if problem:
-            st.warning(problem)
+            st.warning(escape_markdown(problem))
         row = latest.get(drill.key)
         if row:
             stamp = row["answered_at"].strftime("%H:%M:%S")

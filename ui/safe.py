@@ -24,3 +24,13 @@ def code_span(text: str, limit: int = 200) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:])")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape every character Markdown (or Streamlit's LaTeX) could act on.
+
+    For messages that quote what someone typed, e.g. "Could not read a number in '...'"."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
