@@ -3,8 +3,10 @@
 import streamlit as st
 
 from ui.navigation import build_navigation, profile_box
+from ui.presenter import is_presenting
 
-st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide")
+st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide",
+                   initial_sidebar_state="collapsed" if is_presenting() else "auto")
 nav = build_navigation()
 profile_box()
 nav.run()

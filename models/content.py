@@ -55,6 +55,18 @@ class Section:
 
 
 @dataclass(frozen=True)
+class Preset:
+    """A named scenario from the front matter: knob values over the seed scenario's defaults."""
+
+    name: str
+    about: str
+    values: dict = field(default_factory=dict)
+
+
+SEED_PRESET = "Seed scenario"
+
+
+@dataclass(frozen=True)
 class Content:
     path: Path
     hook: str
@@ -62,6 +74,7 @@ class Content:
     sections: tuple[Section, ...]
     drills: tuple[Drill, ...]
     metrics: tuple[tuple[str, str], ...]  # (step key, short label or "")
+    presets: tuple[Preset, ...] = ()
     front: dict = field(default_factory=dict, repr=False)
 
     def placeholders(self) -> set[str]:
@@ -103,6 +116,7 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         sections=sections,
         drills=drills,
         metrics=tuple(_metric_entry(m, path) for m in front.get("metrics", [])),
+        presets=tuple(_preset_entry(p, path) for p in front.get("presets", [])),
         front=front,
     )
 
@@ -114,6 +128,15 @@ def _metric_entry(entry, path: Path) -> tuple[str, str]:
     if isinstance(entry, dict) and "key" in entry:
         return entry["key"], entry.get("label", "")
     raise ContentError(f"{path}: a metric is a step key or {{ key = ..., label = ... }}, not {entry!r}")
+
+
+def _preset_entry(entry, path: Path) -> Preset:
+    """`[[presets]] name = "...", about = "...", values = { knob = value, ... }`."""
+    if not isinstance(entry, dict) or not entry.get("name") or not isinstance(entry.get("values", {}), dict):
+        raise ContentError(f"{path}: a preset needs a name and a values table, not {entry!r}")
+    if entry["name"] == SEED_PRESET:
+        raise ContentError(f"{path}: '{SEED_PRESET}' is implicit; do not declare it")
+    return Preset(entry["name"], entry.get("about", ""), dict(entry.get("values", {})))
 
 
 @lru_cache(maxsize=128)

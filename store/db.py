@@ -621,6 +621,30 @@ class Store:
             row["answered_at"] = _as_utc(row["answered_at"])
         return out
 
+    # -- presets ----------------------------------------------------------------------------
+
+    def save_preset(self, profile: str, question: str, name: str, params: dict) -> str:
+        _check_text("profile", profile)
+        _check_text("question", question)
+        _check_text("name", name)
+        if len(name) > 80:
+            raise ValueError("a preset name is at most 80 characters")
+        preset_id = uuid.uuid4().hex
+        self._write([("INSERT INTO presets (id, profile, question, name, params_json, created_at) "
+                      "VALUES (?, ?, ?, ?, ?, ?)",
+                      [preset_id, profile, question, name, _encode_params(params), self._clock()])])
+        return preset_id
+
+    def presets(self, profile: str, question: str) -> list[dict]:
+        """The profile's saved presets for a question, newest first (names may repeat)."""
+        _check_text("profile", profile)
+        _check_text("question", question)
+        with self._cursor() as cur:
+            rows = cur.execute(
+                "SELECT id, name, params_json, created_at FROM presets WHERE profile = ? AND question = ? "
+                "ORDER BY created_at DESC, id", [profile, question]).fetchall()
+        return [{"id": i, "name": n, "params": json.loads(p), "created_at": _as_utc(c)} for i, n, p, c in rows]
+
     def answer_count(self) -> int:
         """Number of answer rows in the whole store."""
         with self._cursor() as cur:

@@ -77,4 +77,20 @@ MIGRATIONS.append(
     ]
 )
 
+MIGRATIONS.append(
+    # 2 -> 3: scenarios saved as presets (from a mock interview's draw, or by an instructor).
+    [
+        """
+        CREATE TABLE presets (
+            id          VARCHAR PRIMARY KEY,
+            profile     VARCHAR NOT NULL,
+            question    VARCHAR NOT NULL,
+            name        VARCHAR NOT NULL,
+            params_json VARCHAR NOT NULL,
+            created_at  TIMESTAMPTZ NOT NULL
+        )
+        """,
+    ]
+)
+
 SCHEMA_VERSION: int = len(MIGRATIONS)

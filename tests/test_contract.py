@@ -121,3 +121,23 @@ def test_importing_every_model_pulls_in_no_ui_library():
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("q", WRITTEN, ids=IDS)
+def test_presets_are_valid_scenarios(q):
+    fields = set(q.Params.model_fields)
+    names = [p.name for p in q.content.presets]
+    assert len(names) == len(set(names)), "preset names must be unique"
+    for preset in q.content.presets:
+        assert set(preset.values) <= fields, f"{preset.name} sets unknown knobs {set(preset.values) - fields}"
+        assert preset.about, f"{preset.name} needs a line saying what it teaches"
+        p = q.Params(**{**q.Params().model_dump(), **preset.values})
+        assert p != q.Params(), f"{preset.name} is the seed scenario again"
+
+
+FOUNDATION = {"batched-inference-api", "checkpoint-distribution"}
+
+
+@pytest.mark.parametrize("q", [q for q in WRITTEN if q.slug in FOUNDATION], ids=sorted(FOUNDATION))
+def test_foundation_pages_have_two_teaching_presets(q):
+    assert len(q.content.presets) >= 2

@@ -589,3 +589,13 @@ def test_profile_answers_joins_question_and_mode(tmp_path):
         s.record_answer(b, "k2", "2", 2, "1", 1, "1", 0.0)
         rows = s.profile_answers("ann")
         assert [(r["question"], r["mode"], r["drill_key"]) for r in rows] == [("q1", "study", "k1")]
+
+
+def test_presets_round_trip_per_profile(tmp_path):
+    with Store.open(tmp_path / "p.duckdb") as s:
+        s.save_preset("ann", "q", "Twice the traffic", {"arrival_rps": 4000})
+        s.save_preset("bob", "q", "Mine", {"arrival_rps": 1})
+        got = s.presets("ann", "q")
+        assert [(p["name"], p["params"]) for p in got] == [("Twice the traffic", {"arrival_rps": 4000})]
+        with pytest.raises(ValueError):
+            s.save_preset("ann", "q", "x" * 81, {})

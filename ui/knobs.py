@@ -31,8 +31,9 @@ class KnobSpec:
     default: Any
     choices: tuple[Any, ...] = ()
 
-    def key(self, slug: str) -> str:
-        return f"{slug}.{self.field}"
+    def key(self, slug: str, variant: str = "") -> str:
+        """`<slug>.<field>` for scenario A; `<slug>.B.<field>` for the compare view's B."""
+        return f"{slug}.{variant + '.' if variant else ''}{self.field}"
 
 
 def specs(params_cls: type) -> list[KnobSpec]:
@@ -103,19 +104,25 @@ def _widget_range(spec: KnobSpec) -> tuple[float, float]:
 
 
 # Parameters any page may carry (the profile, and those the instructor view adds).
-GLOBAL_PARAMS = {"profile", "preset", "present", "reveal", "compare"}
+GLOBAL_PARAMS = {"profile", "preset", "presetB", "present", "reveal", "compare"}
 
 
-def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
+def unknown_params(known: set[str], allowed_prefixes: tuple[str, ...] = ()) -> list[str]:
+    """A notice for every URL parameter this page does not understand."""
+    notices = []
+    for key in st.query_params.keys():
+        if key in known or key in GLOBAL_PARAMS or key.startswith(allowed_prefixes or ("\0",)):
+            continue
+        notices.append(f"Ignored {code_span(key, 40)}: this page has no setting by that name.")
+    return notices
+
+
+def check_url(slug: str, spec_list: list[KnobSpec], variant: str = "") -> list[str]:
     """Validate raw URL values before the widgets see them; fix what can be fixed; say what."""
     notices = []
     qp = st.query_params
-    known = {spec.key(slug) for spec in spec_list}
-    for key in qp.keys():
-        if key not in known and key not in GLOBAL_PARAMS and not key.startswith(f"{slug}.sim"):
-            notices.append(f"Ignored {code_span(key, 40)}: this page has no setting by that name.")
     for spec in spec_list:
-        key = spec.key(slug)
+        key = spec.key(slug, variant)
         if key not in qp:
             continue
         raw = qp.get(key, "")
@@ -154,9 +161,9 @@ def check_url(slug: str, spec_list: list[KnobSpec]) -> list[str]:
     return notices
 
 
-def _widget(spec: KnobSpec, slug: str) -> Any:
+def _widget(spec: KnobSpec, slug: str, variant: str = "") -> Any:
     knob = spec.knob
-    key = spec.key(slug)
+    key = spec.key(slug, variant)
     unit = "%" if knob.percent else knob.unit
     label = f"{knob.label} ({unit})" if unit else knob.label
     common = dict(key=key, help=knob.help or None, bind="query-params")
@@ -179,33 +186,74 @@ def _widget(spec: KnobSpec, slug: str) -> Any:
     return st.slider(label, float(lo), float(hi), step=float(step) if step else None, format=fmt, **common)
 
 
-def _reset(slug: str, spec_list: list[KnobSpec]) -> None:
-    # A callback runs before the script, the only moment a widget's state may be rewritten.
+def _apply_one(spec: KnobSpec, slug: str, variant: str, value: Any) -> None:
+    widget_value = _to_widget(spec, value)
+    if spec.knob.log and spec.kind in ("int", "float"):
+        widget_value = _nearest([_to_widget(spec, v) for v in log_stops(spec)], widget_value)
+    st.session_state[spec.key(slug, variant)] = widget_value
+
+
+def _apply(slug: str, spec_list: list[KnobSpec], variant: str, values: dict) -> None:
+    """Set every knob to `values` (the seed scenario's default where a value is missing).
+
+    A callback: it runs before the script, the only moment a widget's state may be rewritten."""
     for spec in spec_list:
-        st.session_state[spec.key(slug)] = _to_widget(spec, spec.default)
-    st.session_state.pop(f"{slug}._url_notices", None)
+        _apply_one(spec, slug, variant, values.get(spec.field, spec.default))
+    st.session_state.pop(f"{slug}.{variant}_url_notices", None)
 
 
-def knob_panel(question: Question, container: Any = None) -> Any:
-    """Render the knobs for `question` and return a validated Params instance."""
+def preset_key(variant: str) -> str:
+    return "preset" + variant
+
+
+def _on_preset(slug: str, spec_list: list[KnobSpec], variant: str, presets: dict[str, dict]) -> None:
+    name = st.session_state.get(preset_key(variant))
+    _apply(slug, spec_list, variant, presets.get(name, {}))
+
+
+def knob_panel(question: Question, container: Any = None, variant: str = "",
+               presets: dict[str, dict] | None = None, title: str = "Scenario") -> Any:
+    """Render the knobs for `question` and return a validated Params instance.
+
+    `presets` maps a preset name to knob values ("Seed scenario" first, with no values)."""
+    from models.content import SEED_PRESET
+
     container = container if container is not None else st.sidebar
     spec_list = specs(question.Params)
-    notice_key = f"{question.slug}._url_notices"
-    fresh = check_url(question.slug, spec_list)
+    slug = question.slug
+    presets = presets or {SEED_PRESET: {}}
+    notice_key = f"{slug}.{variant}_url_notices"
+    fresh = check_url(slug, spec_list, variant)
+    pkey = preset_key(variant)
+    raw_preset = st.query_params.get(pkey)
+    if raw_preset is not None and raw_preset not in presets:
+        fresh.append(f"Ignored {code_span(f'{pkey}={raw_preset}')}: this page has no preset by that name.")
     if fresh:
         st.session_state[notice_key] = fresh
+    applied_key = f"{slug}.{variant}_preset_from_url"
+    if raw_preset in presets and not st.session_state.get(applied_key):
+        # A link names a preset: it sets the knobs the link does not set itself, so the link's
+        # own knob values (the exact screen) still win.
+        for spec in spec_list:
+            if spec.key(slug, variant) not in st.query_params and spec.field in presets[raw_preset]:
+                _apply_one(spec, slug, variant, presets[raw_preset][spec.field])
+    st.session_state[applied_key] = True
     values = {}
     with container:
-        st.markdown("#### Scenario")
+        st.markdown(f"#### {title}")
+        if pkey not in st.session_state and raw_preset not in presets:
+            st.session_state[pkey] = SEED_PRESET
+        st.selectbox("Preset", list(presets), key=pkey, bind="query-params", on_change=_on_preset,
+                     args=(slug, spec_list, variant, presets),
+                     help="A named scenario sets every knob; move any knob afterwards as you like.")
         for spec in spec_list:
-            values[spec.field] = _from_widget(spec, _widget(spec, question.slug))
-        st.button(
-            "Reset to the seed scenario",
-            key=f"{question.slug}._reset",
-            width="stretch",
-            on_click=_reset,
-            args=(question.slug, spec_list),
-        )
+            values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
+        chosen = presets.get(st.session_state.get(pkey), {})
+        expected = {spec.field: chosen.get(spec.field, spec.default) for spec in spec_list}
+        if any(_differs(values[f], v) for f, v in expected.items()):
+            st.caption("Knobs moved since the preset was chosen.")
+        st.button("Reset to the seed scenario", key=f"{slug}.{variant}_reset", width="stretch",
+                  on_click=_reset, args=(slug, spec_list, variant))
     for notice in st.session_state.get(notice_key, []):
         st.info(notice, icon=":material/link:")
     try:
@@ -214,3 +262,16 @@ def knob_panel(question: Question, container: Any = None) -> Any:
         msgs = "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())
         st.warning(f"That scenario is not valid ({msgs}). Showing the seed scenario instead.")
         return question.Params()
+
+
+def _differs(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return not math.isclose(float(a), float(b), rel_tol=0.02, abs_tol=1e-9)  # log stops snap values
+    return a != b
+
+
+def _reset(slug: str, spec_list: list[KnobSpec], variant: str = "") -> None:
+    from models.content import SEED_PRESET
+
+    _apply(slug, spec_list, variant, {})
+    st.session_state[preset_key(variant)] = SEED_PRESET

@@ -26,8 +26,13 @@ from models.registry import QUESTIONS, TRACK_TITLES, Question
 from ui.derivation_view import derivation_view, metric_row
 from ui.drills import drill_box
 from ui.knobs import knob_panel
+from models.content import SEED_PRESET
+from ui.compare import compare_toggle, compare_view, is_comparing
+from ui.knobs import specs, unknown_params
+from ui.presenter import CHART_HEIGHT_PX, apply_style, is_presenting, presenter_toggle, share_box
 from ui.prose import render as render_prose
-from ui.session_store import get_store
+from ui.reveal import reveal_panel
+from ui.session_store import get_store, profile
 from ui.solve_cache import solve
 
 
@@ -49,6 +54,7 @@ Renderer = Callable[[PageContext], Any]
 class QuestionPage:
     def __init__(self, slug: str) -> None:
         self.question = QUESTIONS[slug]
+        self.presenting = False
         self._renderers: dict[tuple[str, str], Renderer] = {}
 
     def _register(self, kind: str, name: str) -> Callable[[Renderer], Renderer]:
@@ -78,6 +84,8 @@ class QuestionPage:
             return
         if kind in ("chart", "diagram"):
             fig = fn(ctx)
+            if self.presenting and kind == "chart":
+                fig.update_layout(height=CHART_HEIGHT_PX, font=dict(size=18))
             st.plotly_chart(fig, key=f"{ctx.slug}.{kind}.{name}", config={"displaylogo": False})
         else:
             fn(ctx)
@@ -101,11 +109,35 @@ class QuestionPage:
                 buf.append(line)
         flush()
 
+    def presets(self) -> dict[str, dict]:
+        """Seed scenario, the content's presets, then this profile's saved ones (starred)."""
+        q = self.question
+        out: dict[str, dict] = {SEED_PRESET: {}}
+        out.update({p.name: p.values for p in q.content.presets})
+        try:
+            for saved in get_store().presets(profile(), q.slug):
+                out.setdefault(f"★ {saved['name']}", saved["params"])
+        except Exception:  # saved presets are a convenience; the page must render without them
+            pass
+        return out
+
     def render(self) -> None:
         q = self.question
         content = q.content
         get_store()  # open it now, so a locked or broken store is announced before any answer
-        params = knob_panel(q)
+        self.presenting = is_presenting()
+        apply_style()
+        presenter_toggle()
+        compare_toggle()
+        presets = self.presets()
+        params = knob_panel(q, presets=presets, title="Scenario A" if is_comparing() else "Scenario")
+        params_b = None
+        if is_comparing():
+            params_b = knob_panel(q, variant="B", presets=presets, title="Scenario B")
+        known = {spec.key(q.slug, v) for spec in specs(q.Params) for v in ("", "B")}
+        for notice in unknown_params(known, (f"{q.slug}.sim", f"{q.slug}.replay")):
+            st.info(notice, icon=":material/link:")
+        share_box()
         derivation = solve(q.slug, params)
         seed_derivation = solve(q.slug, q.Params())
         ctx = PageContext(q, params, derivation, seed_derivation)
@@ -119,6 +151,8 @@ class QuestionPage:
         if content.hook:
             st.markdown(f"*{render_prose(content.hook, derivation, params)}*")
         metric_row(derivation, content.metrics, seed_derivation)
+        if params_b is not None:
+            compare_view(q.slug, params, params_b, derivation, solve(q.slug, params_b), [k for k, _ in content.metrics])
         if content.intro:
             self._body(content.intro, ctx)
 
@@ -128,13 +162,18 @@ class QuestionPage:
 
         for section in content.sections:
             st.header(section.title, anchor=section.title.lower().replace(" ", "-"), divider="gray")
-            for drill in drills_by_phase.pop(section.phase, []) if section.phase else []:
-                drill_box(q.slug, drill, derivation, params)
+            phase_drills = drills_by_phase.pop(section.phase, []) if section.phase else []
+            if not self.presenting:  # a projector shows the teaching, not the quiz
+                for drill in phase_drills:
+                    drill_box(q.slug, drill, derivation, params)
             self._body(section.body, ctx)
             if section.phase == "arithmetic":
-                derivation_view(derivation)
+                if self.presenting or "reveal" in st.query_params:
+                    reveal_panel(derivation, f"{q.slug}.reveal")
+                else:
+                    derivation_view(derivation)
         leftover = [d for ds in drills_by_phase.values() for d in ds]
-        if leftover:
+        if leftover and not self.presenting:
             st.header("More drills")
             for drill in leftover:
                 st.caption(PHASE_TITLES[drill.phase])

@@ -1,0 +1,84 @@
+"""Presenter view for a projector: large type, drills hidden, charts enlarged, sidebar closed.
+
+`?present=1` turns it on (and a toggle in the sidebar). The styling is one constant style
+sheet: it is the only Markdown this app renders with HTML allowed, and it contains nothing
+anyone typed.
+"""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import urlencode, urlsplit
+
+import streamlit as st
+
+PARAM = "present"
+CHART_HEIGHT_PX = 540
+
+# Larger type everywhere, thicker lines, higher contrast. Colours come from Streamlit's own
+# theme variables, so the sheet works on the light and the dark theme alike.
+_PRESENTER_CSS = """
+<style>
+[data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li { font-size: 1.55rem !important; line-height: 1.5 !important; }
+[data-testid="stMain"] h1 { font-size: 3.4rem !important; }
+[data-testid="stMain"] h2 { font-size: 2.5rem !important; }
+[data-testid="stMain"] h3 { font-size: 2rem !important; }
+[data-testid="stMetricValue"] { font-size: 3.2rem !important; font-weight: 700 !important; }
+[data-testid="stMetricLabel"] p { font-size: 1.25rem !important; }
+[data-testid="stMain"] code { font-size: 1.35rem !important; }
+[data-testid="stMain"] strong { font-weight: 800 !important; }
+[data-testid="stMainBlockContainer"] { max-width: 96vw !important; padding-top: 2rem !important; }
+</style>
+"""
+
+
+def is_presenting() -> bool:
+    return str(st.query_params.get(PARAM, "")).lower() in ("1", "true", "yes")
+
+
+def apply_style() -> None:
+    if is_presenting():
+        st.markdown(_PRESENTER_CSS, unsafe_allow_html=True)  # constant: see the module docstring
+
+
+def _toggle() -> None:
+    if st.session_state.get("presenter.toggle"):
+        st.query_params[PARAM] = "1"
+    elif PARAM in st.query_params:
+        del st.query_params[PARAM]
+
+
+def presenter_toggle() -> None:
+    st.session_state["presenter.toggle"] = is_presenting()
+    st.sidebar.toggle("Presenter view", key="presenter.toggle", on_change=_toggle,
+                      help="Large type for a projector: drills hidden, charts enlarged. Same as ?present=1.")
+
+
+def current_link() -> str:
+    """The URL that reproduces this screen: this page plus every query parameter now set."""
+    try:
+        base = st.context.url or ""
+    except Exception:
+        base = ""
+    parts = urlsplit(base)
+    root = f"{parts.scheme}://{parts.netloc}{parts.path}" if parts.netloc else base
+    query = urlencode([(k, v) for k in st.query_params for v in st.query_params.get_all(k)])
+    return f"{root}?{query}" if query else root
+
+
+def qr_png(text: str) -> bytes:
+    import segno
+
+    buf = io.BytesIO()
+    segno.make(text, error="m").save(buf, kind="png", scale=8, border=2, dark="#000000", light="#ffffff")
+    return buf.getvalue()
+
+
+def share_box() -> None:
+    """Copy-able link and a QR code for the room."""
+    link = current_link()
+    with st.sidebar.expander("Share this screen", icon=":material/qr_code_2:"):
+        st.caption("The link reopens this exact scenario, view and reveal position.")
+        st.code(link, language=None, wrap_lines=True)
+        if link:
+            st.image(qr_png(link), caption="Scan to open on a phone", width=220)
