@@ -1,0 +1,333 @@
+"""Serving video generation: forty denoising passes of a diffusion transformer (seed 004).
+
+A request is a fixed amount of compute, known before it starts, spent over a latent sequence of
+tens of thousands of tokens:
+
+    latent frames    = 1 + ceil((frames - 1) / temporal stride)      (a causal VAE keeps frame 0)
+    tokens per pass  = latent frames x ceil(H / (spatial stride x patch)) x ceil(W / (spatial stride x patch))
+    FLOP per pass    = 2 x params x tokens  +  4 x layers x width x tokens^2   (full, non-causal attention)
+    FLOP per request = steps x (2 with classifier-free guidance) x FLOP per pass
+    GPU-seconds      = FLOP per request / (peak x MFU);   wall time = GPU-seconds / sequence-parallel degree
+
+Modelling choices (the page states them):
+  * The DiT is a stack of standard blocks, about 12 x width^2 parameters each (4 w^2 attention,
+    8 w^2 MLP at 4x), so the width follows from the size and the depth knobs. Text cross-attention,
+    adaLN modulation, the text encoder and the VAE decode are left out: they add a few percent.
+  * Attention is bidirectional over the whole clip: every token attends to every token, so the
+    term is N^2, not the N^2 / 2 of a causal LLM prefill. Head dim 128.
+  * MFU is per GPU, measured across the sequence-parallel group, so the all-to-alls of
+    sequence parallelism are inside it; the GPUs of one job share the work evenly.
+  * HBM traffic per pass per GPU: every weight once, plus each matmul's input and output once
+    (20 x width values per token per layer, bf16); flash attention keeps the N^2 scores on chip.
+  * The queue is M/M/c over groups of GPUs, which overstates the wait of near-constant job times.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import gpu as catalog_gpu
+from models.core import Derivation, Knob, StrictModel
+from models.serving import llm_arith as la
+from models.serving.llm_arith import Precision, ServingGPU
+from models.sim import queue
+
+# Shape assumptions of the DiT and its VAE (the page says so; none of them is a catalog constant).
+PARAMS_PER_BLOCK_PER_WIDTH_SQ = 12  # 4 w^2 attention projections + 8 w^2 MLP (4x expansion)
+HEAD_DIM = 128
+LATENT_CHANNELS = 16  # the 16-channel video VAEs of HunyuanVideo and Wan 2.1
+LATENT_BYTES_PER_VALUE = 4  # fp32 between steps
+ACT_BYTES = 2  # activations in bf16
+ACT_VALUES_PER_TOKEN_PER_LAYER_PER_WIDTH = 20  # matmul inputs + outputs (16 w) + Q, K, V, O for attention (4 w)
+ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH = la.ATTN_MATMULS * la.ATTN_FLOPS_PER_MAC  # QK^T and AV: 4 x width
+ASPECTS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "9:16": 9 / 16}
+Aspect = Literal["16:9", "4:3", "1:1", "9:16"]
+SEARCH_HEIGHTS = range(16, 4321, 16)  # candidate heights for the tallest video that meets the target
+
+
+class Params(StrictModel):
+    dit_params_b: Annotated[
+        float,
+        Knob("DiT size", "billion", 1, 60, 0.5, log=True,
+             help="Parameters of the diffusion transformer; 13B is the HunyuanVideo / Wan-14B class.",
+             draw=(5, 30)),
+    ] = 13
+    dit_layers: Annotated[
+        int,
+        Knob("DiT blocks", "blocks", 12, 96, 1,
+             help="Transformer blocks; with the size they set the width (12 x width² parameters a block).",
+             draw=(30, 60)),
+    ] = 40
+    frames: Annotated[
+        int,
+        Knob("Frames", "frames", 17, 481, 4, help="Output frames (81 at 16 fps is about 5 s).",
+             draw=(49, 161)),
+    ] = 81
+    fps: Annotated[
+        int, Knob("Frame rate", "fps", 8, 60, 1, help="Frames per second of the output video.", draw=(16, 24)),
+    ] = 16
+    height_px: Annotated[
+        int,
+        Knob("Resolution (height)", "px", 144, 2160, 16,
+             help="Vertical pixels: 480 is 480p, 720 is 720p. The width follows from the aspect ratio.",
+             draw=(360, 720)),
+    ] = 480
+    aspect: Annotated[Aspect, Knob("Aspect ratio", help="Width over height.")] = "16:9"
+    vae_spatial_stride: Annotated[
+        int, Knob("VAE spatial stride", "px", 4, 32, 4, help="Pixels per latent cell along each side (8 in most video VAEs).",
+                  draw=(8, 16)),
+    ] = 8
+    vae_temporal_stride: Annotated[
+        int, Knob("VAE temporal stride", "frames", 1, 8, 1, help="Frames per latent frame (4 in most video VAEs).",
+                  draw=(4, 8)),
+    ] = 4
+    patch_size: Annotated[
+        int, Knob("Patch size", "cells", 1, 4, 1, help="Latent cells per token along each side (2 × 2 patches).",
+                  draw=(1, 2)),
+    ] = 2
+    denoising_steps: Annotated[
+        int, Knob("Denoising steps", "steps", 1, 100, 1,
+                  help="Sampler steps; 40-50 for a base model, 4-8 for a step-distilled one.", draw=(20, 50)),
+    ] = 40
+    classifier_free_guidance: Annotated[
+        bool, Knob("Classifier-free guidance", help="Two passes a step (with and without the prompt); off for a guidance-distilled model."),
+    ] = True
+    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
+    precision: Annotated[
+        Precision, Knob("Precision", help="FP8 halves the weight bytes and doubles the tensor peak.")
+    ] = "bf16"
+    sp_degree: Annotated[
+        int, Knob("GPUs per job", "GPUs", 1, 32, 1,
+                  help="Sequence-parallel degree: the tokens of one video are split across this many GPUs.",
+                  draw=(4, 8)),
+    ] = 8
+    mfu: Annotated[
+        float, Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
+                    help="Share of dense peak each GPU sustains, sequence-parallel communication included.",
+                    draw=(0.3, 0.55)),
+    ] = 0.4
+    arrival_rate: Annotated[
+        float, Knob("Arrival rate", "jobs/s", 0.01, 100, log=True, help="Video requests per second at peak.",
+                    draw=(0.1, 5)),
+    ] = 0.5
+    target_utilization: Annotated[
+        float, Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
+                    help="Busy share of each GPU group at peak; the rest keeps the queue short.", draw=(0.6, 0.85)),
+    ] = 0.7
+    wait_target_s: Annotated[
+        float, Knob("Acceptable wait", "s", 10, 600, 5, log=True,
+                    help="The generation time users accept: 'about a minute'.", draw=(45, 120)),
+    ] = 60
+    gpu_hour_usd: Annotated[
+        float, Knob("GPU price", "USD/h", 0.5, 10, 0.1,
+                    help="What one GPU-hour costs you (an assumption: rental or amortized ownership).",
+                    draw=(1.5, 4)),
+    ] = 2.5
+
+    @model_validator(mode="after")
+    def _weights_fit(self) -> "Params":
+        g = catalog_gpu(self.gpu)
+        if self.precision == "fp8" and g.dense_fp8_TFLOPs is None:
+            raise ValueError(f"{self.gpu} has no FP8 tensor cores; pick bf16.")
+        weights = self.dit_params_b * 1e9 * la.BYTES_PER_PARAM[self.precision]
+        if weights > la.USABLE_HBM_FRACTION * g.memory_bytes:
+            raise ValueError(
+                f"A {self.dit_params_b:g}B DiT in {self.precision} is {weights / 1e9:,.0f} GB of weights, more than "
+                f"one {self.gpu} holds ({la.USABLE_HBM_FRACTION * g.memory_GB:,.0f} GB usable). Every GPU of a "
+                "sequence-parallel job keeps a full copy here: use FP8, a bigger GPU, or a smaller model."
+            )
+        return self
+
+
+def width_px(p: Params, height: float) -> float:
+    return height * ASPECTS[p.aspect]
+
+
+def _tokens(p: Params, height: float) -> tuple[int, int, int, int, int]:
+    """(latent frames, latent height, latent width, tokens per latent frame, tokens per pass)."""
+    lf = 1 + math.ceil((p.frames - 1) / p.vae_temporal_stride)
+    lh = math.ceil(height / p.vae_spatial_stride)
+    lw = math.ceil(width_px(p, height) / p.vae_spatial_stride - 1e-9)
+    per_frame = math.ceil(lh / p.patch_size) * math.ceil(lw / p.patch_size)
+    return lf, lh, lw, per_frame, lf * per_frame
+
+
+def dit_width(p: Params) -> float:
+    return math.sqrt(p.dit_params_b * 1e9 / (PARAMS_PER_BLOCK_PER_WIDTH_SQ * p.dit_layers))
+
+
+def _passes(p: Params) -> int:
+    return p.denoising_steps * (2 if p.classifier_free_guidance else 1)
+
+
+def _flops_per_pass(p: Params, n: int) -> float:
+    return 2 * p.dit_params_b * 1e9 * n + ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH * p.dit_layers * dit_width(p) * n * n
+
+
+def _wall_time_s(p: Params, height: float) -> float:
+    return _passes(p) * _flops_per_pass(p, _tokens(p, height)[4]) / (la.peak_flops(p.gpu, p.precision) * p.mfu) / p.sp_degree
+
+
+def _tallest_within(p: Params, wait_s: float) -> int:
+    """Largest height in SEARCH_HEIGHTS whose wall time is within `wait_s` (wall time grows with height); 0 if none."""
+    lo, hi = -1, len(SEARCH_HEIGHTS) - 1  # invariant: index lo fits (or -1), everything above hi does not
+    if _wall_time_s(p, SEARCH_HEIGHTS[hi]) <= wait_s:
+        return SEARCH_HEIGHTS[hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _wall_time_s(p, SEARCH_HEIGHTS[mid]) <= wait_s:
+            lo = mid
+        else:
+            hi = mid
+    return SEARCH_HEIGHTS[lo] if lo >= 0 else 0
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    g = catalog_gpu(p.gpu)
+
+    # --- the latent: tokens per pass ---
+    d.step("video_seconds", "Length of the video", p.frames / p.fps, "s", formula="{frames} frames / {fps} fps")
+    d.step("width_px", f"Width at {p.aspect}", width_px(p, p.height_px), "1", noun="px",
+           formula=f"{{height_px}} px × {p.aspect}")
+    lf, lh, lw, per_frame, n = _tokens(p, p.height_px)
+    d.step("latent_frames", "Latent frames (the VAE keeps frame 0, then packs the rest by the stride)", lf, "1",
+           noun="latent frames", formula="1 + ceil(({frames} − 1) / {vae_temporal_stride})")
+    d.step("latent_height", "Latent height", lh, "1", noun="cells", formula="ceil({height_px} / {vae_spatial_stride})")
+    d.step("latent_width", "Latent width", lw, "1", noun="cells", formula="ceil({width_px} / {vae_spatial_stride})")
+    d.step("tokens_per_latent_frame", "Tokens per latent frame (patches of patch × patch cells)", per_frame, "1",
+           noun="tokens", formula="ceil({latent_height} / {patch_size}) × ceil({latent_width} / {patch_size})")
+    d.step("tokens_per_pass", "Tokens the DiT sees in every pass", n, "1", noun="tokens",
+           formula="{latent_frames} × {tokens_per_latent_frame}")
+    d.step("pixels_per_token", "Output pixels one token stands for", p.frames * p.height_px * width_px(p, p.height_px) / n,
+           "1", noun="pixels", formula="{frames} × {height_px} × {width_px} / {tokens_per_pass}")
+
+    # --- FLOP per pass and per request ---
+    params = p.dit_params_b * 1e9
+    w = d.step("dit_width", "DiT width implied by size and depth (12 × width² a block)", dit_width(p), "1",
+               noun="", formula="sqrt({dit_params_b} billion / (12 × {dit_layers}))")
+    lin = d.step("linear_flops_per_pass", "Matmuls through the weights: 2 FLOP per parameter per token",
+                 2 * params * n, "FLOP", formula="2 × {dit_params_b} billion × {tokens_per_pass}")
+    attn = d.step("attention_flops_per_pass", "Full attention: every token against every token, every block",
+                  ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH * p.dit_layers * w * n * n, "FLOP",
+                  formula="4 × {dit_layers} × {dit_width} × {tokens_per_pass}²")
+    fpp = d.step("flops_per_pass", "FLOP per pass", lin + attn, "FLOP",
+                 formula="{linear_flops_per_pass} + {attention_flops_per_pass}")
+    d.step("attention_share", "Attention's share of the FLOP", 100 * attn / fpp, "%",
+           formula="100 × {attention_flops_per_pass} / {flops_per_pass}")
+    passes = d.step("passes_per_request", "DiT passes per request", _passes(p), "1", noun="passes",
+                    formula="{denoising_steps} × " + ("2 (guidance: with and without the prompt)"
+                                                      if p.classifier_free_guidance else "1 (no guidance)"))
+    fpr = d.step("flops_per_request", "FLOP per request", passes * fpp, "FLOP",
+                 formula="{passes_per_request} × {flops_per_pass}")
+
+    # --- time on the job's GPUs ---
+    peak = d.step("gpu_peak_flops", f"{p.gpu} dense {p.precision} peak (catalog)", la.peak_flops(p.gpu, p.precision),
+                  "FLOP/s")
+    eff = d.step("effective_flops_per_gpu", "Sustained per GPU at the MFU", peak * p.mfu, "FLOP/s",
+                 formula="{gpu_peak_flops} FLOP/s × {mfu}")
+    gsec = d.step("gpu_seconds_per_request", "GPU-seconds per request", fpr / eff, "s",
+                  formula="{flops_per_request} FLOP / {effective_flops_per_gpu} FLOP/s")
+    wall = d.step("wall_time_s", "Wall time on the job's GPUs", gsec / p.sp_degree, "s",
+                  formula="{gpu_seconds_per_request} s / {sp_degree} GPUs")
+    d.step("meets_wait_target", "Within the acceptable wait?", "yes" if wall <= p.wait_target_s else "no",
+           formula="{wall_time_s} s ≤ {wait_target_s} s")
+    d.step("gpu_seconds_per_video_second", "GPU-seconds per second of video", gsec / (p.frames / p.fps), "1",
+           noun="GPU-s", formula="{gpu_seconds_per_request} s / {video_seconds} s")
+    # The same request at 480p and 720p, everything else unchanged: where "about a minute" holds.
+    for h in (480, 720):
+        n_h = d.step(f"tokens_per_pass_{h}p", f"Tokens per pass at {h}p", _tokens(p, h)[4], "1", noun="tokens",
+                     formula=f"{{latent_frames}} × ceil({h} / ({{vae_spatial_stride}} × {{patch_size}})) × "
+                             f"ceil({format(width_px(p, h), '.4g')} / ({{vae_spatial_stride}} × {{patch_size}}))")
+        d.step(f"flops_per_pass_{h}p", f"FLOP per pass at {h}p", _flops_per_pass(p, n_h), "FLOP",
+               formula=f"2 × {{dit_params_b}} billion × {{tokens_per_pass_{h}p}} + "
+                       f"4 × {{dit_layers}} × {{dit_width}} × {{tokens_per_pass_{h}p}}²")
+        d.step(f"wall_time_{h}p_s", f"Wall time at {h}p, everything else the same", _wall_time_s(p, h), "s",
+               formula=f"{{passes_per_request}} × {{flops_per_pass_{h}p}} FLOP / "
+                       "({effective_flops_per_gpu} FLOP/s × {sp_degree})")
+    d.step("wall_ratio_720p_over_480p", "720p over 480p", d.value("wall_time_720p_s") / d.value("wall_time_480p_s"),
+           "1", noun="×", formula="{wall_time_720p_s} s / {wall_time_480p_s} s")
+    tallest = _tallest_within(p, p.wait_target_s)
+    d.step("max_height_within_wait", "Tallest resolution that still finishes within the acceptable wait", tallest,
+           "1", noun="px", formula="largest height (16-px steps) with wall time ≤ {wait_target_s} s")
+    d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
+           "s", formula="{wall_time_s} s / {denoising_steps}")
+    d.step("progress_increment", "Progress per step", 100 / p.denoising_steps, "%",
+           formula="100 / {denoising_steps}")
+
+    # --- memory per GPU ---
+    wb = d.step("weight_bytes", f"DiT weights in {p.precision}, on every GPU of the job",
+                params * la.BYTES_PER_PARAM[p.precision], "B",
+                formula=f"{{dit_params_b}} billion × {la.BYTES_PER_PARAM[p.precision]:g} B")
+    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
+    d.step("gpu_hbm_Bps", f"{p.gpu} HBM bandwidth (catalog)", g.hbm_Bps, "B/s")
+    d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / g.memory_bytes, "%",
+           formula="100 × {weight_bytes} / {gpu_memory_bytes}")
+    d.step("hidden_state_bytes", "One activation tensor of the whole clip (tokens × width, bf16)",
+           n * w * ACT_BYTES, "B", formula="{tokens_per_pass} × {dit_width} × 2 B")
+    d.step("attention_scores_bytes_per_layer", "Attention scores of one block if written out (all heads, bf16)",
+           n * n * (w / HEAD_DIM) * ACT_BYTES, "B", formula="{tokens_per_pass}² × ({dit_width} / 128 heads) × 2 B")
+    d.step("latent_bytes", "The latent carried between steps (16 channels, fp32)",
+           lf * lh * lw * LATENT_CHANNELS * LATENT_BYTES_PER_VALUE, "B",
+           formula="{latent_frames} × {latent_height} × {latent_width} × 16 × 4 B")
+
+    # --- why batching buys nothing ---
+    local = d.step("tokens_per_gpu", "Tokens each GPU of the job holds", n / p.sp_degree, "1", noun="tokens",
+                   formula="{tokens_per_pass} / {sp_degree}")
+    fpg = d.step("flops_per_gpu_per_pass", "FLOP per GPU per pass", fpp / p.sp_degree, "FLOP",
+                 formula="{flops_per_pass} / {sp_degree}")
+    act = d.step("activation_bytes_per_gpu_per_pass", "Activation bytes each GPU moves per pass",
+                 p.dit_layers * ACT_VALUES_PER_TOKEN_PER_LAYER_PER_WIDTH * w * local * ACT_BYTES, "B",
+                 formula="{dit_layers} × 20 × {dit_width} × {tokens_per_gpu} × 2 B")
+    ai = d.step("arithmetic_intensity_batch1", "Arithmetic intensity of one video (batch 1)", fpg / (wb + act),
+                "FLOP/B", formula="{flops_per_gpu_per_pass} FLOP / ({weight_bytes} B + {activation_bytes_per_gpu_per_pass} B)")
+    ridge = d.step("gpu_ridge", f"{p.gpu} ridge point ({p.precision} peak / HBM bandwidth)", peak / g.hbm_Bps, "FLOP/B",
+                   formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s")
+    d.step("intensity_over_ridge", "Intensity over the ridge", ai / ridge, "1", noun="×",
+           formula="{arithmetic_intensity_batch1} / {gpu_ridge}")
+    wread = d.step("weight_read_per_pass_s", "Reading the weights once per pass, per GPU", wb / g.hbm_Bps, "s",
+                   formula="{weight_bytes} B / {gpu_hbm_Bps} B/s")
+    pass_s = d.step("pass_compute_s", "One pass's compute per GPU", fpg / eff, "s",
+                    formula="{flops_per_gpu_per_pass} FLOP / {effective_flops_per_gpu} FLOP/s")
+    d.step("batching_max_saving", "Most that sharing the weight read across a batch could save", 100 * wread / pass_s,
+           "%", formula="100 × {weight_read_per_pass_s} s / {pass_compute_s} s")
+
+    # --- queue, progress and the fleet ---
+    in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law)", p.arrival_rate * wall, "1",
+                        noun="jobs", formula="{arrival_rate} jobs/s × {wall_time_s} s")
+    groups = d.step("gpu_groups", "GPU groups at the target utilization",
+                    max(1, math.ceil(in_service / p.target_utilization - 1e-9)), "1", noun="groups",
+                    formula="ceil({jobs_in_service} / {target_utilization})")
+    d.step("gpus_for_load", "GPUs for the load", groups * p.sp_degree, "1", noun="GPUs",
+           formula="{gpu_groups} × {sp_degree}")
+    d.step("capacity_jobs_per_s", "Jobs per second the groups can start, all busy", groups / wall, "1/s",
+           noun="jobs", formula="{gpu_groups} / {wall_time_s} s")
+    d.step("wait_per_queued_job_s", "Wait one queued job adds for those behind it", wall / groups, "s",
+           formula="{wall_time_s} s / {gpu_groups}")
+    d.step("busy_gpus", "GPUs busy at any moment (GPU-seconds arriving per second)", p.arrival_rate * gsec, "1",
+           noun="GPUs", formula="{arrival_rate} jobs/s × {gpu_seconds_per_request} s")
+    p_wait = d.step("queue_wait_probability", "Share of jobs that queue (M/M/c over groups)",
+                    100 * queue.erlang_c_wait_probability(groups, in_service), "%",
+                    formula="100 × ErlangC({gpu_groups}, {jobs_in_service})")
+    d.step("mean_queue_wait_s", "Mean wait in the queue", queue.erlang_c_mean_wait_s(groups, p.arrival_rate, 1 / wall),
+           "s", formula="{queue_wait_probability}% / ({gpu_groups} / {wall_time_s} s − {arrival_rate} jobs/s)")
+    d.step("progress_events_per_s", "Progress updates per second, fleet-wide (one per job per step)",
+           in_service / (wall / p.denoising_steps), "1/s", noun="updates",
+           formula="{jobs_in_service} / {step_time_s} s")
+
+    # --- where the cost goes ---
+    cost = d.step("cost_per_request_usd", "GPU cost of one video at 100% busy", gsec / 3600 * p.gpu_hour_usd, "USD",
+                  formula="{gpu_seconds_per_request} s / 3600 × {gpu_hour_usd} USD")
+    d.step("cost_per_request_at_util_usd", "GPU cost of one video at the target utilization",
+           cost / p.target_utilization, "USD", formula="{cost_per_request_usd} USD / {target_utilization}")
+    d.step("attention_cost_usd", "Of which attention", cost * attn / fpp, "USD",
+           formula="{cost_per_request_usd} USD × {attention_share}%")
+    d.step("guidance_cost_usd", "Of which the unguided pass of classifier-free guidance",
+           cost / 2 if p.classifier_free_guidance else 0.0, "USD",
+           formula="{cost_per_request_usd} USD / 2" if p.classifier_free_guidance else "0 (guidance off)")
+    d.step("fleet_cost_per_hour_usd", "Fleet cost per hour", groups * p.sp_degree * p.gpu_hour_usd, "USD",
+           formula="{gpus_for_load} × {gpu_hour_usd} USD")
+    return d

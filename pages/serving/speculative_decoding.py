@@ -1,0 +1,105 @@
+import math
+
+import plotly.graph_objects as go
+
+from ui.charts import PALETTE, base_layout, sweep, sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+page = QuestionPage("speculative-decoding")
+
+ACCEPTANCE_CURVES = (0.6, 0.7, 0.8, 0.9)
+
+
+@page.diagram("draft_verify_loop")
+def draft_verify_loop(ctx):
+    d, p = ctx.derivation, ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("sched", "Scheduler", f"per class: on / off and k · batch now {p.operating_batch}", 0, 0),
+        Box("draft", "Draft", f"k = {p.draft_tokens} tokens · {show('draft_time_s')} at this batch", 1, 0, "accent"),
+        Box("verify", "Target verify pass", f"{p.draft_tokens + 1} positions a sequence · {show('verify_step_s')}", 2, 0),
+        Box("accept", "Rejection sampler", f"keep the agreed prefix + 1 · {show('expected_tokens_per_pass')} a pass", 2, 1),
+        Box("stream", "Stream to client", f"TPOT {show('tpot_plain_s')} → {show('tpot_speculative_s')}", 3, 1, "muted"),
+        Box("monitor", "Monitor", "accepts per pass, per class · TPOT against a holdout", 1, 1, "danger"),
+    ]
+    arrows = [
+        Arrow("sched", "draft", "context"),
+        Arrow("draft", "verify", f"{p.draft_tokens} guesses"),
+        Arrow("verify", "accept", "target logits"),
+        Arrow("accept", "stream", "tokens"),
+        Arrow("accept", "monitor", "counts", dashed=True),
+        Arrow("monitor", "sched", f"alert below {show('break_even_acceptance_at_operating_batch')}", dashed=True),
+    ]
+    return box_diagram(boxes, arrows, title="One speculative round, with this scenario's numbers")
+
+
+@page.chart("speedup_vs_k")
+def speedup_vs_k(ctx):
+    p = ctx.params
+    xs = list(range(1, 17))
+    rates = sorted(set(ACCEPTANCE_CURVES) | {round(p.acceptance_rate, 4)})
+    fig = go.Figure()
+    for i, a in enumerate(rates):
+        ys = sweep(ctx.slug, p.model_copy(update={"acceptance_rate": a}), "draft_tokens", ["speedup_small_batch"],
+                   xs)["speedup_small_batch"]
+        current = abs(a - p.acceptance_rate) < 1e-9
+        fig.add_trace(go.Scatter(x=xs, y=ys, name=f"a = {a:.0%}" + (" (now)" if current else ""), mode="lines+markers",
+                                 line=dict(color=PALETTE[i % len(PALETTE)], width=3.5 if current else 2,
+                                           dash="solid" if current else "dot")))
+    y_now = ctx.derivation.value("speedup_small_batch")
+    fig.add_trace(go.Scatter(x=[p.draft_tokens], y=[y_now], mode="markers", showlegend=False,
+                             marker=dict(color="#0f172a", size=12, line=dict(color="white", width=2)),
+                             hovertemplate="now: %{y:.3g}×<extra></extra>"))
+    fig.add_vline(x=p.draft_tokens, line=dict(color="#64748b", dash="dot", width=1))
+    fig.add_hline(y=1, line=dict(color="#dc2626", width=1))
+    return base_layout(fig, f"Small-batch speedup against k, draft cost c = {p.draft_cost:.1%}",
+                       "Draft tokens k", "speedup (×)")
+
+
+@page.chart("speedup_vs_batch")
+def speedup_vs_batch(ctx):
+    d, p = ctx.derivation, ctx.params
+    fig = sweep_figure(
+        ctx.slug, p, "operating_batch",
+        {"speedup_at_operating_batch": "KV reads modelled",
+         "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"},
+        title="Speedup against batch size (log x); below the red line speculation costs throughput",
+        y_title="speedup (×)", n=120,
+    )
+    fig.add_hline(y=1, line=dict(color="#dc2626", width=1.5))
+    marks = (("break_even_batch_weights_only", "break-even, weights only", PALETTE[1]),
+             ("break_even_batch_with_kv", "break-even, with KV", PALETTE[0]),
+             ("batch_memory_cap", "KV cap", "#0f172a"))
+    for i, (key, label, color) in enumerate(marks):
+        x = float(d.value(key))
+        if math.isfinite(x) and 1 <= x <= 2048:
+            fig.add_vline(x=x, line=dict(color=color, dash="dash", width=1.5))
+            # Annotations on a log axis take log10 positions (shapes are converted by plotly).
+            fig.add_annotation(x=math.log10(x), y=1 - 0.07 * i, yref="paper", text=f"{label}: {x:,.0f}",
+                               showarrow=False, xanchor="left", font=dict(size=11, color=color),
+                               bgcolor="rgba(255,255,255,0.8)")
+    return fig
+
+
+@page.chart("break_even_vs_context")
+def break_even_vs_context(ctx):
+    p = ctx.params
+    xs = [x for x in (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 64000)
+          if x != p.prompt_tokens] + [p.prompt_tokens]
+    xs = sorted(xs)
+    keys = ["break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap"]
+    names = ["Break-even, weights only", "Break-even, with KV (missing = never)", "KV cap"]
+    ys = sweep(ctx.slug, p, "prompt_tokens", keys, xs)
+    fig = go.Figure()
+    for i, (key, name) in enumerate(zip(keys, names)):
+        y = [v if math.isfinite(v) and v > 0 else None for v in ys[key]]
+        fig.add_trace(go.Scatter(x=xs, y=y, name=name, mode="lines+markers", connectgaps=False,
+                                 line=dict(color=(PALETTE[1], PALETTE[0], "#0f172a")[i], width=2.5,
+                                           dash="dash" if key == "batch_memory_cap" else "solid")))
+    fig.add_vline(x=p.prompt_tokens, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "Where speculation stops paying, against prompt length (log-log)", "Prompt tokens",
+                       "sequences per replica", log_x=True, log_y=True)
+
+
+page.render()
