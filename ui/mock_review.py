@@ -12,7 +12,8 @@ from ui.derivation_view import derivation_view
 from ui.mock_common import Attempt, given_lines, mmss
 from ui.mock_start import start_attempt
 from ui.prose import render as render_prose
-from ui.safe import code_span
+from ui.safe import code_span, escape_markdown
+from ui.session_store import profile
 
 
 def time_per_phase_s(store, attempt: Attempt) -> dict[str, float]:
@@ -84,3 +85,14 @@ def render_review(store, attempt: Attempt) -> None:
     if cols[2].button("New scenario", key="mock.new"):
         del st.query_params["attempt"]
         st.rerun()
+    with st.form("mock.save_preset", border=True):
+        st.markdown("**Keep this scenario as a preset** for the question page (instructors: replay a draw in class).")
+        c = st.columns([3, 1], vertical_alignment="bottom")
+        name = c[0].text_input("Preset name", max_chars=80, key="mock.preset_name",
+                               placeholder="e.g. Four thousand requests a second")
+        if c[1].form_submit_button("Save preset"):
+            if not name.strip():
+                st.warning("Give the preset a name first.")
+            else:
+                store.save_preset(profile(), attempt.question.slug, name.strip(), attempt.params.model_dump(mode="json"))
+                st.success(f"Saved. On the question page it is listed as ★ {escape_markdown(name.strip())}.")

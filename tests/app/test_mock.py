@@ -119,3 +119,19 @@ def test_progress_page_shows_study_and_mock_answers():
     assert any(m.label == "Answers" for m in prog.metric)
     text = "\n".join(m.value for m in prog.markdown)
     assert "per_gpu_rps_full" in text  # weakest drill and study next
+
+
+def test_a_drawn_scenario_can_be_saved_as_a_preset_and_opened_on_the_page():
+    from ui.session_store import _opened
+
+    t0 = datetime.now(timezone.utc)
+    at, attempt_id = _start(t0)
+    at.button(key="mock.finish").click().run()
+    at.text_input(key="mock.preset_name").input("From my mock")
+    at.button(key="FormSubmitter:mock.save_preset-Save preset").click().run()
+    assert not at.exception
+    assert any("★ From my mock" in s.value for s in at.success)
+    page = AppTest.from_file(str(ROOT / "pages" / "serving" / "batched_inference_api.py"), default_timeout=30).run()
+    assert "★ From my mock" in page.selectbox(key="preset").options
+    store = _opened()[0]
+    assert store.presets("me", "batched-inference-api")[0]["params"] == store.get_attempt(attempt_id)["params"]
