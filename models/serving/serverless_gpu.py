@@ -1,0 +1,422 @@
+"""Serverless GPUs: seconds to first token, billed by the second (seeds 000, 003, 004).
+
+The promise is to run a customer's model within seconds of a request and to charge only for the
+seconds it runs. Four pieces of arithmetic carry the answer:
+
+    cold start       = image pull + container start + CUDA init + weight load + compile/graph capture
+                       + warm-up + first prefill          (weight load = model bytes / link B/s, catalog)
+    snapshot start   = container start + restore overhead + snapshot bytes / restore B/s + first prefill
+                       (compile and imports skipped: the snapshot holds their result)
+    warm pool        = Little's law: slots refilling = scale-up rate x refill time, plus a Poisson
+                       buffer of z x sqrt(mean) so the pool rarely runs dry
+    margin           = billed GPU-seconds / provisioned GPU-seconds, per instance and for the fleet;
+                       gross margin = 1 - cost per GPU-second / (price per GPU-second x fleet utilization)
+
+Modelling choices (the page states them):
+  * Stages run one after another. Real loaders overlap some (stream weights while CUDA initializes),
+    so the sum is an upper bound the waterfall lets you attack stage by stage.
+  * Weight load is limited by the slower of the source link at the stated efficiency and the
+    host-to-GPU PCIe Gen5 links of the instance's GPUs.
+  * First prefill: uncached prompt x (2 x params + attention) FLOP at the stated MFU (llm_arith).
+  * A refill (or an unbilled boot) is the chain up to, not including, the first prefill: the
+    prefill serves a customer and is billed.
+  * The snapshot lives on the node's local disk beside a cached image, and the engine frees its
+    KV-cache pool before the checkpoint; the page shows what each assumption costs when it fails.
+  * Packing: MIG gives a tenant whole memory slices (8 per GPU; floor(8 / tenants) each) and the
+    matching share of HBM bandwidth; time-slicing shares all memory and bandwidth, so a tenant's
+    decode step stretches by one step for every neighbour decoding at the same moment.
+  * Margin: an instance is billed for its serving life (requests plus the idle window before
+    scale-down), never for its boot; warm-pool slots and stranded capacity are never billed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import gpu as catalog_gpu
+from models.catalog import link as catalog_link
+from models.catalog import model as catalog_model
+from models.core import Derivation, Knob, StrictModel
+from models.serving import llm_arith as la
+from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+
+# NVIDIA Multi-Instance GPU user guide (A100/H100/H200): a GPU splits into 8 memory slices and
+# 7 compute slices; the smallest profile (1g) owns one memory slice. Proposed for models/catalog.py.
+MIG_MEMORY_SLICES = 8
+MIG_MAX_INSTANCES = 7
+HOST_LINK = "PCIe Gen5 x16"
+SECONDS_PER_MONTH = 30 * 86_400  # a 30-day month  # host-to-GPU link of each GPU, for loading weights into HBM
+
+WeightSource = Literal["10GbE", "100GbE", "200GbE", "400GbE", "NVMe Gen4 SSD", "NVMe Gen5 SSD"]
+
+# The cold-start chain in order: (step key, short label for the waterfall).
+COLD_STAGES = (
+    ("image_pull_s", "Image pull"),
+    ("container_start_s", "Container start"),
+    ("cuda_init_s", "CUDA init"),
+    ("weight_load_s", "Weight load"),
+    ("compile_s", "Compile + graphs"),
+    ("warmup_s", "Warm-up"),
+    ("first_prefill_s", "First prefill"),
+)
+SNAPSHOT_STAGES = (
+    ("container_start_s", "Container start"),
+    ("snapshot_overhead_s", "Restore overhead"),
+    ("snapshot_restore_s", "Memory restore"),
+    ("first_prefill_s", "First prefill"),
+)
+
+
+class Params(StrictModel):
+    model: Annotated[ServingModel, Knob("Customer's model", help="From the catalog.")] = "Llama-3-8B"
+    gpu: Annotated[ServingGPU, Knob("GPU", help="From the catalog.")] = "H100 SXM"
+    gpus_per_instance: Annotated[ReplicaGPUs, Knob("GPUs per instance", "", 1, 8,
+                                                   help="GPUs one instance holds.")] = 1
+    weight_precision: Annotated[Precision, Knob("Weight precision")] = "bf16"
+    image_gb: Annotated[
+        float,
+        Knob("Container image, without weights", "GB", 0.5, 50, 0.5, log=True,
+             help="CUDA libraries, PyTorch, the serving engine, the customer's code.", draw=(3, 20)),
+    ] = 8
+    image_pull_GBps: Annotated[
+        float,
+        Knob("Image pull rate", "GB/s", 0.05, 10, 0.05, log=True,
+             help="Registry download plus layer decompression and unpacking: decompression, not the network, "
+                  "usually sets it.", draw=(0.2, 2)),
+    ] = 0.5
+    container_start_s: Annotated[
+        float,
+        Knob("Container start", "s", 0.1, 30, 0.1, log=True, help="Sandbox, namespaces, mounts, GPU attach.",
+             draw=(0.5, 5)),
+    ] = 1.0
+    cuda_init_s: Annotated[
+        float,
+        Knob("Runtime and CUDA init", "s", 0.5, 60, 0.5, log=True,
+             help="Python imports, CUDA context, cuBLAS and NCCL handles.", draw=(2, 10)),
+    ] = 4.0
+    weight_source: Annotated[
+        WeightSource,
+        Knob("Where the weights come from", help="Object store over the node's NIC, or the node's local NVMe "
+             "(catalog links)."),
+    ] = "100GbE"
+    weight_link_efficiency: Annotated[
+        float,
+        Knob("Share of that link a load achieves", "", 0.05, 1, 0.05, percent=True,
+             help="Object stores give a fraction of line rate to one process unless reads are parallel and "
+                  "ranged.", draw=(0.2, 0.8)),
+    ] = 0.4
+    compile_s: Annotated[
+        float,
+        Knob("Compile and graph capture", "s", 0, 600, 1,
+             help="torch.compile, kernel autotuning, CUDA-graph capture per batch size.", draw=(10, 120)),
+    ] = 30
+    warmup_s: Annotated[
+        float,
+        Knob("Warm-up", "s", 0, 60, 0.5, help="Dummy requests that fault in allocator pools and caches.",
+             draw=(1, 10)),
+    ] = 3
+    prompt_tokens: Annotated[
+        int,
+        Knob("First request's prompt", "tokens", 1, 128_000, 1, log=True, help="Prompt the first prefill runs.",
+             draw=(200, 8_000)),
+    ] = 1_000
+    mfu: Annotated[
+        float,
+        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True, help="Share of peak FLOP/s prefill achieves.",
+             draw=(0.3, 0.6)),
+    ] = 0.4
+    snapshot_restore_GBps: Annotated[
+        float,
+        Knob("Snapshot restore rate", "GB/s", 0.5, 60, 0.5, log=True,
+             help="Local NVMe into host memory and over PCIe into HBM, checksums included.", draw=(3, 20)),
+    ] = 10
+    snapshot_overhead_s: Annotated[
+        float,
+        Knob("Restore overhead", "s", 0.1, 20, 0.1, log=True,
+             help="Process restore and re-attaching the CUDA context to the GPU.", draw=(0.3, 3)),
+    ] = 1.0
+    cpu_snapshot_gb: Annotated[
+        float,
+        Knob("Host memory in the snapshot", "GB", 0.5, 200, 0.5, log=True,
+             help="Python heap, imported libraries, tokenizer, pinned buffers.", draw=(2, 30)),
+    ] = 6
+    gpu_extra_snapshot_gb: Annotated[
+        float,
+        Knob("GPU memory beyond the weights", "GB", 0, 40, 0.5,
+             help="CUDA graphs, allocator pools, workspaces; the KV-cache pool is freed before the checkpoint.",
+             draw=(0.5, 5)),
+    ] = 2
+    ttft_budget_s: Annotated[
+        float,
+        Knob("First-token budget for a cold request", "s", 0.5, 120, 0.5, log=True,
+             help="What 'within seconds' promises a request that finds no running instance.", draw=(2, 30)),
+    ] = 5
+    scale_ups_per_min: Annotated[
+        float,
+        Knob("Scale-ups at peak", "instances/min", 0.1, 10_000, 0.1, log=True,
+             help="New instances the autoscaler starts per minute for this model at peak.", draw=(2, 200)),
+    ] = 30
+    pool_buffer_z: Annotated[
+        float,
+        Knob("Pool buffer", "σ", 0, 4, 0.1,
+             help="Slots above the Little's-law mean, in standard deviations of the Poisson count refilling.",
+             draw=(1, 3)),
+    ] = 2
+    tenants_per_gpu: Annotated[
+        int,
+        Knob("Tenants packed per GPU", "tenants", 1, MIG_MAX_INSTANCES, 1,
+             help="Small models sharing one GPU (MIG allows at most 7 instances).", draw=(1, 4)),
+    ] = 2
+    kv_reserve_gb: Annotated[
+        float,
+        Knob("KV cache each tenant reserves", "GB", 0.5, 100, 0.5, log=True, help="Room for its batch's KV.",
+             draw=(1, 16)),
+    ] = 4
+    neighbour_active_share: Annotated[
+        float,
+        Knob("Neighbour busy share", "", 0, 1, 0.05, percent=True,
+             help="Chance a given neighbour is decoding at the same moment (time-slicing).", draw=(0.1, 0.7)),
+    ] = 0.3
+    hbm_efficiency: Annotated[
+        float,
+        Knob("HBM efficiency", "", 0.3, 1, 0.05, percent=True, help="Share of peak HBM bandwidth decode achieves.",
+             draw=(0.6, 0.9)),
+    ] = 0.8
+    instance_billed_s: Annotated[
+        float,
+        Knob("Billed life of an instance", "s", 10, 86_400, 10, log=True,
+             help="Serving plus the idle window before scale-down; what the customer pays for per start.",
+             draw=(60, 3_600)),
+    ] = 300
+    stranded_share: Annotated[
+        float,
+        Knob("Stranded capacity", "", 0, 0.6, 0.01, percent=True,
+             help="Fleet share no one can buy: packing fragments, headroom for growth, draining nodes.",
+             draw=(0.05, 0.3)),
+    ] = 0.15
+    price_per_gpu_s_usd: Annotated[
+        float,
+        Knob("Price per GPU-second", "USD", 0.0001, 0.01, 0.00005, log=True,
+             help="What the customer pays per GPU-second billed.", draw=(0.0006, 0.0015)),
+    ] = 0.0011
+    gpu_cost_per_hour_usd: Annotated[
+        float,
+        Knob("Platform cost per GPU-hour", "USD", 0.5, 10, 0.1, log=True,
+             help="All-in: the GPU's amortization or lease, power, network, staff.", draw=(1.2, 3.5)),
+    ] = 2.0
+
+    @model_validator(mode="after")
+    def _weights_fit(self) -> "Params":
+        g = catalog_gpu(self.gpu)
+        if self.weight_precision == "fp8" and g.dense_fp8_TFLOPs is None:
+            raise ValueError(f"{self.gpu} has no FP8 tensor cores; pick bf16.")
+        weights = catalog_model(self.model).weight_bytes(la.BYTES_PER_PARAM[self.weight_precision])
+        usable = la.USABLE_HBM_FRACTION * self.gpus_per_instance * g.memory_bytes
+        if weights + self.gpu_extra_snapshot_gb * 1e9 > usable:
+            raise ValueError(
+                f"{self.model} in {self.weight_precision} is {weights / 1e9:,.0f} GB of weights; "
+                f"{self.gpus_per_instance} × {self.gpu} hold {usable / 1e9:,.0f} GB usable. "
+                "Use more GPUs per instance, FP8 or a smaller model."
+            )
+        return self
+
+
+def pool_slots(rate_per_s: float, refill_s: float, z: float) -> int:
+    """Little's law mean of slots refilling plus z Poisson standard deviations, rounded up."""
+    mean = rate_per_s * refill_s
+    return max(1, math.ceil(mean + z * math.sqrt(mean) - 1e-9)) if mean > 0 else 0
+
+
+def mig_tenants_fit(slot_need_bytes: float, gpu_bytes: float) -> int:
+    """Most tenants n (<= 7) whose MIG slice of floor(8 / n) memory slices holds one tenant."""
+    best = 0
+    for n in range(1, MIG_MAX_INSTANCES + 1):
+        slice_bytes = (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES * gpu_bytes * la.USABLE_HBM_FRACTION
+        if slot_need_bytes <= slice_bytes:
+            best = n
+    return best
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
+    src, host = catalog_link(p.weight_source), catalog_link(HOST_LINK)
+
+    # --- the cold-start chain ---
+    d.step("image_pull_s", "Image pull: image / pull rate", p.image_gb / p.image_pull_GBps, "s",
+           formula="{image_gb} GB / {image_pull_GBps} GB/s")
+    d.step("container_start_s", "Container start", p.container_start_s, "s")
+    d.step("cuda_init_s", "Runtime and CUDA init", p.cuda_init_s, "s")
+    d.step("model_params", f"{p.model} parameters (catalog)", m.total_params, "1", noun="parameters")
+    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", la.BYTES_PER_PARAM[p.weight_precision],
+           "1", noun="bytes")
+    weights = d.step("weight_bytes", "Weights to load", m.weight_bytes(la.BYTES_PER_PARAM[p.weight_precision]), "B",
+                     formula="{model_params} × {bytes_per_param} B")
+    d.step("source_link_Bps", f"{p.weight_source} (catalog)", src.Bps, "B/s")
+    d.step("host_link_Bps", f"{HOST_LINK} per GPU (catalog)", host.Bps, "B/s")
+    load_bw = d.step("weight_load_Bps", "Load rate: the slower of the source at its efficiency and the PCIe links",
+                     min(src.Bps * p.weight_link_efficiency, host.Bps * p.gpus_per_instance), "B/s",
+                     formula="min({source_link_Bps} B/s × {weight_link_efficiency}, "
+                             "{gpus_per_instance} × {host_link_Bps} B/s)")
+    d.step("weight_load_s", "Weight load", weights / load_bw, "s", formula="{weight_bytes} B / {weight_load_Bps} B/s")
+    d.step("compile_s", "Compile and CUDA-graph capture", p.compile_s, "s")
+    d.step("warmup_s", "Warm-up", p.warmup_s, "s")
+    pf_flops = d.step("first_prefill_flops", "First prefill FLOP (2 × params + attention, per prompt token)",
+                      p.prompt_tokens * la.flops_per_token(m, p.prompt_tokens / 2), "FLOP",
+                      formula=f"{{prompt_tokens}} × (2 × {{model_params}} + "
+                              f"{la.attention_flops_per_token_per_position(m):,.0f} × {{prompt_tokens}} / 2)")
+    peak = d.step("gpu_peak_flops", f"{p.gpu} dense {p.weight_precision} peak (catalog)",
+                  la.peak_flops(p.gpu, p.weight_precision), "FLOP/s")
+    d.step("instance_flops", "Instance compute at the prefill MFU", p.gpus_per_instance * peak * p.mfu, "FLOP/s",
+           formula="{gpus_per_instance} × {gpu_peak_flops} FLOP/s × {mfu}")
+    prefill = d.step("first_prefill_s", "First prefill", pf_flops / d.value("instance_flops"), "s",
+                     formula="{first_prefill_flops} FLOP / {instance_flops} FLOP/s")
+    cold = d.step("cold_start_s", "Cold start: request to first token, every stage in series",
+                  sum(d.value(k) for k, _ in COLD_STAGES), "s",
+                  formula=" + ".join(f"{{{k}}}" for k, _ in COLD_STAGES) + " s")
+    boot = d.step("boot_s", "Boot: the chain before the first prefill (refill time, unbilled)", cold - prefill, "s",
+                  formula="{cold_start_s} s − {first_prefill_s} s")
+    d.step("weight_load_share", "Weight load's share of the cold start", 100 * d.value("weight_load_s") / cold, "%",
+           formula="100 × {weight_load_s} / {cold_start_s}")
+    d.step("compile_share", "Compile's share of the cold start", 100 * p.compile_s / cold, "%",
+           formula="100 × {compile_s} / {cold_start_s}")
+
+    # --- the snapshot ---
+    d.step("cpu_snapshot_bytes", "Host memory in the snapshot", p.cpu_snapshot_gb * 1e9, "B",
+           formula="{cpu_snapshot_gb} GB")
+    d.step("gpu_extra_snapshot_bytes", "GPU memory beyond the weights", p.gpu_extra_snapshot_gb * 1e9, "B",
+           formula="{gpu_extra_snapshot_gb} GB")
+    snap = d.step("snapshot_bytes", "Snapshot: weights + other GPU state + host memory",
+                  weights + p.gpu_extra_snapshot_gb * 1e9 + p.cpu_snapshot_gb * 1e9, "B",
+                  formula="{weight_bytes} B + {gpu_extra_snapshot_bytes} B + {cpu_snapshot_bytes} B")
+    restore_bw = d.step("snapshot_restore_Bps", "Restore rate", p.snapshot_restore_GBps * 1e9, "B/s",
+                        formula="{snapshot_restore_GBps} GB/s")
+    d.step("snapshot_overhead_s", "Restore overhead", p.snapshot_overhead_s, "s")
+    d.step("snapshot_restore_s", "Memory restore", snap / restore_bw, "s",
+           formula="{snapshot_bytes} B / {snapshot_restore_Bps} B/s")
+    ss = d.step("snapshot_start_s", "Snapshot start: no pull, no init, no compile",
+                sum(d.value(k) for k, _ in SNAPSHOT_STAGES), "s",
+                formula=" + ".join(f"{{{k}}}" for k, _ in SNAPSHOT_STAGES) + " s")
+    snap_boot = d.step("snapshot_boot_s", "Snapshot boot (refill time)", ss - prefill, "s",
+                       formula="{snapshot_start_s} s − {first_prefill_s} s")
+    d.step("snapshot_speedup", "Cold start over snapshot start", cold / ss, "1", noun="×",
+           formula="{cold_start_s} s / {snapshot_start_s} s")
+    d.step("cold_start_meets_budget", "Does a cold start meet the first-token budget?",
+           "yes" if cold <= p.ttft_budget_s else "no", formula="{cold_start_s} s ≤ {ttft_budget_s} s")
+    d.step("snapshot_meets_budget", "Does a snapshot start meet it?", "yes" if ss <= p.ttft_budget_s else "no",
+           formula="{snapshot_start_s} s ≤ {ttft_budget_s} s")
+    # Assumption 1 failing: the snapshot is not on this node and streams over the weight link.
+    d.step("snapshot_start_remote_s", "Snapshot start when the snapshot is not on the node",
+           p.container_start_s + p.snapshot_overhead_s + snap / min(load_bw, restore_bw) + prefill, "s",
+           formula="{container_start_s} s + {snapshot_overhead_s} s + {snapshot_bytes} B / "
+                   "min({weight_load_Bps}, {snapshot_restore_Bps}) B/s + {first_prefill_s} s")
+    # Assumption 2 failing: the engine's KV pool (all free HBM) is checkpointed with the weights.
+    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
+    d.step("usable_hbm_fraction", "Share of HBM an engine claims (llm_arith convention)",
+           100 * la.USABLE_HBM_FRACTION, "%")
+    usable = d.step("usable_hbm_bytes", "HBM the engine claims on the instance",
+                    la.USABLE_HBM_FRACTION * p.gpus_per_instance * g.memory_bytes, "B",
+                    formula="{usable_hbm_fraction}% × {gpus_per_instance} × {gpu_memory_bytes} B")
+    kv_pool = d.step("kv_pool_bytes", "Its KV-cache pool", max(0.0, usable - weights - p.gpu_extra_snapshot_gb * 1e9),
+                     "B", formula="{usable_hbm_bytes} B − {weight_bytes} B − {gpu_extra_snapshot_bytes} B")
+    d.step("snapshot_start_with_kv_pool_s", "Snapshot start when the KV pool is checkpointed too",
+           p.container_start_s + p.snapshot_overhead_s + (snap + kv_pool) / restore_bw + prefill, "s",
+           formula="{container_start_s} s + {snapshot_overhead_s} s + ({snapshot_bytes} B + {kv_pool_bytes} B) / "
+                   "{snapshot_restore_Bps} B/s + {first_prefill_s} s")
+
+    # --- the warm pool, by Little's law ---
+    rate = d.step("scale_up_rate", "Scale-ups per second at peak", p.scale_ups_per_min / 60, "1/s", noun="instances",
+                  formula="{scale_ups_per_min} / 60 s")
+    d.step("warm_slots_refilling", "Slots refilling at any moment (Little's law)", rate * boot, "1",
+                  noun="slots", formula="{scale_up_rate}/s × {boot_s} s")
+    d.step("warm_pool_slots", "Warm pool: the mean plus a Poisson buffer", pool_slots(rate, boot, p.pool_buffer_z),
+           "1", noun="slots", formula="ceil({warm_slots_refilling} + {pool_buffer_z} × √{warm_slots_refilling})")
+    d.step("warm_slots_refilling_with_snapshot", "Slots refilling when refills restore a snapshot",
+                    rate * snap_boot, "1", noun="slots", formula="{scale_up_rate}/s × {snapshot_boot_s} s")
+    d.step("warm_pool_slots_with_snapshot", "Warm pool with snapshot refills",
+           pool_slots(rate, snap_boot, p.pool_buffer_z), "1", noun="slots",
+           formula="ceil({warm_slots_refilling_with_snapshot} + {pool_buffer_z} × √{warm_slots_refilling_with_snapshot})")
+
+    # --- isolation and packing ---
+    tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,
+                    "B", formula="{weight_bytes} B + {kv_reserve_gb} GB")
+    d.step("whole_gpu_memory_used", "Share of one GPU's memory a tenant uses alone",
+           100 * tenant / (p.gpus_per_instance * g.memory_bytes), "%",
+           formula="100 × {tenant_bytes} / ({gpus_per_instance} × {gpu_memory_bytes})")
+    d.step("tenants_fit_time_sliced", "Tenants whose memory fits one shared GPU (time-slicing)",
+           math.floor(la.USABLE_HBM_FRACTION * g.memory_bytes / tenant), "1", noun="tenants",
+           formula="floor({usable_hbm_fraction}% × {gpu_memory_bytes} B / {tenant_bytes} B)")
+    d.step("tenants_fit_mig", "Tenants that fit as MIG instances (whole memory slices each)",
+           mig_tenants_fit(tenant, g.memory_bytes), "1", noun="tenants",
+           formula=f"largest n ≤ {MIG_MAX_INSTANCES} with floor({MIG_MEMORY_SLICES} / n) / {MIG_MEMORY_SLICES} × "
+                   "{usable_hbm_fraction}% × {gpu_memory_bytes} B ≥ {tenant_bytes} B")
+    d.step("gpu_hbm_Bps", f"{p.gpu} HBM bandwidth (catalog)", g.hbm_Bps, "B/s")
+    alone = d.step("tpot_whole_gpu_s", "Decode step with the instance's GPUs to itself (batch 1: every weight read)",
+                   weights / (p.gpus_per_instance * g.hbm_Bps * p.hbm_efficiency), "s",
+                   formula="{weight_bytes} B / ({gpus_per_instance} × {gpu_hbm_Bps} B/s × {hbm_efficiency})")
+    n = p.tenants_per_gpu
+    d.step("mig_bandwidth_share", "HBM bandwidth share of one MIG slice",
+           100 * (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "%",
+           formula=f"100 × floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
+    d.step("tpot_mig_s", "Decode step in a MIG slice: always, busy neighbours or not",
+           alone * MIG_MEMORY_SLICES / (MIG_MEMORY_SLICES // n), "s",
+           formula="{tpot_whole_gpu_s} s / ({mig_bandwidth_share}% / 100)")
+    d.step("tpot_time_sliced_mean_s", "Decode step time-sliced, on average",
+           alone * (1 + (n - 1) * p.neighbour_active_share), "s",
+           formula="{tpot_whole_gpu_s} s × (1 + ({tenants_per_gpu} − 1) × {neighbour_active_share})")
+    d.step("tpot_time_sliced_worst_s", "Decode step time-sliced, every neighbour decoding", alone * n, "s",
+           formula="{tpot_whole_gpu_s} s × {tenants_per_gpu}")
+
+    # --- the margin ---
+    d.step("billed_fraction", "Billed share of an instance's GPU-seconds (boot unbilled)",
+           100 * p.instance_billed_s / (p.instance_billed_s + boot), "%",
+           formula="100 × {instance_billed_s} s / ({instance_billed_s} s + {boot_s} s)")
+    d.step("billed_fraction_with_snapshot", "The same with snapshot boots",
+           100 * p.instance_billed_s / (p.instance_billed_s + snap_boot), "%",
+           formula="100 × {instance_billed_s} s / ({instance_billed_s} s + {snapshot_boot_s} s)")
+    billed = d.step("billed_instances", "Instances billing at peak (Little's law)", rate * p.instance_billed_s, "1",
+                    noun="instances", formula="{scale_up_rate}/s × {instance_billed_s} s")
+    fleet = d.step("fleet_slots", "Fleet: billing instances + warm pool, grossed up for stranded capacity",
+                   math.ceil((billed + d.value("warm_pool_slots")) / (1 - p.stranded_share) - 1e-9), "1",
+                   noun="slots", formula="ceil(({billed_instances} + {warm_pool_slots}) / (1 − {stranded_share}))")
+    d.step("fleet_gpus", "Fleet GPUs", fleet * p.gpus_per_instance, "1", noun="GPUs",
+           formula="{fleet_slots} × {gpus_per_instance}")
+    util = d.step("fleet_billed_utilization", "Fleet GPU-seconds that are billed", 100 * billed / fleet, "%",
+                  formula="100 × {billed_instances} / {fleet_slots}")
+    fleet_s = d.step("fleet_slots_with_snapshot", "Fleet with snapshot refills",
+                     math.ceil((billed + d.value("warm_pool_slots_with_snapshot")) / (1 - p.stranded_share) - 1e-9),
+                     "1", noun="slots",
+                     formula="ceil(({billed_instances} + {warm_pool_slots_with_snapshot}) / (1 − {stranded_share}))")
+    util_s = d.step("fleet_billed_utilization_with_snapshot", "Billed share of the fleet with snapshots",
+                    100 * billed / fleet_s, "%", formula="100 × {billed_instances} / {fleet_slots_with_snapshot}")
+    booting = d.step("booting_instances_no_pool", "Instances booting at once with no pool (cold start on the request)",
+                     rate * boot, "1", noun="instances", formula="{scale_up_rate}/s × {boot_s} s")
+    fleet_np = d.step("fleet_slots_no_pool", "Fleet with no warm pool",
+                      math.ceil((billed + booting) / (1 - p.stranded_share) - 1e-9), "1", noun="slots",
+                      formula="ceil(({billed_instances} + {booting_instances_no_pool}) / (1 − {stranded_share}))")
+    d.step("fleet_billed_utilization_no_pool", "Billed share of the fleet with no pool", 100 * billed / fleet_np, "%",
+           formula="100 × {billed_instances} / {fleet_slots_no_pool}")
+    d.step("pool_premium_slots", "Slots the warm pool holds beyond the boots it replaces",
+           d.value("warm_pool_slots") - booting, "1", noun="slots",
+           formula="{warm_pool_slots} − {booting_instances_no_pool}")
+    d.step("price_per_gpu_hour_usd", "Price per GPU-hour", p.price_per_gpu_s_usd * 3600, "USD",
+           formula="{price_per_gpu_s_usd} USD × 3,600")
+    cost_s = d.step("cost_per_gpu_s_usd", "Cost per GPU-second", p.gpu_cost_per_hour_usd / 3600, "USD",
+                    formula="{gpu_cost_per_hour_usd} USD / 3,600")
+    d.step("breakeven_utilization", "Fleet utilization at which revenue equals cost",
+           100 * cost_s / p.price_per_gpu_s_usd, "%", formula="100 × {cost_per_gpu_s_usd} / {price_per_gpu_s_usd}")
+    d.step("gross_margin", "Gross margin", 100 * (1 - cost_s / (p.price_per_gpu_s_usd * util / 100)), "%",
+           formula="100 × (1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization}%))")
+    d.step("gross_margin_with_snapshot", "Gross margin with snapshots",
+           100 * (1 - cost_s / (p.price_per_gpu_s_usd * util_s / 100)), "%",
+           formula="100 × (1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × "
+                   "{fleet_billed_utilization_with_snapshot}%))")
+    d.step("revenue_per_month_usd", "Revenue per month at this peak, held all month",
+           billed * p.gpus_per_instance * p.price_per_gpu_s_usd * SECONDS_PER_MONTH, "USD",
+           formula="{billed_instances} × {gpus_per_instance} × {price_per_gpu_s_usd} USD × 2,592,000 s")
+    d.step("cost_per_month_usd", "Fleet cost per month", d.value("fleet_gpus") * cost_s * SECONDS_PER_MONTH, "USD",
+           formula="{fleet_gpus} × {cost_per_gpu_s_usd} USD × 2,592,000 s")
+    return d

@@ -1,0 +1,87 @@
+from models.serving.serverless_gpu import COLD_STAGES, SNAPSHOT_STAGES
+from ui.charts import base_layout, sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+page = QuestionPage("serverless-gpu")
+
+
+@page.diagram("platform_shape")
+def platform_shape(ctx):
+    d, p = ctx.derivation, ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("req", "Requests", f"first token promised in {p.ttft_budget_s:g} s",
+            0, 0, "muted"),
+        Box("router", "Router", "free slot, else warm slot · else snapshot, else cold", 1, 0),
+        Box("pool", "Warm pool", f"{show('warm_pool_slots')} · {show('warm_pool_slots_with_snapshot')} with snapshots",
+            2, 0, "accent"),
+        Box("gpu", "GPU nodes", f"{show('fleet_gpus')} · billed {show('fleet_billed_utilization')}", 3, 0),
+        Box("auto", "Autoscaler", f"{p.scale_ups_per_min:g} starts/min at peak · in-flight signal", 1, 1),
+        Box("snap", "Snapshot store", f"{show('snapshot_bytes')} on local NVMe · start {show('snapshot_start_s')}", 2, 1),
+        Box("cold", "Cold path", f"pull, init, weights, compile · {show('cold_start_s')}", 3, 1, "danger"),
+        Box("meter", "Meter", f"per second · margin {show('gross_margin')}", 4, 0, "muted"),
+    ]
+    arrows = [
+        Arrow("req", "router", ""),
+        Arrow("router", "pool", "claim"),
+        Arrow("pool", "gpu", "ready now"),
+        Arrow("router", "auto", "in flight"),
+        Arrow("auto", "snap", "refill"),
+        Arrow("snap", "pool", f"{show('snapshot_boot_s')}"),
+        Arrow("cold", "gpu", "last resort", dashed=True),
+        Arrow("gpu", "meter", f"{show('billed_instances')} billed"),
+    ]
+    return box_diagram(boxes, arrows, title="Seconds to first token, with this scenario's numbers")
+
+
+@page.chart("cold_start_waterfall")
+def cold_start_waterfall(ctx):
+    import plotly.graph_objects as go
+
+    d = ctx.derivation
+    fig = go.Figure()
+    for stages, total_key, total_label, name, color in (
+        (COLD_STAGES, "cold_start_s", "Cold start", "Cold chain", "#dc2626"),
+        (SNAPSHOT_STAGES, "snapshot_start_s", "Snapshot start", "Snapshot restore", "#16a34a"),
+    ):
+        prefix = "" if total_key == "cold_start_s" else "Snapshot: "
+        xs = [prefix + label for _, label in stages] + [total_label]
+        ys = [float(d.value(k)) for k, _ in stages] + [float(d.value(total_key))]
+        fig.add_trace(go.Waterfall(
+            x=xs, y=ys, measure=["relative"] * len(stages) + ["total"], name=name,
+            text=[d[k].display(hint=False) for k, _ in stages] + [d[total_key].display(hint=False)],
+            textposition="outside", connector=dict(line=dict(color="#94a3b8", width=1)),
+            increasing=dict(marker=dict(color=color)), totals=dict(marker=dict(color="#1e293b")),
+        ))
+    base_layout(fig, "Where the seconds go: the cold chain and the snapshot restore", "", "seconds")
+    fig.update_layout(hovermode="closest", height=420, waterfallgap=0.3)
+    return fig
+
+
+@page.chart("pool_vs_scaleups")
+def pool_vs_scaleups(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "scale_ups_per_min",
+        {"warm_pool_slots": "Warm pool, cold refills", "warm_pool_slots_with_snapshot": "Warm pool, snapshot refills"},
+        title="Warm-pool slots against the scale-up rate (log-log)", y_title="slots", log_y=True, n=80,
+        line_shape="hv",
+    )
+
+
+@page.chart("margin_vs_lifetime")
+def margin_vs_lifetime(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "instance_billed_s",
+        {"gross_margin": "Gross margin, cold refills", "gross_margin_with_snapshot": "Gross margin, snapshot refills",
+         "billed_fraction": "Billed fraction, cold boot", "billed_fraction_with_snapshot": "Billed fraction, snapshot"},
+        title="Margin and billed fraction against an instance's billed life", y_title="%", n=80,
+        lo=30,
+    )
+    # Very short lives drive the margin far below zero; the interesting band is around break-even.
+    fig.update_yaxes(range=[-100, 100])
+    fig.add_hline(y=0, line=dict(color="#64748b", width=1))
+    return fig
+
+
+page.render()

@@ -1,0 +1,284 @@
+"""serverless-gpu: the cold-start chain, the snapshot, the Little's-law warm pool and the margin,
+each worked by hand from the catalog constants; a variant with a 70B model; the directions every
+figure must move; the key figures and their units; and the content's references.
+
+The seeds name no figure beyond "within seconds of a request", "billed by the second" and "the
+warm pool sized by Little's law"; the tests check those claims against the arithmetic."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.serving.serverless_gpu import Params, solve
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "serving" / "serverless-gpu.md"
+
+KEY_FIGURES = {
+    "cold_start_s": "s",
+    "snapshot_start_s": "s",
+    "warm_pool_slots": "1",
+    "warm_pool_slots_with_snapshot": "1",
+    "billed_fraction": "%",
+    "fleet_billed_utilization": "%",
+    "gross_margin": "%",
+}
+
+# Catalog facts, written out so the hand arithmetic below is readable (the catalog test checks them).
+LLAMA8B_PARAMS = 8.03e9  # Llama-3-8B: 32 layers, 32 heads, head_dim 128
+LLAMA8B_ATTN_PER_POSITION = 2 * 2 * 32 * 32 * 128  # QK^T and AV, 2 FLOP per multiply-add
+H100_BF16_FLOPS = 989e12
+H100_HBM_BPS = 3.35e12
+H100_BYTES = 80e9
+LINK_100GBE_BPS = 12.5e9
+
+
+def v(d, key):
+    return d.value(key)
+
+
+def default_prefill_s() -> float:
+    flops = 1_000 * (2 * LLAMA8B_PARAMS + LLAMA8B_ATTN_PER_POSITION * 1_000 / 2)
+    return flops / (H100_BF16_FLOPS * 0.4)
+
+
+# --- the chain, the snapshot, the pool, the margin by hand ---------------------------------------
+
+
+def test_cold_start_chain_by_hand():
+    d = solve(Params())
+    weights = LLAMA8B_PARAMS * 2  # bf16
+    load_bps = min(LINK_100GBE_BPS * 0.4, 63.0e9)  # 5 GB/s, the NIC share, below PCIe Gen5
+    assert v(d, "weight_bytes") == pytest.approx(16.06e9)
+    assert v(d, "image_pull_s") == pytest.approx(8 / 0.5) == pytest.approx(16)
+    assert v(d, "weight_load_s") == pytest.approx(weights / load_bps) == pytest.approx(3.212)
+    prefill = default_prefill_s()  # about 41 ms
+    assert v(d, "first_prefill_s") == pytest.approx(prefill)
+    cold = 16 + 1 + 4 + weights / load_bps + 30 + 3 + prefill
+    assert v(d, "cold_start_s") == pytest.approx(cold) == pytest.approx(57.25, abs=0.01)
+    # "within seconds of a request": the cold chain is about a minute, far over a 5 s promise
+    assert v(d, "cold_start_meets_budget") == "no"
+
+
+def test_snapshot_by_hand_and_its_two_assumptions():
+    d = solve(Params())
+    prefill = default_prefill_s()
+    snap = 16.06e9 + 2e9 + 6e9  # weights + other GPU state + host memory
+    assert v(d, "snapshot_bytes") == pytest.approx(snap)
+    assert v(d, "snapshot_start_s") == pytest.approx(1 + 1 + snap / 10e9 + prefill) == pytest.approx(4.447, abs=0.001)
+    assert v(d, "snapshot_meets_budget") == "yes"  # seconds, as the seed promises
+    # not on the node: the snapshot streams over the 5 GB/s weight path
+    assert v(d, "snapshot_start_remote_s") == pytest.approx(1 + 1 + snap / 5e9 + prefill)
+    # KV pool checkpointed: 90% of 80 GB minus weights and graphs rides along
+    kv_pool = 0.9 * H100_BYTES - 16.06e9 - 2e9  # 53.94 GB
+    assert v(d, "kv_pool_bytes") == pytest.approx(kv_pool)
+    assert v(d, "snapshot_start_with_kv_pool_s") == pytest.approx(1 + 1 + (snap + kv_pool) / 10e9 + prefill)
+
+
+def test_warm_pool_is_littles_law_plus_a_poisson_buffer():
+    d = solve(Params())
+    rate = 30 / 60  # scale-ups per second
+    boot = v(d, "cold_start_s") - v(d, "first_prefill_s")
+    mean = rate * boot  # L = lambda x W
+    assert v(d, "warm_slots_refilling") == pytest.approx(mean) == pytest.approx(28.61, abs=0.01)
+    assert v(d, "warm_pool_slots") == math.ceil(mean + 2 * math.sqrt(mean)) == 40
+    snap_boot = v(d, "snapshot_start_s") - v(d, "first_prefill_s")
+    mean_s = rate * snap_boot
+    assert v(d, "warm_slots_refilling_with_snapshot") == pytest.approx(mean_s)
+    assert v(d, "warm_pool_slots_with_snapshot") == math.ceil(mean_s + 2 * math.sqrt(mean_s)) == 6
+
+
+def test_without_a_buffer_the_pool_is_the_littles_law_mean_rounded_up():
+    d = solve(Params(pool_buffer_z=0))
+    assert v(d, "warm_pool_slots") == math.ceil(0.5 * v(d, "boot_s")) == 29
+
+
+def test_margin_by_hand():
+    d = solve(Params())
+    boot = v(d, "boot_s")
+    assert v(d, "billed_fraction") == pytest.approx(100 * 300 / (300 + boot)) == pytest.approx(83.98, abs=0.01)
+    billed = 0.5 * 300  # Little's law: 150 instances billing
+    assert v(d, "billed_instances") == pytest.approx(150)
+    fleet = math.ceil((billed + 40) / 0.85)  # 223.5 -> 224
+    assert v(d, "fleet_slots") == fleet == 224
+    util = billed / fleet
+    assert v(d, "fleet_billed_utilization") == pytest.approx(100 * util)
+    cost_s = 2.0 / 3600
+    assert v(d, "breakeven_utilization") == pytest.approx(100 * cost_s / 0.0011)
+    assert v(d, "gross_margin") == pytest.approx(100 * (1 - cost_s / (0.0011 * util))) == pytest.approx(24.58, abs=0.01)
+    fleet_s = math.ceil((billed + 6) / 0.85)  # 184
+    assert v(d, "fleet_slots_with_snapshot") == fleet_s == 184
+    assert v(d, "gross_margin_with_snapshot") == pytest.approx(100 * (1 - cost_s / (0.0011 * billed / fleet_s)))
+    assert v(d, "fleet_billed_utilization_no_pool") == pytest.approx(100 * billed / math.ceil((billed + 0.5 * boot) / 0.85))
+
+
+def test_packing_and_noisy_neighbour_by_hand():
+    d = solve(Params())
+    tenant = 16.06e9 + 4e9
+    assert v(d, "tenants_fit_time_sliced") == math.floor(0.9 * H100_BYTES / tenant) == 3
+    # MIG: two tenants get 4 of 8 memory slices each (36 GB usable); three get 2 (18 GB): too small
+    assert 4 / 8 * 0.9 * H100_BYTES >= tenant > 2 / 8 * 0.9 * H100_BYTES
+    assert v(d, "tenants_fit_mig") == 2
+    alone = 16.06e9 / (H100_HBM_BPS * 0.8)  # about 6 ms
+    assert v(d, "tpot_whole_gpu_s") == pytest.approx(alone)
+    assert v(d, "tpot_mig_s") == pytest.approx(alone * 2)  # half the bandwidth, always
+    assert v(d, "tpot_time_sliced_mean_s") == pytest.approx(alone * (1 + 1 * 0.3))
+    assert v(d, "tpot_time_sliced_worst_s") == pytest.approx(alone * 2)
+
+
+def test_variant_70b_from_local_nvme_by_hand():
+    p = Params(model="Llama-3-70B", gpus_per_instance=2, weight_source="NVMe Gen5 SSD", weight_link_efficiency=0.5,
+               prompt_tokens=2_000, compile_s=60, scale_ups_per_min=6, pool_buffer_z=1, instance_billed_s=600)
+    d = solve(p)
+    weights = 70.6e9 * 2  # catalog: Llama-3-70B, 70.6B parameters
+    load_bps = min(14e9 * 0.5, 2 * 63.0e9)  # the SSD at half its 14 GB/s read
+    assert v(d, "weight_load_s") == pytest.approx(weights / load_bps, rel=1e-3) == pytest.approx(20.17, abs=0.01)
+    attn = 2 * 2 * 80 * 64 * 128  # 80 layers, 64 heads, head_dim 128
+    prefill = 2_000 * (2 * 70.6e9 + attn * 1_000) / (2 * H100_BF16_FLOPS * 0.4)
+    assert v(d, "first_prefill_s") == pytest.approx(prefill)  # about 0.36 s
+    cold = 16 + 1 + 4 + weights / load_bps + 60 + 3 + prefill
+    assert v(d, "cold_start_s") == pytest.approx(cold, rel=1e-4)
+    boot = cold - prefill
+    mean = 6 / 60 * boot  # 0.1/s x ~104 s
+    assert v(d, "warm_pool_slots") == math.ceil(mean + math.sqrt(mean))
+    assert v(d, "billed_fraction") == pytest.approx(100 * 600 / (600 + boot), rel=1e-4)
+    snap = weights + 2e9 + 6e9
+    assert v(d, "snapshot_start_s") == pytest.approx(1 + 1 + snap / 10e9 + prefill, rel=1e-4)
+    # a 70B model spans two GPUs: no tenant fits a shared GPU
+    assert v(d, "tenants_fit_time_sliced") == 0
+    assert v(d, "tenants_fit_mig") == 0
+
+
+def test_a_model_that_does_not_fit_is_rejected_in_plain_words():
+    with pytest.raises(ValidationError, match="GB usable"):
+        Params(model="Llama-3-70B", gpus_per_instance=1)
+
+
+# --- moves the right way ----------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(c1=st.floats(0, 600), c2=st.floats(0, 600), img=st.floats(0.5, 50))
+def test_more_compile_or_image_never_starts_faster(c1, c2, img):
+    lo, hi = sorted((c1, c2))
+    d_lo, d_hi = solve(Params(compile_s=lo, image_gb=img)), solve(Params(compile_s=hi, image_gb=img))
+    assert v(d_hi, "cold_start_s") >= v(d_lo, "cold_start_s")
+    assert v(d_hi, "warm_pool_slots") >= v(d_lo, "warm_pool_slots")
+    # the snapshot skips compile and the image pull entirely
+    assert v(d_hi, "snapshot_start_s") == pytest.approx(v(d_lo, "snapshot_start_s"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(e1=st.floats(0.05, 1), e2=st.floats(0.05, 1))
+def test_a_faster_weight_path_never_slows_the_start(e1, e2):
+    lo, hi = sorted((e1, e2))
+    d_lo, d_hi = solve(Params(weight_link_efficiency=lo)), solve(Params(weight_link_efficiency=hi))
+    assert v(d_hi, "weight_load_s") <= v(d_lo, "weight_load_s")
+    assert v(d_hi, "snapshot_start_remote_s") <= v(d_lo, "snapshot_start_remote_s")
+
+
+@settings(max_examples=150, deadline=None)
+@given(r1=st.floats(0.1, 10_000), r2=st.floats(0.1, 10_000), z=st.floats(0, 4))
+def test_pool_grows_with_the_scale_up_rate_and_snapshots_shrink_it(r1, r2, z):
+    lo, hi = sorted((r1, r2))
+    d_lo, d_hi = solve(Params(scale_ups_per_min=lo, pool_buffer_z=z)), solve(Params(scale_ups_per_min=hi, pool_buffer_z=z))
+    assert v(d_hi, "warm_pool_slots") >= v(d_lo, "warm_pool_slots")
+    assert v(d_hi, "warm_pool_slots_with_snapshot") >= v(d_lo, "warm_pool_slots_with_snapshot")
+    for d in (d_lo, d_hi):
+        # default snapshot boot is far below the cold boot
+        assert v(d, "warm_pool_slots_with_snapshot") <= v(d, "warm_pool_slots")
+        assert v(d, "warm_pool_slots") >= v(d, "warm_slots_refilling")
+
+
+@settings(max_examples=100, deadline=None)
+@given(t1=st.floats(10, 86_400), t2=st.floats(10, 86_400))
+def test_longer_lived_instances_bill_a_larger_share(t1, t2):
+    lo, hi = sorted((t1, t2))
+    d_lo, d_hi = solve(Params(instance_billed_s=lo)), solve(Params(instance_billed_s=hi))
+    assert v(d_hi, "billed_fraction") >= v(d_lo, "billed_fraction")
+    for d in (d_lo, d_hi):
+        assert 0 < v(d, "billed_fraction") <= v(d, "billed_fraction_with_snapshot") < 100
+        assert v(d, "fleet_billed_utilization") <= v(d, "fleet_billed_utilization_with_snapshot") + 1e-9
+        assert v(d, "fleet_billed_utilization") <= 100 * (1 - 0.15) + 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(price=st.floats(0.0001, 0.01), cost=st.floats(0.5, 10))
+def test_margin_rises_with_price_and_crosses_zero_at_break_even(price, cost):
+    d = solve(Params(price_per_gpu_s_usd=price, gpu_cost_per_hour_usd=cost))
+    margin, util, even = v(d, "gross_margin"), v(d, "fleet_billed_utilization"), v(d, "breakeven_utilization")
+    assert margin < 100
+    assert (margin >= -1e-9) == (util >= even - 1e-9)
+    d_up = solve(Params(price_per_gpu_s_usd=min(0.01, price * 1.5), gpu_cost_per_hour_usd=cost))
+    assert v(d_up, "gross_margin") >= margin - 1e-9
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(1, 7), busy=st.floats(0, 1))
+def test_sharing_never_beats_a_whole_gpu(n, busy):
+    d = solve(Params(tenants_per_gpu=n, neighbour_active_share=busy))
+    alone = v(d, "tpot_whole_gpu_s")
+    assert alone <= v(d, "tpot_time_sliced_mean_s") * (1 + 1e-12) <= v(d, "tpot_time_sliced_worst_s") * (1 + 1e-12)
+    assert v(d, "tpot_mig_s") >= alone * n * (1 - 1e-12)  # a slice gets at most 1/n of the bandwidth
+
+
+# --- contract ---------------------------------------------------------------------------------
+
+
+def test_key_figures_exist_with_their_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, (key, d[key].unit)
+        parse_unit(d[key].unit)
+    # cold_start_s is the sum of its stages (the waterfall shows exactly these)
+    from models.serving.serverless_gpu import COLD_STAGES, SNAPSHOT_STAGES
+
+    assert v(d, "cold_start_s") == pytest.approx(sum(v(d, k) for k, _ in COLD_STAGES))
+    assert v(d, "snapshot_start_s") == pytest.approx(sum(v(d, k) for k, _ in SNAPSHOT_STAGES))
+
+
+def test_every_placeholder_and_drill_resolves():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(knobs_of(Params))
+    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
+    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
+    assert not unknown, sorted(unknown)
+    assert all(dr.key in d for dr in c.drills)
+    assert all(key in d for key, _ in c.metrics)
+    assert len(c.drills) >= 6
+    assert {dr.phase for dr in c.drills} >= {"numbers", "arithmetic", "depth", "failure_modes"}
+    assert set(c.directives()) == {("diagram", "platform_shape"), ("chart", "cold_start_waterfall"),
+                                   ("chart", "pool_vs_scaleups"), ("chart", "margin_vs_lifetime")}
+
+
+def test_every_computed_step_is_named_in_the_prose_or_a_drill():
+    c = load_content(CONTENT)
+    used = {m.group(1) for t in [c.hook, c.intro, *(s.body for s in c.sections)] for m in PLACEHOLDER.finditer(t)}
+    used |= {dr.key for dr in c.drills}
+    catalog_echoes = {"model_params", "bytes_per_param", "host_link_Bps", "gpu_peak_flops", "gpu_memory_bytes",
+                      "gpu_hbm_Bps", "usable_hbm_fraction", "cpu_snapshot_bytes", "gpu_extra_snapshot_bytes",
+                      "snapshot_restore_Bps", "usable_hbm_bytes"}
+    missing = [k for k in solve(Params()).keys() if k not in used and k not in catalog_echoes]
+    assert not missing, missing
+
+
+def test_solve_is_fast():
+    p = Params()
+    solve(p)
+    t = time.process_time()  # CPU time: the machine is shared, wall time is noise
+    for _ in range(200):
+        solve(p)
+    per_call_ms = (time.process_time() - t) / 200 * 1000
+    assert per_call_ms < 1.0, per_call_ms
