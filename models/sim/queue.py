@@ -69,18 +69,18 @@ def poisson_arrivals(rng: np.random.Generator, rate_per_s: float, n: int) -> np.
 
 
 def erlang_c_wait_probability(servers: int, offered_load: float) -> float:
-    """P(wait > 0) in M/M/c with offered load a = lambda / mu (Erlang C), computed stably."""
+    """P(wait > 0) in M/M/c with offered load a = lambda / mu (Erlang C).
+
+    Built from the Erlang B recursion B(k) = a B(k-1) / (k + a B(k-1)), which never forms a^c
+    or c!, so it stays finite for thousands of servers (the plain sum overflows near a = 710).
+    """
     c, a = servers, offered_load
     if a >= c:
         return 1.0
-    # Build terms a^k / k! iteratively to avoid overflowing factorials.
-    term, total = 1.0, 1.0
-    for k in range(1, c):
-        term *= a / k
-        total += term
-    last = term * a / c  # a^c / c!
-    top = last * c / (c - a)
-    return top / (total + top)
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1 - b))
 
 
 def erlang_c_mean_wait_s(servers: int, arrival_rate_per_s: float, service_rate_per_s: float) -> float:

@@ -127,10 +127,10 @@ def test_ordering_of_the_gpu_counts(rate, timeout, util):
 def test_solve_is_fast():
     p = Params()
     solve(p)
-    t = time.perf_counter()
+    t = time.process_time()
     for _ in range(200):
         solve(p)
-    per_call_ms = (time.perf_counter() - t) / 200 * 1000
+    per_call_ms = (time.process_time() - t) / 200 * 1000
     assert per_call_ms < 1.0, per_call_ms
 
 

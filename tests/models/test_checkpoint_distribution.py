@@ -167,9 +167,9 @@ def test_solve_is_fast():
     p = Params()
     times = []
     for _ in range(200):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         solve(p)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     median = statistics.median(times)
     print(f"\nsolve median {median * 1e6:.0f} µs")
     assert median < 1e-3

@@ -207,7 +207,7 @@ def test_plan_fits_the_round_and_checkpoints_climb(minutes):
 def test_solve_is_fast():
     p = Params()
     solve(p)
-    t = time.perf_counter()
+    t = time.process_time()
     for _ in range(200):
         solve(p)
-    assert (time.perf_counter() - t) / 200 * 1000 < 1.0
+    assert (time.process_time() - t) / 200 * 1000 < 1.0

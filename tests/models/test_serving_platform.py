@@ -247,7 +247,7 @@ def test_invariants_hold_everywhere(u, z, h, prompt, out, tpot, model, gpu, tp, 
 def test_solve_is_fast():
     p = Params()
     solve(p)
-    t = time.perf_counter()
+    t = time.process_time()
     for _ in range(200):
         solve(p)
-    assert (time.perf_counter() - t) / 200 * 1000 < 1.0
+    assert (time.process_time() - t) / 200 * 1000 < 1.0

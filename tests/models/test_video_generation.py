@@ -224,8 +224,8 @@ def test_solve_is_fast():
     solve(p)
     rounds = []
     for _ in range(5):
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(50):
             solve(p)
-        rounds.append((time.perf_counter() - t) / 50 * 1000)
+        rounds.append((time.process_time() - t) / 50 * 1000)
     assert min(rounds) < 1.0, rounds

@@ -1,0 +1,288 @@
+"""Autoscaling when the cold start outlasts the burst: the warm pool wins the first minute.
+
+The seeds give the scenario: a replica is useful 70 s after it is ordered, the burst arrives in
+60 s, so no autoscaler, however well tuned, adds capacity before the burst has fully landed;
+a warm pool sized from Little's law and the burst profile has to carry it. The chain:
+
+    in flight        = arrival rate x request duration                      (Little's law)
+    replica holds    = slots x target utilization requests in flight
+    first cold help  = signal delay + cold start after the burst begins
+    warm pool        = replicas for the in-flight requests at that moment (the burst profile),
+                       minus the base fleet
+    backlog, no pool = the integral of (arrivals - base fleet throughput) until first cold help
+    scale-up cooldown = cold start + signal delay (a controller that sees only ready replicas)
+    scale-down hold  = ski-rental break-even: idle time that costs as much as one cold start
+
+Modelling choices (the page states them): the burst is a linear ramp from base to peak; Little's
+law is applied quasi-statically (in flight = rate(t) x duration), which overstates the in-flight
+count during a ramp by about slope x duration^2 / 2 requests (the simulation shows the lag);
+the base fleet serves at every slot full when it is overrun; TTFT and queueing are small beside
+the decode time, so the request duration is output tokens x TPOT.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated
+
+from models.core import Derivation, Knob, StrictModel
+from models.serving.llm_arith import ReplicaGPUs
+from models.sim import burst
+
+
+class Params(StrictModel):
+    base_rps: Annotated[
+        float,
+        Knob("Base traffic", "req/s", 1, 5000, 1, log=True,
+             help="Arrival rate before the burst; the fleet is sized for it.", draw=(10, 500)),
+    ] = 40
+    burst_multiplier: Annotated[
+        float,
+        Knob("Burst peak over base", "×", 1.1, 20, 0.1,
+             help="Peak arrival rate as a multiple of the base (a launch, a viral post, a batch client).",
+             draw=(1.5, 6)),
+    ] = 3
+    burst_ramp_s: Annotated[
+        float,
+        Knob("Burst arrives in", "s", 5, 1800, 1, log=True,
+             help="Time from base to peak; the ramp is linear.", draw=(30, 300)),
+    ] = 60
+    burst_hold_s: Annotated[
+        float,
+        Knob("Burst lasts at peak", "s", 0, 3600, 10,
+             help="How long the peak holds before traffic ramps back down (used by the live simulation).",
+             draw=(60, 600)),
+    ] = 240
+    cold_start_s: Annotated[
+        float,
+        Knob("Cold start", "s", 5, 1800, 1, log=True,
+             help="Order to useful: node, image, weights into GPU memory, warm-up.", draw=(30, 600)),
+    ] = 70
+    signal_delay_s: Annotated[
+        float,
+        Knob("Leading-signal delay", "s", 0, 300, 1,
+             help="Arrival rate or queue depth: scrape interval plus the window the autoscaler reads.",
+             draw=(5, 30)),
+    ] = 15
+    lagging_signal_delay_s: Annotated[
+        float,
+        Knob("Lagging-signal delay", "s", 0, 600, 5,
+             help="GPU utilization averaged over a window: it moves only once replicas are already full.",
+             draw=(30, 180)),
+    ] = 60
+    snapshot_cold_start_s: Annotated[
+        float,
+        Knob("Cold start with a snapshot", "s", 1, 600, 1, log=True,
+             help="Weights pre-staged on local NVMe or a memory snapshot restored instead of a fresh load.",
+             draw=(5, 40)),
+    ] = 20
+    output_tokens: Annotated[
+        int,
+        Knob("Output tokens", "tokens", 10, 8000, 1, log=True, help="Tokens generated per request.",
+             draw=(100, 1000)),
+    ] = 400
+    tpot_ms: Annotated[
+        float,
+        Knob("TPOT", "ms", 5, 200, 1, log=True, help="Time per output token at the serving batch.",
+             draw=(15, 60)),
+    ] = 25
+    slots_per_replica: Annotated[
+        int,
+        Knob("Slots per replica", "slots", 1, 2000, 1, log=True,
+             help="Requests one replica decodes at once within its TPOT target (the batch cap).",
+             draw=(32, 512)),
+    ] = 100
+    target_utilization: Annotated[
+        float,
+        Knob("Target slot utilization", "", 0.3, 0.95, 0.05, percent=True,
+             help="Share of slots the autoscaler aims to fill; the rest absorbs noise.", draw=(0.6, 0.85)),
+    ] = 0.8
+    gpus_per_replica: Annotated[
+        ReplicaGPUs, Knob("GPUs per replica", "", 1, 8, help="GPUs one replica holds (and pays for)."),
+    ] = 8
+    gpu_hour_usd: Annotated[
+        float,
+        Knob("GPU-hour price", "USD", 0.5, 20, 0.1, log=True, help="What one GPU costs per hour, idle or not.",
+             draw=(1.5, 5)),
+    ] = 2.5
+    cold_start_cost_factor: Annotated[
+        float,
+        Knob("Cold-start cost factor", "×", 1, 10, 0.1,
+             help="Cost of one cold start in replica-time per second of boot: 1 counts only the GPU time it "
+                  "burns; above 1 also prices the pull traffic and the SLO damage of a late replica.",
+             draw=(1, 3)),
+    ] = 1.0
+
+
+def excess_arrivals(base: float, peak: float, ramp_s: float, capacity: float, until_s: float) -> float:
+    """Integral over [0, until_s] of max(0, rate(t) - capacity), rate a linear ramp from base to
+    peak over ramp_s then flat: the requests that queue behind a fleet of fixed throughput."""
+    if capacity >= peak or until_s <= 0:
+        return 0.0
+    slope = (peak - base) / ramp_s
+    start = max(0.0, (capacity - base) / slope)  # when arrivals first exceed the capacity
+    if until_s <= start:
+        return 0.0
+    total = 0.0
+    on_ramp_end = min(until_s, ramp_s)
+    if on_ramp_end > start:
+        total += (base - capacity) * (on_ramp_end - start) + slope * (on_ramp_end ** 2 - start ** 2) / 2
+    if until_s > ramp_s:
+        total += (peak - capacity) * (until_s - max(ramp_s, start))
+    return total
+
+
+def _warm_pool(in_flight_base: float, growth_per_s: float, burst_in_flight: float, reaction_s: float,
+               per_replica: float, base_replicas: int) -> int:
+    """Warm replicas to carry what arrives before the first cold replica is useful."""
+    uncovered = min(burst_in_flight, growth_per_s * reaction_s)
+    return max(0, math.ceil((in_flight_base + uncovered) / per_replica - 1e-9) - base_replicas)
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+
+    # --- Little's law ---
+    dur = d.step("request_duration_s", "Time one request is in flight", p.output_tokens * p.tpot_ms / 1000, "s",
+                 formula="{output_tokens} × {tpot_ms} ms")
+    peak = d.step("peak_rps", "Peak arrival rate", p.base_rps * p.burst_multiplier, "1/s", noun="requests",
+                  formula="{base_rps} req/s × {burst_multiplier}")
+    base_if = d.step("in_flight_base", "Requests in flight before the burst (Little's law)", p.base_rps * dur, "1",
+                     noun="requests", formula="{base_rps} req/s × {request_duration_s} s")
+    peak_if = d.step("in_flight_peak", "Requests in flight at the peak (Little's law)", peak * dur, "1",
+                     noun="requests", formula="{peak_rps} req/s × {request_duration_s} s")
+    per_rep = d.step("in_flight_per_replica", "In-flight requests one replica carries at the target",
+                     p.slots_per_replica * p.target_utilization, "1", noun="requests",
+                     formula="{slots_per_replica} slots × {target_utilization}")
+    d.step("replica_rps", "Requests per second one replica serves at the target", per_rep / dur, "1/s",
+           noun="requests", formula="{in_flight_per_replica} / {request_duration_s} s")
+    base_reps = d.step("base_replicas", "Replicas for the base traffic",
+                       max(1, math.ceil(base_if / per_rep - 1e-9)), "1", noun="replicas",
+                       formula="ceil({in_flight_base} / {in_flight_per_replica})")
+    peak_reps = d.step("peak_replicas", "Replicas for the peak", max(1, math.ceil(peak_if / per_rep - 1e-9)), "1",
+                       noun="replicas", formula="ceil({in_flight_peak} / {in_flight_per_replica})")
+
+    d.step("burst_replicas", "Replicas the whole burst needs beyond the base fleet", peak_reps - base_reps, "1",
+           noun="replicas", formula="{peak_replicas} − {base_replicas}")
+
+    # --- the race: the burst against the cold start ---
+    burst_if = d.step("burst_in_flight", "Extra requests in flight the burst brings", peak_if - base_if, "1",
+                      noun="requests", formula="{in_flight_peak} − {in_flight_base}")
+    growth = d.step("in_flight_growth_per_s", "In-flight requests added per second of the ramp",
+                    burst_if / p.burst_ramp_s, "1/s", noun="requests",
+                    formula="{burst_in_flight} / {burst_ramp_s} s")
+    reaction = d.step("first_cold_replica_s", "First cold replica useful, after the burst begins",
+                      p.signal_delay_s + p.cold_start_s, "s", formula="{signal_delay_s} s + {cold_start_s} s")
+    d.step("cold_start_outlasts_burst", "Does the burst land before any cold replica?",
+           "yes" if reaction >= p.burst_ramp_s else "no", formula="{first_cold_replica_s} s ≥ {burst_ramp_s} s")
+    uncovered = d.step("uncovered_in_flight", "Extra in-flight requests before the first cold replica",
+                       min(burst_if, growth * reaction), "1", noun="requests",
+                       formula="min({burst_in_flight}, {in_flight_growth_per_s}/s × {first_cold_replica_s} s)")
+    d.step("uncovered_share_of_burst", "Share of the burst the warm pool carries alone",
+           100 * uncovered / burst_if if burst_if > 0 else 0.0, "%",
+           formula="100 × {uncovered_in_flight} / {burst_in_flight}")
+    warm = d.step("warm_pool_replicas", "Warm pool: replicas for base plus uncovered, minus the base fleet",
+                  _warm_pool(base_if, growth, burst_if, reaction, per_rep, base_reps), "1", noun="replicas",
+                  formula="ceil(({in_flight_base} + {uncovered_in_flight}) / {in_flight_per_replica}) − {base_replicas}")
+    d.step("warm_pool_over_base", "Warm pool over the base fleet", warm / base_reps, "1", noun="×",
+           formula="{warm_pool_replicas} / {base_replicas}")
+    d.step("warm_replicas_per_second_of_cold_start",
+           "Warm replicas each second of cold start costs while the cold start is inside the ramp",
+           growth / per_rep, "1/s", noun="replicas",
+           formula="{in_flight_growth_per_s}/s / {in_flight_per_replica}")
+    d.step("warm_pool_shrinks_below_s", "Cold start below which the warm pool starts to shrink",
+           max(0.0, p.burst_ramp_s - p.signal_delay_s), "s", formula="max(0, {burst_ramp_s} s − {signal_delay_s} s)")
+
+    # --- what the pool becomes with a faster start, and with a lagging signal ---
+    fast = d.step("snapshot_reaction_s", "First cold replica with the snapshot", p.signal_delay_s + p.snapshot_cold_start_s,
+                  "s", formula="{signal_delay_s} s + {snapshot_cold_start_s} s")
+    d.step("warm_pool_with_snapshot", "Warm pool with the snapshot cold start",
+           _warm_pool(base_if, growth, burst_if, fast, per_rep, base_reps), "1", noun="replicas",
+           formula="ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s}/s × "
+                   "{snapshot_reaction_s} s)) / {in_flight_per_replica}) − {base_replicas}")
+    lag = d.step("lagging_snapshot_reaction_s", "First cold replica with the snapshot but a lagging signal",
+                 p.lagging_signal_delay_s + p.snapshot_cold_start_s, "s",
+                 formula="{lagging_signal_delay_s} s + {snapshot_cold_start_s} s")
+    d.step("warm_pool_with_snapshot_lagging_signal", "Warm pool with the snapshot, scaled on GPU utilization",
+           _warm_pool(base_if, growth, burst_if, lag, per_rep, base_reps), "1", noun="replicas",
+           formula="ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s}/s × "
+                   "{lagging_snapshot_reaction_s} s)) / {in_flight_per_replica}) − {base_replicas}")
+
+    # --- money ---
+    rep_h = d.step("replica_usd_per_hour", "One replica per hour", p.gpus_per_replica * p.gpu_hour_usd, "USD",
+                   formula="{gpus_per_replica} GPUs × {gpu_hour_usd} USD")
+    d.step("warm_pool_usd_per_day", "Warm pool held all day", warm * rep_h * 24, "USD",
+           formula="{warm_pool_replicas} × {replica_usd_per_hour} USD × 24 h")
+    d.step("cold_start_second_usd_per_day", "Each second of cold start inside the ramp, per day of warm pool",
+           growth / per_rep * rep_h * 24, "USD",
+           formula="{warm_replicas_per_second_of_cold_start} × {replica_usd_per_hour} USD × 24 h")
+
+    # --- no pool: the backlog ---
+    cap = d.step("base_capacity_rps", "Base fleet throughput with every slot full",
+                 base_reps * p.slots_per_replica / dur, "1/s", noun="requests",
+                 formula="{base_replicas} × {slots_per_replica} / {request_duration_s} s")
+    d.step("overrun_at_s", "Arrivals pass the base fleet's throughput at",
+           max(0.0, (cap - p.base_rps) / (peak - p.base_rps) * p.burst_ramp_s) if cap < peak else math.inf, "s",
+           formula="({base_capacity_rps} − {base_rps}) / ({peak_rps} − {base_rps}) × {burst_ramp_s} s")
+    backlog = d.step("backlog_without_pool", "Requests queued when the first cold replica arrives, no warm pool",
+                     excess_arrivals(p.base_rps, peak, p.burst_ramp_s, cap, reaction), "1", noun="requests",
+                     formula="∫ from 0 to {first_cold_replica_s} s of max(0, rate(t) − {base_capacity_rps}) dt")
+    d.step("backlog_drain_s", "The base fleet's time to serve that backlog alone", backlog / cap, "s",
+           formula="{backlog_without_pool} / {base_capacity_rps} req/s")
+    d.step("backlog_lagging_signal", "The same backlog if the autoscaler reads GPU utilization",
+           excess_arrivals(p.base_rps, peak, p.burst_ramp_s, cap, p.lagging_signal_delay_s + p.cold_start_s), "1",
+           noun="requests", formula="same integral to {lagging_signal_delay_s} s + {cold_start_s} s")
+    d.step("littles_law_lag_requests", "How much the quasi-static Little's law overstates the backlog",
+           growth * dur / 2 if cap < peak else 0.0, "1", noun="requests",
+           formula="{in_flight_growth_per_s}/s × {request_duration_s} s / 2")
+
+    # --- cooldowns from the cold start ---
+    d.step("scale_up_cooldown_s", "Scale-up cooldown when only ready replicas count",
+           p.cold_start_s + p.signal_delay_s, "s", formula="{cold_start_s} s + {signal_delay_s} s")
+    d.step("scale_up_cooldown_counting_booting_s", "Scale-up cooldown when booting replicas count as supply",
+           p.signal_delay_s, "s", formula="{signal_delay_s} s")
+    d.step("overorders_without_cooldown", "Up to this many replicas ordered again for the same deficit with no cooldown",
+           max(0, peak_reps - base_reps) * math.floor(p.cold_start_s / max(p.signal_delay_s, 1)), "1",
+           noun="replicas", formula="({peak_replicas} − {base_replicas}) × floor({cold_start_s} s / {signal_delay_s} s)")
+    hold = d.step("scale_down_hold_s", "Scale-down hold: idle time that costs one cold start (ski rental)",
+                  p.cold_start_s * p.cold_start_cost_factor, "s",
+                  formula="{cold_start_s} s × {cold_start_cost_factor}")
+    d.step("hold_cost_usd", "Most an idle replica costs before release (= one cold start)",
+           hold / 3600 * rep_h, "USD", formula="{scale_down_hold_s} s / 3600 × {replica_usd_per_hour} USD")
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WarmPoolSim:
+    with_pool: burst.BurstResult
+    without_pool: burst.BurstResult
+    burst_start_s: float
+    first_cold_replica_at_s: float  # absolute time in the run
+
+
+def burst_config(p: Params, warm_pool: int, poisson: bool = True) -> burst.BurstConfig:
+    d = solve(p)
+    return burst.BurstConfig(
+        base_rps=p.base_rps, peak_rps=d.value("peak_rps"), ramp_s=p.burst_ramp_s, hold_s=p.burst_hold_s,
+        request_s=d.value("request_duration_s"), slots_per_replica=p.slots_per_replica,
+        target_utilization=p.target_utilization, initial_replicas=d.value("base_replicas"), warm_pool=warm_pool,
+        cold_start_s=p.cold_start_s, signal_delay_s=p.signal_delay_s, scale_down_hold_s=d.value("scale_down_hold_s"),
+        poisson=poisson,
+    )
+
+
+def simulate(p: Params, seed: int = 0, poisson: bool = True) -> WarmPoolSim:
+    """The same burst twice (same arrivals): with the warm pool, and with none."""
+    d = solve(p)
+    with_cfg = burst_config(p, d.value("warm_pool_replicas"), poisson)
+    without_cfg = burst_config(p, 0, poisson)
+    return WarmPoolSim(
+        with_pool=burst.run(with_cfg, seed),
+        without_pool=burst.run(without_cfg, seed),
+        burst_start_s=with_cfg.start_s,
+        first_cold_replica_at_s=with_cfg.start_s + d.value("first_cold_replica_s"),
+    )

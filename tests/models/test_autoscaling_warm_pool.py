@@ -1,0 +1,267 @@
+"""autoscaling-warm-pool: the seed's race (70 s cold start, 60 s burst) worked by hand, a
+hand-worked variant, properties that say which way each number moves, and the fluid burst
+simulation against the closed-form backlog."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER
+from models.core import knobs_of
+from models.registry import QUESTIONS
+from models.serving.autoscaling_warm_pool import Params, excess_arrivals, simulate, solve
+from models.sim import burst
+
+
+def test_seed_race_seventy_second_cold_start_sixty_second_burst():
+    d = solve(Params())
+    # "A replica takes 70 seconds to become useful and the burst arrives in 60": with a leading
+    # signal 15 s late, the first ordered replica serves at 15 + 70 = 85 s, after the burst landed.
+    assert Params().cold_start_s == 70 and Params().burst_ramp_s == 60
+    assert d.value("first_cold_replica_s") == 85
+    assert d.value("cold_start_outlasts_burst") == "yes"
+    # Little's law: 400 tokens x 25 ms = 10 s in flight; 40 req/s -> 400, 3 x 40 = 120 req/s -> 1,200
+    assert d.value("request_duration_s") == pytest.approx(10)
+    assert d.value("in_flight_base") == pytest.approx(40 * 10)
+    assert d.value("in_flight_peak") == pytest.approx(120 * 10)
+    # a replica: 100 slots at 80% = 80 in flight; 400 / 80 = 5 replicas, 1,200 / 80 = 15
+    assert d.value("in_flight_per_replica") == pytest.approx(80)
+    assert d.value("base_replicas") == 5
+    assert d.value("peak_replicas") == 15
+    # the burst lands before any cold replica, so the pool carries all of it: 15 - 5 = 10
+    assert d.value("uncovered_in_flight") == pytest.approx(800)
+    assert d.value("warm_pool_replicas") == 15 - 5 == 10
+    # each second of cold start inside the ramp: (1,200 - 400) / 60 s / 80 = 1/6 replica per second
+    assert d.value("warm_replicas_per_second_of_cold_start") == pytest.approx(800 / 60 / 80)
+    assert d.value("warm_pool_shrinks_below_s") == 60 - 15
+
+
+def test_seed_backlog_without_a_pool_integrated_by_hand():
+    d = solve(Params())
+    # base fleet with every slot full: 5 x 100 / 10 s = 50 req/s. Arrivals 40 + (80/60) t pass
+    # 50 at t = 10 / (4/3) = 7.5 s. Ramp part: integral of (4/3 t - 10) from 7.5 to 60
+    # = [2/3 t^2 - 10 t] = (2,400 - 600) - (37.5 - 75) = 1,837.5. Flat part: (120 - 50) x (85 - 60) = 1,750.
+    assert d.value("base_capacity_rps") == pytest.approx(50)
+    assert d.value("overrun_at_s") == pytest.approx(7.5)
+    assert d.value("backlog_without_pool") == pytest.approx(1837.5 + 1750)
+    assert d.value("backlog_drain_s") == pytest.approx(3587.5 / 50)
+    # scaled on GPU utilization (60 s late): flat part runs to 130 s: 1,837.5 + 70 x 70
+    assert d.value("backlog_lagging_signal") == pytest.approx(1837.5 + 70 * 70)
+
+
+def test_seed_cooldowns_from_the_cold_start():
+    d = solve(Params())
+    # a controller that sees only ready replicas waits for its order to land and show: 70 + 15
+    assert d.value("scale_up_cooldown_s") == 85
+    assert d.value("scale_up_cooldown_counting_booting_s") == 15
+    # ski rental: hold an idle replica as long as one cold start costs, 70 s x factor 1
+    assert d.value("scale_down_hold_s") == 70
+    assert d.value("hold_cost_usd") == pytest.approx(70 / 3600 * 8 * 2.5)
+
+
+def test_the_assumption_shown_live_snapshot_and_lagging_signal():
+    d = solve(Params())
+    # snapshot: 15 + 20 = 35 s, inside the 60 s ramp: 400 + 13.33 x 35 = 866.7 in flight
+    # -> ceil(866.7 / 80) = 11 replicas, minus the base 5 = 6
+    assert d.value("snapshot_reaction_s") == 35
+    assert d.value("warm_pool_with_snapshot") == math.ceil((400 + 800 / 60 * 35) / 80) - 5 == 6
+    # same snapshot scaled on utilization: 60 + 20 = 80 s > 60 s ramp: the whole burst again
+    assert d.value("warm_pool_with_snapshot_lagging_signal") == 10
+    # money: 10 replicas x 8 GPUs x 2.5 USD x 24 h; one second of cold start = 1/6 x 8 x 2.5 x 24
+    assert d.value("warm_pool_usd_per_day") == pytest.approx(10 * 8 * 2.5 * 24)
+    assert d.value("cold_start_second_usd_per_day") == pytest.approx(80)
+
+
+def test_variant_worked_by_hand():
+    p = Params(base_rps=100, burst_multiplier=2, burst_ramp_s=120, cold_start_s=30, signal_delay_s=10,
+               output_tokens=200, tpot_ms=50, slots_per_replica=50, target_utilization=0.8,
+               cold_start_cost_factor=2, gpus_per_replica=4, gpu_hour_usd=3)
+    d = solve(p)
+    # 200 x 50 ms = 10 s; 100 x 10 = 1,000 in flight, 200 x 10 = 2,000; 50 x 0.8 = 40 per replica
+    assert d.value("in_flight_base") == pytest.approx(1000)
+    assert d.value("in_flight_peak") == pytest.approx(2000)
+    assert d.value("base_replicas") == 25 and d.value("peak_replicas") == 50
+    # reaction 10 + 30 = 40 s inside the 120 s ramp: growth 1,000 / 120 = 8.33/s -> 333.3 uncovered
+    # -> ceil(1,333.3 / 40) = 34, minus 25 = 9 warm replicas
+    assert d.value("cold_start_outlasts_burst") == "no"
+    assert d.value("uncovered_in_flight") == pytest.approx(1000 / 120 * 40)
+    assert d.value("warm_pool_replicas") == 9
+    assert d.value("warm_replicas_per_second_of_cold_start") == pytest.approx(1000 / 120 / 40)
+    # base capacity 25 x 50 / 10 = 125 req/s; arrivals 100 + t x 100/120 cross it at 30 s; the
+    # excess grows to 8.33 req/s by 40 s: a triangle of 1/2 x 10 x 8.33 = 41.7 requests
+    assert d.value("overrun_at_s") == pytest.approx(30)
+    assert d.value("backlog_without_pool") == pytest.approx(0.5 * 10 * (100 / 120 * 10))
+    assert d.value("scale_up_cooldown_s") == 40
+    assert d.value("scale_down_hold_s") == 60
+    assert d.value("hold_cost_usd") == pytest.approx(60 / 3600 * 4 * 3)
+
+
+def test_excess_arrivals_against_a_numeric_integral():
+    for base, peak, ramp, cap, until in [(40, 120, 60, 50, 85), (100, 200, 120, 125, 40), (10, 50, 30, 60, 100),
+                                        (10, 50, 30, 10, 20), (10, 50, 30, 45, 200)]:
+        t = np.linspace(0, until, 400_001)
+        rate = base + (peak - base) * np.minimum(t / ramp, 1)
+        numeric = np.trapezoid(np.maximum(rate - cap, 0), t)
+        assert excess_arrivals(base, peak, ramp, cap, until) == pytest.approx(numeric, rel=1e-6, abs=1e-6)
+
+
+def test_impossible_scenarios_are_refused_in_plain_words():
+    with pytest.raises(ValidationError, match="Cold start"):
+        Params(cold_start_s=1)
+    with pytest.raises(ValidationError, match="Burst peak"):
+        Params(burst_multiplier=1)
+
+
+def test_key_figures_exist_with_their_units():
+    d = solve(Params())
+    want = {"in_flight_base": "1", "in_flight_peak": "1", "warm_pool_replicas": "1",
+            "warm_replicas_per_second_of_cold_start": "1/s", "backlog_without_pool": "1",
+            "scale_up_cooldown_s": "s", "scale_down_hold_s": "s"}
+    for key, unit in want.items():
+        assert key in d, key
+        assert d[key].unit == unit, key
+
+
+def test_every_placeholder_and_drill_resolves():
+    q = QUESTIONS["autoscaling-warm-pool"]
+    d = solve(Params())
+    names = set(d.keys()) | set(knobs_of(Params))
+    c = q.content
+    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
+        for m in PLACEHOLDER.finditer(text):
+            assert m.group(1) in names, m.group(1)
+    assert all(dr.key in d for dr in c.drills)
+    assert len(c.drills) >= 6
+    assert {dr.phase for dr in c.drills} >= {"numbers", "arithmetic", "depth", "failure_modes"}
+
+
+# --- properties ------------------------------------------------------------------------------
+
+
+def _params(**kw):
+    try:
+        return Params(**kw)
+    except ValidationError:
+        assume(False)
+
+
+cold = st.floats(5, 1800)
+delay = st.floats(0, 300)
+rates = st.floats(1, 5000)
+mult = st.floats(1.1, 20)
+ramp = st.floats(5, 1800)
+slots = st.integers(1, 2000)
+
+
+@settings(max_examples=150, deadline=None)
+@given(c1=cold, c2=cold, dl=delay, r=rates, m=mult, rp=ramp)
+def test_a_longer_cold_start_never_shrinks_the_pool_or_the_backlog(c1, c2, dl, r, m, rp):
+    lo, hi = sorted((c1, c2))
+    a = solve(_params(cold_start_s=lo, signal_delay_s=dl, base_rps=r, burst_multiplier=m, burst_ramp_s=rp))
+    b = solve(_params(cold_start_s=hi, signal_delay_s=dl, base_rps=r, burst_multiplier=m, burst_ramp_s=rp))
+    assert a.value("warm_pool_replicas") <= b.value("warm_pool_replicas")
+    assert a.value("backlog_without_pool") <= b.value("backlog_without_pool") + 1e-6
+    assert a.value("scale_up_cooldown_s") <= b.value("scale_up_cooldown_s")
+    assert a.value("scale_down_hold_s") <= b.value("scale_down_hold_s")
+
+
+@settings(max_examples=150, deadline=None)
+@given(s1=slots, s2=slots, r=rates, m=mult)
+def test_bigger_replicas_never_need_more_replicas_at_the_first_cold_arrival(s1, s2, r, m):
+    # Base fleet plus pool is monotone; the pool alone is not (both terms are rounded up, so a
+    # bigger replica can leave the base fleet less slack), and neither is the no-pool backlog.
+    lo, hi = sorted((s1, s2))
+    a = solve(_params(slots_per_replica=lo, base_rps=r, burst_multiplier=m))
+    b = solve(_params(slots_per_replica=hi, base_rps=r, burst_multiplier=m))
+    total = lambda d: d.value("base_replicas") + d.value("warm_pool_replicas")  # noqa: E731
+    assert total(b) <= total(a)
+    assert b.value("peak_replicas") <= a.value("peak_replicas")
+
+
+@settings(max_examples=200, deadline=None)
+@given(c=cold, dl=delay, r=rates, m=mult, rp=ramp, s=slots, snap=st.floats(1, 600), lag=st.floats(0, 600))
+def test_invariants_hold_everywhere(c, dl, r, m, rp, s, snap, lag):
+    d = solve(_params(cold_start_s=c, signal_delay_s=dl, base_rps=r, burst_multiplier=m, burst_ramp_s=rp,
+                      slots_per_replica=s, snapshot_cold_start_s=snap, lagging_signal_delay_s=lag))
+    whole = d.value("burst_replicas")
+    assert 0 <= d.value("warm_pool_replicas") <= whole
+    if d.value("first_cold_replica_s") >= rp:
+        assert d.value("warm_pool_replicas") == whole  # the cold start outlasts the burst: the pool is all of it
+    if snap <= c:
+        assert d.value("warm_pool_with_snapshot") <= d.value("warm_pool_replicas")
+    if lag >= dl:
+        assert d.value("backlog_lagging_signal") >= d.value("backlog_without_pool") - 1e-6
+        assert d.value("warm_pool_with_snapshot_lagging_signal") >= d.value("warm_pool_with_snapshot")
+    if d.value("base_capacity_rps") >= d.value("peak_rps"):
+        assert d.value("backlog_without_pool") == 0
+    assert d.value("in_flight_peak") > d.value("in_flight_base")
+
+
+def test_solve_is_fast():
+    p = Params()
+    solve(p)
+    times = []
+    for _ in range(200):
+        t = time.process_time()
+        solve(p)
+        times.append(time.process_time() - t)
+    assert sorted(times)[len(times) // 2] < 1e-3
+
+
+# --- the burst simulation --------------------------------------------------------------------
+
+
+def test_simulation_conserves_requests_and_the_pool_absorbs_the_burst():
+    r = simulate(Params(), seed=3)
+    for run in (r.with_pool, r.without_pool):
+        assert run.conservation_error < 1e-6 * run.arrived[-1]
+    # the pool is sized with 20% slot headroom, so Poisson noise never fills every slot
+    assert r.with_pool.peak_queue < 1
+    assert r.without_pool.peak_queue > 1000
+    # the autoscaler refills the pool: at the peak the fleet holds 15 serving + 10 warm
+    assert r.with_pool.ready.max() == 25
+    assert r.without_pool.ready.max() == 15
+    # after the burst and the hold, both fleets are back to what base traffic needs
+    assert r.with_pool.ready[-1] == 5 + 10
+    assert r.without_pool.ready[-1] == 5
+    assert r.with_pool.releases > 0 and r.without_pool.releases > 0
+
+
+def test_deterministic_backlog_sits_just_under_the_closed_form():
+    """Quasi-static Little's law overstates: in flight lags the ramp by about growth x duration / 2."""
+    p = Params()
+    d = solve(p)
+    r = simulate(p, poisson=False)
+    simulated = r.without_pool.queue_at(r.first_cold_replica_at_s - 1e-6)
+    closed, lag = d.value("backlog_without_pool"), d.value("littles_law_lag_requests")
+    print(f"simulated backlog {simulated:,.1f}; closed form {closed:,.1f}; lag allowance {lag:,.1f}")
+    assert closed - lag <= simulated <= closed
+
+
+def test_poisson_backlog_replications_cover_the_closed_form():
+    p = Params()
+    d = solve(p)
+    vals = []
+    for seed in range(10):
+        r = simulate(p, seed=100 + seed)
+        vals.append(r.without_pool.queue_at(r.first_cold_replica_at_s - 1e-6))
+    v = np.array(vals)
+    half = 2.262 * v.std(ddof=1) / math.sqrt(len(v))  # 95% t interval, 9 dof
+    closed, lag = d.value("backlog_without_pool"), d.value("littles_law_lag_requests")
+    print(f"simulated backlog {v.mean():,.1f} ± {half:,.1f}; closed form {closed:,.1f} (lag {lag:,.1f})")
+    assert closed - lag - half <= v.mean() <= closed + half
+    assert half / closed < 0.03
+
+
+def test_burst_engine_little_law_at_steady_state():
+    cfg = burst.BurstConfig(base_rps=50, peak_rps=50.0001, ramp_s=10, hold_s=0, request_s=8, slots_per_replica=1000,
+                            target_utilization=0.8, initial_replicas=1, warm_pool=0, cold_start_s=60,
+                            signal_delay_s=5, scale_down_hold_s=60)
+    r = burst.run(cfg, seed=0)
+    # L = lambda W = 400 in service on average, no queue
+    assert r.in_service[len(r.t) // 4:].mean() == pytest.approx(400, rel=0.02)
+    assert r.peak_queue == 0
