@@ -1,0 +1,267 @@
+"""Disaggregated prefill and decode: two pools, a KV hand-off between them, and the load where the
+split beats one pool of monolithic replicas (seed 004).
+
+The per-node engine (decode batch, decode step, prefill time) comes from models/serving/llm_arith.py,
+so this page and the other serving pages cannot disagree about a replica. On top of it:
+
+    arithmetic intensity   prefill: prefill FLOP / (weights + the prompt's KV)       (one prompt per pass)
+                           decode:  batch x FLOP per token / (weights + batch x KV read per sequence)
+    pool ratio             prefill node-seconds per request / decode node-seconds per request
+    KV hand-off            KV bytes per token x prompt tokens; per prefill node, that times its request rate
+    disaggregated node     1 / (prefill node-s + decode node-s) per request, each pool also capped by its NIC
+    monolith node          prefill and decode take turns on one node, and co-scheduled prefill costs decode
+                           a share `interference x prefill share of the node's time` of its throughput
+    crossover load         the load where the per-request saving adds up to one whole node:
+                           1 / (target utilization x (1/monolith - 1/disaggregated))
+                           beyond it the disaggregated fleet is never larger, whatever the rounding of its
+                           two pools; with no interference the two tie and the crossover never comes.
+
+Modelling choices, each stated on the page: the decode node's KV arrives over the scale-out NICs
+(RDMA, GPU memory to GPU memory) without costing GPU time; the hand-off carries the whole prompt's KV
+(a prefix-cache hit saves prefill compute, not transfer); both pools use the same node type.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import LINKS
+from models.core import Derivation, Knob, StrictModel
+from models.serving import llm_arith as la
+from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+
+KVLink = Literal["100GbE", "200GbE", "400GbE", "IB NDR 400G", "IB XDR 800G"]
+
+
+class Params(StrictModel):
+    model: Annotated[ServingModel, Knob("Model")] = "Llama-3-70B"
+    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
+    gpus_per_replica: Annotated[
+        ReplicaGPUs,
+        Knob("GPUs per node", "", 1, 8,
+             help="One node is one tensor-parallel replica; both pools use the same node."),
+    ] = 8
+    weight_precision: Annotated[
+        Precision, Knob("Weight precision", help="FP8 halves weight bytes and doubles peak FLOP/s; KV stays bf16.")
+    ] = "bf16"
+    prompt_tokens: Annotated[
+        int,
+        Knob("Prompt tokens", "tokens", 100, 64_000, 1, log=True,
+             help="Tokens per prompt: system prompt, history, retrieved context.", draw=(500, 16_000)),
+    ] = 2000
+    prefix_cache_hit: Annotated[
+        float,
+        Knob("Prefix-cache hit", "", 0, 0.95, 0.01, percent=True,
+             help="Share of prompt tokens whose KV the prefill node already holds: saves prefill FLOP, "
+                  "not the hand-off (the decode node still needs the whole prompt's KV).",
+             draw=(0, 0.5)),
+    ] = 0.0
+    output_tokens: Annotated[
+        int,
+        Knob("Output tokens", "tokens", 10, 8000, 1, log=True, help="Tokens generated per request.",
+             draw=(100, 1000)),
+    ] = 400
+    tpot_target_ms: Annotated[
+        float,
+        Knob("TPOT target", "ms", 5, 200, log=True,
+             help="Time per output token a decode step must not exceed.", draw=(25, 80)),
+    ] = 50
+    hbm_efficiency: Annotated[
+        float,
+        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
+             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
+    ] = 0.7
+    mfu: Annotated[
+        float,
+        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
+             help="Share of dense peak FLOP/s prefill achieves.", draw=(0.35, 0.6)),
+    ] = 0.5
+    interference: Annotated[
+        float,
+        Knob("Prefill interference on decode", "", 0, 1, 0.01, percent=True,
+             help="The page's interference model: a monolith node whose time is a share s in prefill loses "
+                  "interference × s of its decode throughput (the batch it can run at the TPOT target "
+                  "while prefill chunks share the step). 0% = perfect overlap, the two designs tie.",
+             draw=(0.1, 0.5)),
+    ] = 0.3
+    target_utilization: Annotated[
+        float,
+        Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
+             help="Busy share each node may reach at peak, in either design.", draw=(0.6, 0.8)),
+    ] = 0.7
+    request_rate: Annotated[
+        float,
+        Knob("Load", "req/s", 1, 10_000, log=True, help="Requests per second at peak.", draw=(20, 2000)),
+    ] = 400
+    kv_link: Annotated[
+        KVLink,
+        Knob("KV hand-off NIC", help="Scale-out NIC that carries the KV from prefill to decode (catalog)."),
+    ] = "IB NDR 400G"
+    kv_nics_per_node: Annotated[
+        int,
+        Knob("KV NICs per node", "NICs", 1, 8, 1,
+             help="NICs a node uses for the hand-off; an 8-GPU H100 or B200 node has one backend NIC per GPU "
+                  "(mock interviews keep that standard 8).",
+             draw=(8, 8)),
+    ] = 8
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Params":
+        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
+                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
+                                 self.hbm_efficiency, self.mfu)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    e = la.record_engine(d, p)
+
+    # --- arithmetic intensity against the ridge ---
+    ridge = d.step("ridge_flops_per_byte", f"{p.gpu} ridge: peak FLOP/s over HBM B/s",
+                   d.value("gpu_peak_flops") / d.value("gpu_hbm_Bps"), "FLOP/B",
+                   formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s")
+    prompt_kv = d.step("kv_transfer_bytes_per_request", "KV of one prompt: what the hand-off carries",
+                       e.kv_bytes_per_token * p.prompt_tokens, "B",
+                       formula="{kv_bytes_per_token} B × {prompt_tokens}")
+    pf_ai = d.step("prefill_arithmetic_intensity", "Prefill: FLOP per byte moved (weights read once, KV written)",
+                   e.prefill_flops_per_request / (e.weight_bytes + prompt_kv), "FLOP/B",
+                   formula="{prefill_flops_per_request} FLOP / ({weight_bytes} B + {kv_transfer_bytes_per_request} B)")
+    d.step("prefill_over_ridge", "Prefill intensity over the ridge", pf_ai / ridge, "1", noun="×",
+           formula="{prefill_arithmetic_intensity} / {ridge_flops_per_byte}")
+    kv_read = d.step("kv_read_per_sequence_bytes", "KV one sequence reads per decode step",
+                     e.kv_read_per_sequence_bytes, "B", formula="{kv_bytes_per_token} B × {decode_context_tokens}")
+    dec_flops = e.decode_flops_per_sequence
+    d.step("decode_ai_batch_1", "Decode at batch 1: FLOP per byte",
+           dec_flops / (e.weight_bytes + kv_read), "FLOP/B",
+           formula="{decode_flops_per_token} FLOP / ({weight_bytes} B + {kv_read_per_sequence_bytes} B)")
+    dec_ai = d.step("decode_arithmetic_intensity", "Decode at the operating batch: FLOP per byte",
+                    e.batch * dec_flops / (e.weight_bytes + e.batch * kv_read), "FLOP/B",
+                    formula="{decode_batch} × {decode_flops_per_token} FLOP / "
+                            "({weight_bytes} B + {decode_batch} × {kv_read_per_sequence_bytes} B)")
+    d.step("decode_over_ridge", "Decode intensity over the ridge", dec_ai / ridge, "1", noun="×",
+           formula="{decode_arithmetic_intensity} / {ridge_flops_per_byte}")
+    d.step("decode_ai_ceiling", "Decode at an infinite batch: the KV read alone sets the intensity",
+           dec_flops / kv_read, "FLOP/B", formula="{decode_flops_per_token} FLOP / {kv_read_per_sequence_bytes} B")
+
+    # --- work per request in each pool, the pool ratio ---
+    dec_node_s = d.step("decode_node_s_per_request", "Decode node-seconds per request",
+                        p.output_tokens / e.decode_tokens_per_s, "s",
+                        formula="{output_tokens} / {decode_tokens_per_s} tokens/s")
+    pf_node_s = e.prefill_s_per_request
+    share = d.step("prefill_share", "Prefill's share of a request's node time",
+                   100 * pf_node_s / (pf_node_s + dec_node_s), "%",
+                   formula="100 × {prefill_s_per_request} s / ({prefill_s_per_request} s + {decode_node_s_per_request} s)")
+
+    # --- the hand-off and the link it needs ---
+    link = LINKS[p.kv_link]
+    d.step("kv_link_Bps", f"{p.kv_link}, one direction (catalog)", link.Bps, "B/s")
+    node_link = d.step("kv_node_link_Bps", "Hand-off bandwidth per node", p.kv_nics_per_node * link.Bps, "B/s",
+                       formula="{kv_nics_per_node} × {kv_link_Bps} B/s")
+    egress = d.step("kv_egress_per_prefill_node_Bps", "KV a busy prefill node must send per second",
+                    prompt_kv / pf_node_s, "B/s",
+                    formula="{kv_transfer_bytes_per_request} B / {prefill_s_per_request} s")
+    d.step("kv_egress_link_utilization", "That egress against the node's hand-off NICs",
+           100 * egress / node_link, "%", formula="100 × {kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
+    xfer = d.step("kv_transfer_s", "One request's KV over the node's NICs", prompt_kv / node_link, "s",
+                  formula="{kv_transfer_bytes_per_request} B / {kv_node_link_Bps} B/s")
+    m_layers = la.catalog_model(p.model).layers
+    d.step("kv_transfer_exposed_s", f"Added to TTFT if layer i ships while layer i+1 computes ({m_layers} layers)",
+           max(xfer / m_layers, xfer - pf_node_s), "s",
+           formula=f"max({{kv_transfer_s}} s / {m_layers}, {{kv_transfer_s}} s − {{prefill_s_per_request}} s)")
+
+    # --- capacity per node, each design ---
+    cap_p = d.step("prefill_node_capacity", "Requests/s one prefill node finishes (compute, or its NICs if slower)",
+                   min(1 / pf_node_s, node_link / prompt_kv), "1/s", noun="requests",
+                   formula="min(1 / {prefill_s_per_request} s, {kv_node_link_Bps} B/s / {kv_transfer_bytes_per_request} B)")
+    cap_d = d.step("decode_node_capacity", "Requests/s one decode node finishes (HBM, or its NICs if slower)",
+                   min(1 / dec_node_s, node_link / prompt_kv), "1/s", noun="requests",
+                   formula="min(1 / {decode_node_s_per_request} s, {kv_node_link_Bps} B/s / {kv_transfer_bytes_per_request} B)")
+    ratio = d.step("prefill_to_decode_node_ratio", "Prefill nodes per decode node", cap_d / cap_p, "1",
+                   formula="{decode_node_capacity} / {prefill_node_capacity}")
+    d.step("kv_ingress_per_decode_node_Bps", "KV a busy decode node must receive per second",
+           prompt_kv * cap_d, "B/s", formula="{kv_transfer_bytes_per_request} B × {decode_node_capacity} req/s")
+    cap_dis = d.step("disaggregated_capacity_per_node", "Disaggregated: requests/s per node, pools in ratio",
+                     1 / (1 / cap_p + 1 / cap_d), "1/s", noun="requests",
+                     formula="1 / (1 / {prefill_node_capacity} + 1 / {decode_node_capacity})")
+    loss = d.step("monolith_decode_loss", "Monolith: decode throughput lost to co-scheduled prefill",
+                  p.interference * share, "%", formula="{interference} × {prefill_share}%")
+    d.step("monolith_decode_tokens_per_s", "Decode tokens/s a monolith node keeps while prefill shares it",
+           e.decode_tokens_per_s * (1 - loss / 100), "1/s", noun="tokens",
+           formula="{decode_tokens_per_s} tokens/s × (1 − {monolith_decode_loss}%)")
+    cap_m = d.step("monolith_capacity_per_node", "Monolith: requests/s per node (turns, with interference)",
+                   1 / (pf_node_s + dec_node_s / (1 - loss / 100)), "1/s", noun="requests",
+                   formula="1 / ({prefill_s_per_request} s + {decode_node_s_per_request} s / (1 − {monolith_decode_loss}%))")
+    d.step("capacity_gain", "Disaggregated over monolith, per node", 100 * (cap_dis / cap_m - 1), "%",
+           formula="100 × ({disaggregated_capacity_per_node} / {monolith_capacity_per_node} − 1)")
+    # The perfect-overlap roofline: prefill chunks ride in the tensor time a memory-bound decode step
+    # leaves idle, so part of the prefill costs the monolith nothing at all.
+    idle = d.step("decode_idle_compute_fraction", "Tensor time a decode step leaves idle",
+                  100 * max(0.0, 1 - e.decode_step_compute_s / e.decode_step_s), "%",
+                  formula="100 × (1 − {decode_step_compute_s} s / {decode_step_s} s)")
+    hidden = d.step("prefill_hidden_s_per_request", "Prefill a perfect-overlap monolith hides in that idle time",
+                    min(pf_node_s, idle / 100 * dec_node_s), "s",
+                    formula="min({prefill_s_per_request} s, {decode_idle_compute_fraction}% × {decode_node_s_per_request} s)")
+    d.step("roofline_monolith_capacity_per_node", "Monolith under a perfect-overlap roofline",
+           1 / (pf_node_s - hidden + dec_node_s), "1/s", noun="requests",
+           formula="1 / ({prefill_s_per_request} s − {prefill_hidden_s_per_request} s + {decode_node_s_per_request} s)")
+
+    # --- the crossover ---
+    saving = d.step("node_s_saved_per_request", "Node-seconds disaggregation saves per request",
+                    1 / cap_m - 1 / cap_dis, "s",
+                    formula="1 / {monolith_capacity_per_node} − 1 / {disaggregated_capacity_per_node}")
+    u = p.target_utilization
+    cross = math.inf if saving <= 1e-12 else 1 / (u * saving)
+    d.step("crossover_load", "Load where the saving is worth a whole node (beyond it, never more nodes)",
+           cross, "1/s", noun="requests",
+           formula="1 / ({target_utilization} × {node_s_saved_per_request} s)")
+    d.step("crossover_monolith_nodes", "Monolith fleet size at the crossover",
+           cross / (cap_m * u) if math.isfinite(cross) else math.inf, "1", noun="nodes",
+           formula="{crossover_load} req/s / ({monolith_capacity_per_node} × {target_utilization})")
+
+    # --- the fleets at the scenario's load ---
+    lam = p.request_rate
+    n_m = d.step("monolith_nodes", "Monolith nodes at the load", max(1, math.ceil(lam / (cap_m * u) - 1e-9)),
+                 "1", noun="nodes", formula="ceil({request_rate} / ({monolith_capacity_per_node} × {target_utilization}))")
+    n_p = d.step("prefill_nodes", "Prefill pool at the load", max(1, math.ceil(lam / (cap_p * u) - 1e-9)), "1",
+                 noun="nodes", formula="ceil({request_rate} / ({prefill_node_capacity} × {target_utilization}))")
+    n_d = d.step("decode_nodes", "Decode pool at the load", max(1, math.ceil(lam / (cap_d * u) - 1e-9)), "1",
+                 noun="nodes", formula="ceil({request_rate} / ({decode_node_capacity} × {target_utilization}))")
+    n_dis = d.step("disaggregated_nodes", "Disaggregated nodes at the load", n_p + n_d, "1", noun="nodes",
+                   formula="{prefill_nodes} + {decode_nodes}")
+    d.step("nodes_saved", "Nodes disaggregation saves at the load", n_m - n_dis, "1", noun="nodes",
+           formula="{monolith_nodes} − {disaggregated_nodes}")
+    d.step("gpus_saved", "GPUs saved", (n_m - n_dis) * p.gpus_per_replica, "1", noun="GPUs",
+           formula="{nodes_saved} × {gpus_per_replica}")
+    d.step("verdict", "At this load",
+           "disaggregate" if n_dis < n_m else ("a tie: keep the simpler monolith" if n_dis == n_m else "stay monolithic"),
+           formula="{disaggregated_nodes} against {monolith_nodes}")
+
+    # --- the router and what a stall costs ---
+    d.step("decode_accept_rate", "Hand-offs one decode node accepts per second at the target",
+           cap_d * u, "1/s", noun="requests", formula="{decode_node_capacity} × {target_utilization}")
+    park = d.step("prefill_park_requests", "Finished prompts a prefill node can hold if decode stops accepting",
+                  max(0, math.floor(e.kv_room_bytes / prompt_kv)), "1", noun="prompts",
+                  formula="floor({kv_room_bytes} B / {kv_transfer_bytes_per_request} B)")
+    d.step("prefill_park_s", "How long a prefill node keeps working into that room",
+           park * pf_node_s, "s", formula="{prefill_park_requests} × {prefill_s_per_request} s")
+    d.step("ratio_at_double_output", "Pool ratio if outputs double",
+           _ratio(p, p.prompt_tokens, 2 * p.output_tokens), "1",
+           formula="same arithmetic at 2 × {output_tokens} output tokens")
+    return d
+
+
+def _ratio(p: Params, prompt_tokens: float, output_tokens: float) -> float:
+    """Prefill nodes per decode node for another prompt/output mix (same hardware and NICs)."""
+    e = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, prompt_tokens, p.prefix_cache_hit,
+                  output_tokens, p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
+    kv = e.kv_bytes_per_token * prompt_tokens
+    node_link = p.kv_nics_per_node * LINKS[p.kv_link].Bps
+    cap_p = min(1 / e.prefill_s_per_request, node_link / kv)
+    cap_d = min(e.decode_tokens_per_s / output_tokens, node_link / kv)
+    return cap_d / cap_p

@@ -1,0 +1,124 @@
+import math
+
+import plotly.graph_objects as go
+
+from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+page = QuestionPage("disaggregated-prefill-decode")
+
+
+@page.diagram("two_pools")
+def two_pools(ctx):
+    d, p = ctx.derivation, ctx.params
+    show = lambda key, unit=None: d[key].display(unit, hint=False)  # noqa: E731
+    boxes = [
+        Box("clients", "Clients", f"{p.request_rate:,.0f} req/s · {p.prompt_tokens:,} tokens in · "
+            f"{p.output_tokens:,} out", 0, 0, "muted"),
+        Box("router", "Router", "1. reserve a decode slot · 2. pick a prefill node", 1, 0, "accent"),
+        Box("prefill", f"Prefill pool: {show('prefill_nodes')}",
+            f"{show('prefill_s_per_request')} per prompt · {show('prefill_arithmetic_intensity')} "
+            "(compute-bound)", 2, 0),
+        Box("decode", f"Decode pool: {show('decode_nodes')}",
+            f"batch {show('decode_batch')} · step {show('decode_step_s')} · "
+            f"{show('decode_arithmetic_intensity')} (bandwidth-bound)", 1, 1),
+        Box("mono", f"Monolith instead: {show('monolith_nodes')}",
+            f"both phases on every node · loses {show('monolith_decode_loss')} of decode", 2, 1, "danger"),
+    ]
+    arrows = [
+        Arrow("clients", "router", ""),
+        Arrow("router", "prefill", "prompt"),
+        Arrow("router", "decode", "slot held", dashed=True),
+        Arrow("prefill", "decode", f"KV {show('kv_transfer_bytes_per_request')}/request<br>"
+              f"{show('kv_egress_per_prefill_node_Bps', 'Gb/s')} per prefill node"),
+        Arrow("decode", "clients", "tokens streamed"),
+    ]
+    return box_diagram(boxes, arrows, title="Two pools and the hand-off, with this scenario's numbers")
+
+
+@page.chart("ai_vs_ridge")
+def ai_vs_ridge(ctx):
+    d = ctx.derivation
+    names = ["Prefill (one prompt)", "Decode, batch 1", "Decode, operating batch", "Decode, any batch (ceiling)"]
+    keys = ["prefill_arithmetic_intensity", "decode_ai_batch_1", "decode_arithmetic_intensity", "decode_ai_ceiling"]
+    values = [float(d.value(k)) for k in keys]
+    ridge = float(d.value("ridge_flops_per_byte"))
+    colors = [PALETTE[1] if v > ridge else PALETTE[0] for v in values]
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colors, text=[f"{v:,.0f}" for v in values],
+                           textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>"))
+    fig.add_hline(y=ridge, line=dict(color="#0f172a", dash="dash", width=1.5))
+    # On a log axis an annotation's y is the exponent, not the value.
+    fig.add_annotation(x=1, y=math.log10(ridge), xanchor="center", yshift=12, showarrow=False,
+                       bgcolor="rgba(255,255,255,0.85)",
+                       text=f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.weight_precision})")
+    base_layout(fig, "Arithmetic intensity against the ridge (log scale): red is compute-bound", "", "FLOP per byte",
+                log_y=True)
+    top = max(values + [ridge])
+    fig.update_yaxes(range=[math.log10(min(values + [ridge]) / 3), math.log10(top * 4)])
+    fig.update_layout(hovermode="closest", showlegend=False)
+    return fig
+
+
+@page.chart("pool_ratio_vs_prompt")
+def pool_ratio_vs_prompt(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "prompt_tokens",
+        {"prefill_to_decode_node_ratio": "Prefill nodes per decode node"},
+        title="Pool ratio against prompt length (output length fixed)", y_title="prefill : decode",
+        n=60, lo=200, hi=32_000, log_y=True,
+    )
+
+
+@page.chart("capacity_vs_interference")
+def capacity_vs_interference(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "interference",
+        {
+            "disaggregated_capacity_per_node": "Disaggregated",
+            "monolith_capacity_per_node": "Monolith (turns + interference)",
+            "roofline_monolith_capacity_per_node": "Monolith, perfect-overlap roofline",
+        },
+        title="Requests/s per node against the interference assumption", y_title="requests/s per node",
+        x_scale=100, n=51,
+    )
+
+
+@page.chart("crossover_vs_interference")
+def crossover_vs_interference(ctx):
+    p = ctx.params
+    xs = [x for x in sweep_values(p, "interference", 60) if x > 0]
+    ys = sweep(ctx.slug, p, "interference", ["crossover_load"], xs)["crossover_load"]
+    fig = go.Figure(go.Scatter(x=[x * 100 for x in xs], y=[y if math.isfinite(y) else None for y in ys],
+                               mode="lines", name="crossover load", line=dict(color=PALETTE[0], width=2.5)))
+    cur = float(ctx.derivation.value("crossover_load"))
+    if math.isfinite(cur):
+        fig.add_trace(go.Scatter(x=[p.interference * 100], y=[cur], mode="markers", showlegend=False,
+                                 marker=dict(color=PALETTE[0], size=11, line=dict(color="white", width=2))))
+    fig.add_hline(y=p.request_rate, line=dict(color=PALETTE[1], dash="dot", width=1.5))
+    fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(p.request_rate), yshift=10,
+                       showarrow=False, text=f"scenario load {p.request_rate:,.0f} req/s: split pays below the curve's "
+                       "crossing", font=dict(color=PALETTE[1]))
+    fig.add_vline(x=p.interference * 100, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "Where the crossover load moves with the interference assumption (log scale)",
+                       "Prefill interference on decode (%)", "requests/s", log_y=True)
+
+
+@page.chart("nodes_vs_load")
+def nodes_vs_load(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "request_rate",
+        {"nodes_saved": "monolith nodes − split nodes (above zero: the split is smaller)"},
+        title="Nodes the split saves against load; the dashed line is the crossover", y_title="nodes saved",
+        line_shape="hv", n=200, lo=1, hi=max(2000.0, ctx.params.request_rate),
+    )
+    fig.add_hline(y=0, line=dict(color="#94a3b8", width=1))
+    cross = float(ctx.derivation.value("crossover_load"))
+    if math.isfinite(cross) and cross <= 10_000:
+        fig.add_vline(x=cross, line=dict(color="#0f172a", dash="dash", width=1.5))
+        fig.add_annotation(x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
+                           text=f"crossover {cross:,.0f} req/s")
+    return fig
+
+
+page.render()
