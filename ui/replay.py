@@ -32,6 +32,8 @@ def replay(key: str, n_steps: int, dt_s: float, draw: Callable[[int], None], lab
             st.session_state[pos_key] = min(max(0, int(raw)), n_steps - 1) if raw is not None else n_steps - 1
         except ValueError:
             st.session_state[pos_key] = n_steps - 1
+    elif st.session_state[pos_key] > n_steps - 1:
+        st.session_state[pos_key] = n_steps - 1  # a new scenario ran shorter: show its end
     playing = st.session_state.get(f"{key}.playing", False)
 
     @st.fragment(run_every=TICK_S if playing else None)

@@ -1,0 +1,300 @@
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+from pydantic import ValidationError
+
+from models.serving import continuous_batching as model
+from models.sim.batching import CUT
+from ui.charts import PALETTE, base_layout, sweep_values
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+from ui.replay import replay
+from ui.sim_panel import cached_simulation, seed_input
+from ui.solve_cache import solve
+
+page = QuestionPage("continuous-batching")
+REPLAY_DT_S = 0.25  # replay positions: a quarter second of simulated time each
+
+
+def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
+    """Solve the scenario with one knob moved; points where the scenario is not valid are skipped.
+    `also(x)` may return other fields to move with it (ones the plotted steps do not depend on)."""
+    xs, ys = [], {k: [] for k in keys}
+    for x in sweep_values(ctx.params, field, n, lo, hi):
+        try:
+            p = ctx.params.model_copy(update={field: x, **(also(x) if also else {})})
+            d = solve(ctx.slug, model.Params.model_validate(p.model_dump()))
+        except ValidationError:
+            continue
+        xs.append(x)
+        for k in keys:
+            ys[k].append(float(d.value(k)))
+    return xs, ys
+
+
+def _mark(fig, x, label, log_x=True):
+    fig.add_vline(x=x, line=dict(color="#64748b", dash="dot", width=1))
+    fig.add_annotation(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
+                       xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
+
+
+@page.diagram("request_path")
+def request_path(ctx):
+    d = ctx.derivation
+    p = ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("clients", "Clients", "SSE / HTTP2 streams", 0, 0, "muted"),
+        Box("gw", "Gateway + router", "auth · tenant limits · pick a replica", 1, 0),
+        Box("queue", "Admission queue", "bounded · shed by deadline", 2, 0, "accent"),
+        Box("sched", "Scheduler (every step)", f"admit ≤ {show('admission_limit')} · "
+            f"chunk {p.chunk_tokens:,} prompt tokens", 3, 0),
+        Box("kv", "KV block manager", f"{show('kv_budget_blocks')} of {model.BLOCK_TOKENS} tokens · "
+            f"{show('batch_cap_kv')} at full context", 3, 1, "accent"),
+        Box("engine", f"Engine: {p.tp_degree} × {p.gpu}", f"step {show('step_time_s')} · "
+            f"{show('tokens_per_s_per_replica')}", 2, 1),
+        Box("stream", "Stream buffers", f"detokenize · {p.stream_buffer_tokens:,} tokens per client · "
+            "full: cut the stream", 1, 1, "danger"),
+    ]
+    arrows = [
+        Arrow("clients", "gw", f"{p.arrival_rps:g} req/s"),
+        Arrow("gw", "queue", ""),
+        Arrow("queue", "sched", ""),
+        Arrow("sched", "kv", "blocks"),
+        Arrow("sched", "engine", "batch + chunk"),
+        Arrow("engine", "stream", "tokens"),
+        Arrow("stream", "clients", f"{show('stream_tokens_per_s')} each"),
+    ]
+    return box_diagram(boxes, arrows, title="Admission queue to streamed token, with this scenario's numbers")
+
+
+@page.chart("caps_vs_context")
+def caps_vs_context(ctx):
+    keys = ["batch_cap_kv", "batch_cap_tpot", "ridge_batch"]
+    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
+                    also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2)})
+    fig = go.Figure()
+    names = {"batch_cap_kv": "KV cap (all at full context)", "batch_cap_tpot": "TPOT cap (worst step)",
+             "ridge_batch": "Ridge batch (compute-bound above)"}
+    for i, k in enumerate(keys):
+        fig.add_trace(go.Scatter(x=xs, y=ys[k], name=names[k], mode="lines",
+                                 line=dict(color=PALETTE[i], width=2.5, dash="dash" if k == "ridge_batch" else "solid",
+                                           shape="hv" if k != "ridge_batch" else "linear")))
+    _mark(fig, ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
+    base_layout(fig, "Batch caps against the max context (log-log)", "Max context (tokens)", "Sequences",
+                log_x=True, log_y=True)
+    return fig
+
+
+@page.chart("step_sides_vs_context")
+def step_sides_vs_context(ctx):
+    keys = ["kv_capped_step_memory_s", "kv_capped_step_compute_s"]
+    # The step at the KV cap depends on the context only: let the prompt and the TPOT target
+    # stand aside so short and very long contexts stay valid scenarios.
+    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
+                    also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2), "tpot_target_ms": 500.0})
+    fig = go.Figure()
+    for i, (k, name) in enumerate([(keys[0], "Bytes side: weights + every sequence's KV"),
+                                   (keys[1], "FLOP side: the same batch's math")]):
+        fig.add_trace(go.Scatter(x=xs, y=[v * 1000 for v in ys[k]], name=name, mode="lines",
+                                 line=dict(color=PALETTE[i], width=2.5)))
+    _mark(fig, ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
+    cross = ctx.derivation.value("bandwidth_bound_above_tokens")
+    if math.isfinite(cross) and xs and xs[0] <= cross <= xs[-1]:
+        fig.add_vline(x=cross, line=dict(color="#16a34a", dash="dash", width=1))
+        fig.add_annotation(x=math.log10(cross), y=0.5, yref="paper", text="bandwidth-bound →", showarrow=False,
+                           xanchor="left", font=dict(size=11, color="#16a34a"))
+    base_layout(fig, "A decode step at the KV cap: bytes against FLOP", "Max context (tokens)", "ms per step",
+                log_x=True)
+    return fig
+
+
+@page.chart("tpot_vs_chunk")
+def tpot_vs_chunk(ctx):
+    keys = ["p95_tpot_s", "replica_capacity_rps"]
+    xs, ys = _sweep(ctx, "chunk_tokens", keys, n=50)
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=xs, y=[v * 1000 for v in ys["p95_tpot_s"]], name="p95 TPOT (worst step), ms",
+                             line=dict(color=PALETTE[0], width=2.5)), secondary_y=False)
+    fig.add_trace(go.Scatter(x=xs, y=ys["replica_capacity_rps"], name="Replica capacity, req/s",
+                             line=dict(color=PALETTE[2], width=2.5)), secondary_y=True)
+    fig.add_hline(y=ctx.params.tpot_target_ms, line=dict(color=PALETTE[1], dash="dash", width=1),
+                  annotation_text="TPOT target", annotation_position="top left")
+    _mark(fig, ctx.params.chunk_tokens, f"{ctx.params.chunk_tokens:,} tokens")
+    base_layout(fig, "Chunk size: token latency against request capacity", "Prefill chunk (tokens)", "ms",
+                log_x=True)
+    fig.update_yaxes(title_text="requests/s", secondary_y=True, showgrid=False, rangemode="tozero")
+    fig.update_yaxes(rangemode="tozero", secondary_y=False)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# The live simulation
+
+
+def _run(params_json: str, seed: int):
+    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
+
+
+def _ms(x: float) -> str:
+    return "-" if not math.isfinite(x) else (f"{x * 1000:,.0f} ms" if x >= 0.1 else f"{x * 1000:,.1f} ms")
+
+
+def _timeline(r, t_mark: float) -> go.Figure:
+    """Time series: sequences in the batch, KV in use (% of budget), queue length."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=r.t_s, y=r.batch, name="Sequences in the step", line=dict(color=PALETTE[0], width=1.5),
+                             line_shape="hv"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=r.t_s, y=r.queue_len, name="Queued", line=dict(color=PALETTE[1], width=1.5),
+                             line_shape="hv"), secondary_y=False)
+    if r.kv_budget_tokens:
+        fig.add_trace(go.Scatter(x=r.t_s, y=100 * r.kv_tokens / r.kv_budget_tokens, name="KV in use (%)",
+                                 line=dict(color=PALETTE[2], width=1), opacity=0.7, line_shape="hv"),
+                      secondary_y=True)
+    fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+    base_layout(fig, "The replica over time", "Seconds", "Sequences / requests")
+    fig.update_yaxes(title_text="KV in use (%)", range=[0, 105], tickvals=[0, 25, 50, 75, 100], secondary_y=True,
+                     showgrid=False)
+    return fig
+
+
+def _gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
+    """One line per request, drawn up to the replay time: queued, prefilling, streaming.
+    Rows are the last `max_rows` requests to arrive by then, so playing the run grows the bars."""
+    t = min(t_mark, r.horizon_s)
+    k = int(np.searchsorted(r.arrival_s, t, side="right"))
+    idx = np.arange(max(0, k - max_rows), k)
+    admit = np.minimum(r.arrival_s + r.queue_wait_s, t)
+    first_tok = np.where(np.isfinite(r.ttft_s), r.arrival_s + r.ttft_s, np.inf)
+    leave = np.where(np.isfinite(r.exit_s), r.exit_s, np.inf)
+    segs = {"queued": ([], []), "prefill": ([], []), "streaming": ([], [])}
+
+    def add(name, x0, x1, row):
+        if x1 > x0:
+            segs[name][0].extend([x0, x1, None])
+            segs[name][1].extend([row, row, None])
+
+    for row, i in enumerate(idx):
+        a, q, f, z = r.arrival_s[i], admit[i], first_tok[i], min(leave[i], t)
+        add("queued", a, q, row)
+        add("prefill", q, min(f, z), row)
+        add("streaming", f, z, row)
+    fig = go.Figure()
+    colors = {"queued": PALETTE[1], "prefill": PALETTE[4], "streaming": PALETTE[0]}
+    for name, (x, y) in segs.items():
+        fig.add_trace(go.Scatter(x=x, y=y, name=name, mode="lines", line=dict(color=colors[name], width=4)))
+    cut = [row for row, i in enumerate(idx) if r.status[i] == CUT and leave[i] <= t]
+    if cut:
+        fig.add_trace(go.Scatter(x=[leave[idx[row]] for row in cut], y=cut, mode="markers", name="cut (slow client)",
+                                 marker=dict(symbol="x", color="#0f172a", size=9)))
+    fig.add_vline(x=t, line=dict(color="#0f172a", dash="dot", width=1))
+    base_layout(fig, "The last requests to arrive, one row each", "Seconds", "Request")
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_xaxes(range=[r.arrival_s[idx[0]] - 0.5 if idx.size else 0, t + 0.5])
+    fig.update_layout(height=420, hovermode="closest")
+    return fig
+
+
+def _distributions(r, d) -> go.Figure:
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Gap between two tokens of a stream (ms)"))
+    ttft = r.ttft_s[np.isfinite(r.ttft_s)] * 1000
+    gaps = r.token_gaps_s * 1000
+    if ttft.size:
+        fig.add_trace(go.Histogram(x=ttft, nbinsx=40, marker_color=PALETTE[4], name="TTFT"), row=1, col=1)
+    if gaps.size:
+        fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
+        fig.add_vline(x=d.value("p95_tpot_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
+    fig.update_layout(template="plotly_white", height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+@page.sim("batching")
+def batching_panel(ctx):
+    p, d, slug = ctx.params, ctx.derivation, ctx.slug
+    st.markdown(f"##### Live: one replica, step by step ({p.policy} scheduler, {p.arrival_rps:g} req/s)")
+    seed = seed_input(slug)
+    r = cached_simulation(slug, _run, p, seed, "Simulating the replica…")
+    cols = st.columns(4)
+    cols[0].metric("Simulated tokens/s", f"{r.steady_tokens_per_s:,.0f}", border=True,
+                   help=f"After the first {r.warmup_s:,.0f} s (the replica filling up). Analytic at this load: "
+                        f"{d['expected_tokens_per_s'].display()}; no schedule beats "
+                        f"{d['tokens_per_s_ceiling'].display()}.")
+    cols[1].metric("Sequences in the engine", f"{r.steady_batch:,.1f}", border=True,
+                   help=f"Time-average after warm-up. Little's law predicts {d['live_sequences'].display()}.")
+    cols[2].metric("TPOT p95", _ms(r.tpot(95)), border=True,
+                   help="Per request: (last token − first token) / (tokens − 1); "
+                        "the 95th percentile over requests.")
+    cols[3].metric("TTFT p50", _ms(r.ttft(50)), border=True)
+    cols = st.columns(4)
+    cols[0].metric("Token gap p95", _ms(r.token_gap(95)), border=True,
+                   help="Every gap between two tokens of one stream, across all streams.")
+    cols[1].metric("Done / arrived", f"{r.done} / {r.arrived}", border=True,
+                   help=f"Arrived = done + cut + running + queued: {r.arrived} = {r.done} + {r.cut} + {r.running} + "
+                        f"{r.queued}, over {r.horizon_s:,.0f} s.")
+    cols[2].metric("Cut / preempted", f"{r.cut} / {r.preemptions_total}", border=True,
+                   help="Streams cut for a full buffer; sequences preempted when KV ran out.")
+    cols[3].metric("Queue: avg / λW", f"{r.mean_queue_len:,.2f} / {r.arrival_rate * r.mean_queue_wait_s:,.2f}",
+                   border=True, help="Little's law on the admission queue: time-average length against "
+                                     "arrival rate × mean wait. The two must agree.")
+    gap_ref = (f"≤ {d['p95_tpot_s'].display()} (worst step)" if p.policy == "chunked"
+               else f"≈ {d['unchunked_gap_s'].display()} when a prompt runs alone" if p.policy == "continuous"
+               else "static: no prompt joins a running batch")
+    rows = [
+        ("Tokens per second (after warm-up)", f"{r.steady_tokens_per_s:,.0f}",
+         f"{d['expected_tokens_per_s'].display()} (ceiling {d['tokens_per_s_ceiling'].display()})"),
+        ("Requests finished per second", f"{r.steady_requests_per_s:,.2f}", d["served_rps"].display()),
+        ("Sequences in the engine", f"{r.steady_batch:,.1f}", d["live_sequences"].display()),
+        ("Mean TPOT", _ms(float(np.nanmean(r.tpot_s)) if np.isfinite(r.tpot_s).any() else math.nan),
+         d["tpot_at_load_s"].display()),
+        ("Token gap p95", _ms(r.token_gap(95)), gap_ref),
+        ("TTFT p50 / p95", f"{_ms(r.ttft(50))} / {_ms(r.ttft(95))}",
+         f"≥ {d['ttft_idle_chunked_s' if p.policy == 'chunked' else 'prefill_time_s'].display()} "
+         "(idle, mean prompt)"),
+        ("TPOT p50 / p95", f"{_ms(r.tpot(50))} / {_ms(r.tpot(95))}", f"{d['tpot_at_load_s'].display()} typical"),
+    ]
+    st.dataframe({"Figure": [x[0] for x in rows], "Simulated": [x[1] for x in rows], "Analytic": [x[2] for x in rows]},
+                 hide_index=True, width="stretch")
+    dt = REPLAY_DT_S
+
+    def draw(i: int) -> None:
+        t = i * dt
+        k = max(0, int(np.searchsorted(r.t_s, t, side="right")) - 1) if r.t_s.size else 0
+        if r.t_s.size:
+            kv_pct = 100 * r.kv_tokens[k] / r.kv_budget_tokens if r.kv_budget_tokens else 0.0
+            seqs = f"{r.batch[k]} sequence{'s' if r.batch[k] != 1 else ''}"
+            st.caption(f"At {t:,.1f} s: {seqs} in the step, {r.queue_len[k]} queued, "
+                       f"KV {kv_pct:,.0f}% in use, step {r.step_s[k] * 1000:,.1f} ms.")
+        st.plotly_chart(_timeline(r, t), key=f"{slug}.sim.batching.timeline")
+        st.plotly_chart(_gantt(r, t), key=f"{slug}.sim.batching.gantt")
+
+    n_steps = int(r.horizon_s // dt) + 1
+    key = f"{slug}.replay_t"
+    if st.session_state.get(key, 0) > n_steps - 1:  # a new scenario can make the run shorter
+        st.session_state[key] = n_steps - 1
+    replay(key, n_steps, dt, draw)
+    st.plotly_chart(_distributions(r, d), key=f"{slug}.sim.batching.dist")
+    st.caption(
+        f"{r.arrived} requests over {r.horizon_s:,.0f} s ({r.iterations:,} engine steps). Lengths are lognormal "
+        f"around the means (σ = {p.length_spread:g}), clipped to the context; {int(r.slow.sum())} slow clients. "
+        "The dashed line on the right histogram is the analytic worst step. Change the seed for another run."
+    )
+    if st.toggle("Compare the three schedulers on these same requests", key=f"{slug}.sim_compare"):
+        table = {"Scheduler": [], "Tokens/s": [], "Done": [], "Queued at end": [], "TTFT p50": [], "TPOT p95": [],
+                 "Token gap p95": []}
+        for pol in ("static", "continuous", "chunked"):
+            q = p.model_copy(update={"policy": pol})
+            rr = r if pol == p.policy else cached_simulation(slug, _run, q, seed, f"Simulating {pol}…")
+            table["Scheduler"].append(pol)
+            table["Tokens/s"].append(f"{rr.tokens_per_s:,.0f}")
+            table["Done"].append(rr.done)
+            table["Queued at end"].append(rr.queued)
+            table["TTFT p50"].append(_ms(rr.ttft(50)))
+            table["TPOT p95"].append(_ms(rr.tpot(95)))
+            table["Token gap p95"].append(_ms(rr.token_gap(95)))
+        st.dataframe(table, hide_index=True, width="stretch")
+
+
+page.render()
