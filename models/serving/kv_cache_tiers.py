@@ -1,0 +1,492 @@
+"""KV cache tiers for long conversations: keep, park or recompute a conversation's prefix.
+
+Teaching order: what one token and one conversation cost in KV bytes and why HBM cannot keep
+them between turns; the three tiers with their capacities and reload bandwidths; reload against
+recompute (prefill FLOPs with the attention term) and the two break-evens, in bandwidth and in
+prefix length; then the traffic shape that decides whether the tiers pay: how long an idle
+conversation survives in each tier (its residency) against how long users think.
+
+Modelling choices, all stated on the page:
+- The model is Llama-3-70B in bf16 (catalog shape); KV per token from the catalog.
+- One replica is a tensor-parallel group of `gpus_per_replica` GPUs; a node has 8 GPUs, so
+  8 / gpus_per_replica replicas share a node's DRAM and SSD. HBM usable for weights and KV is
+  90% of capacity (the engine default).
+- DRAM reload runs over every GPU's own PCIe Gen5 x16 link at once (tensor parallelism shards
+  the KV by head), at an achieved fraction of the link. SSD reload reads the node's NVMe Gen5
+  drives at an achieved fraction of their rated sequential read, shared by the node's
+  replicas, and can never beat the PCIe path it crosses.
+- Recompute is a full prefill of the prefix: 2 x params FLOP per token plus causal attention,
+  a x n^2 / 2 with a = 4 x layers x heads x head_dim, at a prefill MFU.
+- Residency (how long an idle conversation stays in a tier) is the age t at which the KV
+  parked after it fills the tiers above and including that one:
+      lambda x [ sum_{k<T} S_k x E[min(think, t)] + S_T x t ] = cumulative capacity,
+  where S_k is the KV a conversation parks after turn k, returning conversations' entries leave
+  when their user comes back, and the last turn's entry never does. A return after a think time
+  below a tier's residency finds its KV in that tier or above (LRU across exclusive tiers). The
+  simulation (models/sim/kv_tiers.py) checks the predicted shares.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import GPUS, INFER_FLOPS_PER_PARAM_TOKEN, LINKS, MODELS
+from models.core import Derivation, Knob, StrictModel
+from models.serving.llm_arith import attention_flops_per_token_per_position
+from models.sim import kv_tiers
+
+MODEL = MODELS["Llama-3-70B"]
+BF16_BYTES = 2
+HBM_USABLE_FRACTION = 0.9  # the engine default (vLLM's gpu_memory_utilization)
+GPUS_PER_NODE = 8
+PCIE = LINKS["PCIe Gen5 x16"]
+NVME = LINKS["NVMe Gen5 SSD"]
+TPOT_S = 0.03  # decode pace of a reply in the simulation: a common interactive target
+SECONDS_PER_DAY = 86_400
+SIM_MAX_TURNS = 40_000  # beyond this the page shortens the simulated window to stay interactive
+
+
+def _noun(n: float, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+class Params(StrictModel):
+    conversation_tokens: Annotated[
+        int,
+        Knob("Conversation length", "tokens", 1000, 128_000, 1000,
+             help="Context at a conversation's last turn; the reload and recompute figures are for a prefix this long.",
+             draw=(8000, 100_000)),
+    ] = 30_000
+    gpu: Annotated[
+        Literal["H100 SXM", "H200", "B200"],
+        Knob("GPU", help="The part every replica uses (catalog)."),
+    ] = "H100 SXM"
+    gpus_per_replica: Annotated[
+        Literal[2, 4, 8],
+        Knob("GPUs per replica", "", 2, 8,
+             help="Tensor-parallel group serving one copy of the model; a node has 8 GPUs.", draw=(4, 8)),
+    ] = 8
+    prefill_mfu: Annotated[
+        float,
+        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True,
+             help="Fraction of dense bf16 peak a long prefill achieves.", draw=(0.3, 0.6)),
+    ] = 0.5
+    pcie_efficiency: Annotated[
+        float,
+        Knob("Achieved PCIe bandwidth", "", 0.3, 1.0, 0.05, percent=True,
+             help="Fraction of PCIe Gen5 x16 a DRAM-to-HBM copy achieves (pinned memory, large blocks).",
+             draw=(0.6, 0.9)),
+    ] = 0.8
+    ssd_drives_per_node: Annotated[
+        int,
+        Knob("NVMe drives for KV per node", "", 1, 16, 1,
+             help="Gen5 drives the node's SSD tier stripes across; the node's replicas share them.", draw=(1, 8)),
+    ] = 1
+    ssd_efficiency: Annotated[
+        float,
+        Knob("Achieved SSD read bandwidth", "", 0.1, 1.0, 0.05, percent=True,
+             help="Fraction of the drives' rated sequential read a KV reload gets (scattered blocks, "
+                  "concurrent demotion writes, a bounce through host memory).", draw=(0.3, 0.9)),
+    ] = 0.5
+    hbm_cache_gb: Annotated[
+        float,
+        Knob("HBM left for idle conversations", "GB", 0, 400, 5,
+             help="Per replica, after weights and the running batch; capped at the replica's KV room.",
+             draw=(10, 150)),
+    ] = 50
+    dram_per_node_gb: Annotated[
+        float,
+        Knob("Host DRAM for KV per node", "GB", 0, 4000, 50,
+             help="CPU memory a node gives to parked KV (a DGX H100 has 2 TB in all).", draw=(250, 2000)),
+    ] = 1000
+    ssd_tb_per_node: Annotated[
+        float,
+        Knob("SSD for KV per node", "TB", 0, 64, 0.01,
+             help="NVMe capacity a node gives to parked KV.", draw=(2, 30)),
+    ] = 7.68
+    conversations_per_min: Annotated[
+        float,
+        Knob("New conversations per replica", "per min", 0.5, 60, log=True,
+             help="Conversations that start on one replica per minute (Poisson).", draw=(2, 15)),
+    ] = 6
+    turns: Annotated[
+        int,
+        Knob("Turns per conversation", "", 2, 40, 1, help="Every conversation has this many turns.", draw=(3, 16)),
+    ] = 8
+    first_turn_tokens: Annotated[
+        int,
+        Knob("First turn's prompt", "tokens", 100, 20_000, 100,
+             help="System prompt plus the first message; the context then grows evenly to the conversation length.",
+             draw=(500, 6000)),
+    ] = 2000
+    reply_tokens: Annotated[
+        int,
+        Knob("Reply per turn", "tokens", 50, 4000, 50,
+             help="Tokens the model generates each turn (their KV is parked with the rest).", draw=(200, 1500)),
+    ] = 500
+    think_median_s: Annotated[
+        float,
+        Knob("Median think time", "s", 5, 3600, log=True,
+             help="Median gap between a reply and the user's next message (lognormal).", draw=(20, 600)),
+    ] = 60
+    think_sigma: Annotated[
+        float,
+        Knob("Think-time spread (lognormal σ)", "", 0.2, 2.5, 0.1,
+             help="Larger means a longer tail of users who come back much later.", draw=(0.8, 2.0)),
+    ] = 1.5
+    sim_minutes: Annotated[
+        int,
+        Knob("Simulated window", "min", 20, 480, 10,
+             help="Conversations start during this window; the run ends when the last one finishes.",
+             draw=(60, 240)),
+    ] = 120
+
+    @model_validator(mode="after")
+    def _turns_can_grow(self) -> "Params":
+        if self.first_turn_tokens >= self.conversation_tokens:
+            raise ValueError(
+                f"the first turn's prompt ({self.first_turn_tokens:,} tokens) must be shorter than the "
+                f"conversation ({self.conversation_tokens:,} tokens)")
+        growth = (self.conversation_tokens - self.first_turn_tokens) / (self.turns - 1)
+        if self.reply_tokens > growth:
+            raise ValueError(
+                f"each turn adds {growth:,.0f} tokens, fewer than the {self.reply_tokens:,}-token reply; "
+                "lengthen the conversation, or use fewer turns or a shorter reply")
+        return self
+
+
+# --- formulas shared by solve, the charts and the simulation ------------------------------------
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def think_cdf(t: float, median_s: float, sigma: float) -> float:
+    """P(think time <= t) for a lognormal with this median and sigma."""
+    if t / median_s <= 0:  # also catches t so small the ratio underflows
+        return 0.0
+    if math.isinf(t):
+        return 1.0
+    return _phi(math.log(t / median_s) / sigma)
+
+
+def expected_min_think(t: float, median_s: float, sigma: float) -> float:
+    """E[min(think, t)]: how long, on average, an entry parked t seconds ago stayed parked."""
+    if t / median_s <= 0:
+        return 0.0
+    mean = median_s * math.exp(sigma * sigma / 2)
+    if math.isinf(t):
+        return mean
+    z = math.log(t / median_s) / sigma
+    return mean * _phi(z - sigma) + t * (1.0 - _phi(z))
+
+
+def residency_s(capacity_bytes: float, rate_per_s: float, returning_bytes: float, dead_bytes: float,
+                median_s: float, sigma: float) -> float:
+    """Age at which later KV fills `capacity_bytes` (see the module docstring); inf if never."""
+    if capacity_bytes <= 0:
+        return 0.0
+    if math.isinf(capacity_bytes):
+        return math.inf
+
+    def pushed(t: float) -> float:
+        return rate_per_s * (returning_bytes * expected_min_think(t, median_s, sigma) + dead_bytes * t)
+
+    lo, hi = 0.0, capacity_bytes / (rate_per_s * dead_bytes)  # the dead entries alone fill it by then
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if pushed(mid) < capacity_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def break_even_prefix_tokens(kv_bytes_per_token: float, bandwidth_Bps: float, flops_per_s: float,
+                             weight_flops_per_token: float, attn_flops_per_position: float) -> float:
+    """Prefix length above which reloading at this bandwidth beats recomputing; 0 if it always does.
+
+    Reload kv n / B against recompute (w n + a n^2 / 2) / F: reload wins when
+    n > 2 (kv F / B - w) / a.
+    """
+    return max(0.0, 2 * (kv_bytes_per_token * flops_per_s / bandwidth_Bps - weight_flops_per_token)
+               / attn_flops_per_position)
+
+
+def _ceil_div_floor(x: float) -> int:
+    return max(0, math.floor(x + 1e-9))
+
+
+# --- the derivation -------------------------------------------------------------------------------
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    g = GPUS[p.gpu]
+    tp = p.gpus_per_replica
+
+    # --- Numbers: bytes per token, per conversation, and what HBM can hold -------------------
+    kv_tok = d.step("kv_bytes_per_token", "KV cache per token (Llama-3-70B, bf16)",
+                    MODEL.kv_bytes_per_token(BF16_BYTES), "B",
+                    formula=f"2 (K and V) × {MODEL.layers} layers × {MODEL.kv_heads} KV heads × "
+                            f"{MODEL.head_dim} × 2 B")
+    d.step("kv_kib_per_token", "The same in binary kilobytes", kv_tok / 1024, "KiB",
+           formula="{kv_bytes_per_token} B / 1,024")
+    conv_kv = d.step("conversation_kv_bytes", "KV of one conversation at full length",
+                     p.conversation_tokens * kv_tok, "B", formula="{conversation_tokens} × {kv_bytes_per_token} B")
+    weights = d.step("weight_bytes", "Model weights in bf16", MODEL.weight_bytes(BF16_BYTES), "B",
+                     formula=f"{MODEL.total_params / 1e9:g}e9 parameters × 2 B")
+    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
+    usable = d.step("replica_usable_hbm_bytes", "HBM an engine can use on one replica",
+                    HBM_USABLE_FRACTION * tp * g.memory_bytes, "B",
+                    formula="0.9 × {gpus_per_replica} × {gpu_memory_bytes} B")
+    room = d.step("hbm_kv_room_bytes", "HBM left for all KV after the weights", max(0.0, usable - weights), "B",
+                  formula="{replica_usable_hbm_bytes} B − {weight_bytes} B")
+    n_room = _ceil_div_floor(room / conv_kv)
+    d.step("hbm_room_conversations", "Full-length conversations that room holds, running batch included",
+           n_room, "1", noun=_noun(n_room, "conversation"),
+           formula="floor({hbm_kv_room_bytes} B / {conversation_kv_bytes} B)")
+    hbm = d.step("hbm_cache_bytes", "HBM for idle conversations (capped at the room)",
+                 min(p.hbm_cache_gb * 1e9, room), "B", formula="min({hbm_cache_gb} GB, {hbm_kv_room_bytes} B)")
+    n = _ceil_div_floor(hbm / conv_kv)
+    d.step("hbm_cache_conversations", "Full-length conversations parked in HBM", n, "1",
+           noun=_noun(n, "conversation"), formula="floor({hbm_cache_bytes} B / {conversation_kv_bytes} B)")
+    per_node = d.step("replicas_per_node", "Replicas sharing one node's DRAM and SSD", GPUS_PER_NODE // tp, "1",
+                      noun=_noun(GPUS_PER_NODE // tp, "replica"), formula="8 GPUs / {gpus_per_replica}")
+    dram = d.step("dram_cache_bytes", "DRAM tier per replica", p.dram_per_node_gb * 1e9 / per_node, "B",
+                  formula="{dram_per_node_gb} GB / {replicas_per_node}")
+    n = _ceil_div_floor(dram / conv_kv)
+    d.step("dram_cache_conversations", "Full-length conversations parked in DRAM", n, "1",
+           noun=_noun(n, "conversation"), formula="floor({dram_cache_bytes} B / {conversation_kv_bytes} B)")
+    ssd = d.step("ssd_cache_bytes", "SSD tier per replica", p.ssd_tb_per_node * 1e12 / per_node, "B",
+                 formula="{ssd_tb_per_node} TB / {replicas_per_node}")
+    n = _ceil_div_floor(ssd / conv_kv)
+    d.step("ssd_cache_conversations", "Full-length conversations parked on SSD", n, "1",
+           noun=_noun(n, "conversation"), formula="floor({ssd_cache_bytes} B / {conversation_kv_bytes} B)")
+
+    d.step("pcie_link_Bps", "PCIe Gen5 x16, one direction (catalog)", PCIE.Bps, "B/s")
+    dram_Bps = d.step("dram_reload_Bps", "DRAM → HBM: every GPU's own PCIe link at once",
+                      tp * PCIE.Bps * p.pcie_efficiency, "B/s",
+                      formula="{gpus_per_replica} × {pcie_link_Bps} B/s × {pcie_efficiency}")
+    d.step("ssd_drive_Bps", "One NVMe Gen5 drive, rated sequential read (catalog)", NVME.Bps, "B/s")
+    ssd_Bps = d.step("ssd_reload_Bps", "SSD → HBM for one replica",
+                     min(p.ssd_drives_per_node * NVME.Bps * p.ssd_efficiency / per_node, dram_Bps), "B/s",
+                     formula="min({ssd_drives_per_node} × {ssd_drive_Bps} B/s × {ssd_efficiency} / "
+                             "{replicas_per_node}, {dram_reload_Bps} B/s)")
+
+    # --- Arithmetic: reload against recompute ---------------------------------------------------
+    r_dram = d.step("reload_s_dram", "Reload a full conversation from DRAM", conv_kv / dram_Bps, "s",
+                    formula="{conversation_kv_bytes} B / {dram_reload_Bps} B/s")
+    r_ssd = d.step("reload_s_ssd", "Reload a full conversation from SSD", conv_kv / ssd_Bps, "s",
+                   formula="{conversation_kv_bytes} B / {ssd_reload_Bps} B/s")
+    d.step("gpu_peak_flops", f"{p.gpu} dense bf16 peak (catalog)", g.dense_bf16_flops, "FLOP/s")
+    F = d.step("replica_flops", "Replica prefill rate at the stated MFU", tp * g.dense_bf16_flops * p.prefill_mfu,
+               "FLOP/s", formula="{gpus_per_replica} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
+    w = d.step("weight_flops_per_token", "FLOP per token through the weights", INFER_FLOPS_PER_PARAM_TOKEN *
+               MODEL.active_params, "FLOP", formula=f"2 × {MODEL.active_params / 1e9:g}e9 parameters")
+    a = d.step("attention_flops_per_position", "Attention FLOP per token per earlier token",
+               attention_flops_per_token_per_position(MODEL), "FLOP",
+               formula=f"2 matmuls × 2 FLOP × {MODEL.layers} layers × {MODEL.heads} heads × {MODEL.head_dim}")
+    n_tok = p.conversation_tokens
+    lin = d.step("recompute_weight_flops", "Prefill FLOP through the weights", w * n_tok, "FLOP",
+                 formula="{weight_flops_per_token} FLOP × {conversation_tokens}")
+    att = d.step("recompute_attention_flops", "Prefill FLOP in causal attention", a * n_tok * n_tok / 2, "FLOP",
+                 formula="{attention_flops_per_position} FLOP × {conversation_tokens}² / 2")
+    flops = d.step("recompute_flops", "Prefill FLOP to recompute the conversation", lin + att, "FLOP",
+                   formula="{recompute_weight_flops} FLOP + {recompute_attention_flops} FLOP")
+    d.step("attention_share", "Attention's share of that prefill", 100 * att / flops, "%",
+           formula="100 × {recompute_attention_flops} / {recompute_flops}")
+    rc = d.step("recompute_s", "Recompute the conversation on the replica", flops / F, "s",
+                formula="{recompute_flops} FLOP / {replica_flops} FLOP/s")
+    d.step("recompute_gpu_seconds", "GPU-seconds one recompute burns", rc * tp, "s",
+           formula="{recompute_s} s × {gpus_per_replica} GPUs")
+    d.step("dram_speedup", "Recompute over DRAM reload", rc / r_dram, "1", noun="×",
+           formula="{recompute_s} s / {reload_s_dram} s")
+    d.step("ssd_speedup", "Recompute over SSD reload", rc / r_ssd, "1", noun="×",
+           formula="{recompute_s} s / {reload_s_ssd} s")
+    d.step("break_even_bandwidth_Bps", "Reload beats recompute above this bandwidth (at this length)",
+           conv_kv / rc, "B/s", formula="{conversation_kv_bytes} B / {recompute_s} s")
+    short = d.step("break_even_bandwidth_short_Bps", "… and at the shortest prefixes (no attention term)",
+                   kv_tok * F / w, "B/s", formula="{kv_bytes_per_token} B × {replica_flops} FLOP/s / "
+                                                 "{weight_flops_per_token} FLOP")
+
+    def crossing(key: str, tier: str, bw: float, bw_key: str) -> None:
+        if bw >= short:
+            d.step(key, f"Prefix above which {tier} reload beats recompute",
+                   f"none ({tier} reload wins at every prefix length)", "1",
+                   formula=f"{{{bw_key}}} B/s ≥ {{break_even_bandwidth_short_Bps}} B/s")
+        else:
+            n_star = break_even_prefix_tokens(kv_tok, bw, F, w, a)
+            d.step(key, f"Prefix above which {tier} reload beats recompute", n_star, "1", noun="tokens",
+                   formula=f"2 × ({{kv_bytes_per_token}} B × {{replica_flops}} FLOP/s / {{{bw_key}}} B/s − "
+                           "{weight_flops_per_token} FLOP) / {attention_flops_per_position} FLOP")
+
+    crossing("break_even_prefix_tokens_ssd", "SSD", ssd_Bps, "ssd_reload_Bps")
+    crossing("break_even_prefix_tokens_dram", "DRAM", dram_Bps, "dram_reload_Bps")
+    drives = math.ceil(short * per_node / (NVME.Bps * p.ssd_efficiency) - 1e-9)
+    d.step("ssd_drives_to_always_win", "Drives per node for SSD reload to win at every length", drives, "1",
+           noun=_noun(drives, "drive"),
+           formula="ceil({break_even_bandwidth_short_Bps} B/s × {replicas_per_node} / ({ssd_drive_Bps} B/s × "
+                   "{ssd_efficiency}))")
+    d.step("recompute_first_turn_s", "Recompute of a first-turn-sized prompt",
+           (w * p.first_turn_tokens + a * p.first_turn_tokens ** 2 / 2) / F, "s",
+           formula="({weight_flops_per_token} FLOP × {first_turn_tokens} + {attention_flops_per_position} FLOP × "
+                   "{first_turn_tokens}² / 2) / {replica_flops} FLOP/s")
+    d.step("faster_at_this_length", "At this length, SSD reload or recompute?",
+           "SSD reload" if r_ssd < rc else "recompute", "1", formula="{reload_s_ssd} s against {recompute_s} s")
+
+    # --- Depth: the traffic shape and how long an idle conversation survives per tier ---------
+    lam = d.step("conversations_per_s", "New conversations per second per replica", p.conversations_per_min / 60,
+                 "1/s", noun="conversations", formula="{conversations_per_min} / 60 s")
+    d.step("think_mean_s", "Mean think time (lognormal)", p.think_median_s * math.exp(p.think_sigma ** 2 / 2), "s",
+           formula="{think_median_s} s × exp({think_sigma}² / 2)")
+    growth = d.step("turn_growth_tokens", "Tokens each turn adds (message + reply)",
+                    kv_tiers.growth_tokens(p.first_turn_tokens, p.conversation_tokens, p.turns), "1",
+                    noun="tokens", formula="({conversation_tokens} − {first_turn_tokens}) / ({turns} − 1)")
+    d.step("message_tokens", "New message a returning turn prefills", growth - p.reply_tokens, "1", noun="tokens",
+           formula="{turn_growth_tokens} − {reply_tokens}")
+    T = p.turns
+    ctx = [kv_tiers.context_tokens(p.first_turn_tokens, p.conversation_tokens, T, k) for k in range(1, T + 1)]
+    stored = [(c + p.reply_tokens) * kv_tok for c in ctx]  # parked after turn k = prefix of turn k + 1
+    ret_bytes = sum(stored[:-1])
+    d.step("returning_kv_bytes", "KV one conversation parks across its returning gaps", ret_bytes, "B",
+           formula="Σ over turns 1…{turns} − 1 of (context + {reply_tokens}) × {kv_bytes_per_token} B")
+    dead = d.step("dead_kv_bytes", "KV left parked after the last turn (the user has gone)", stored[-1], "B",
+                  formula="({conversation_tokens} + {reply_tokens}) × {kv_bytes_per_token} B")
+    d.step("kv_inflow_Bps", "KV put into the cache per second", lam * (ret_bytes + dead), "B/s",
+           formula="{conversations_per_s} /s × ({returning_kv_bytes} B + {dead_kv_bytes} B)")
+    d.step("dead_kv_inflow_Bps", "… of which never returns", lam * dead, "B/s",
+           formula="{conversations_per_s} /s × {dead_kv_bytes} B")
+
+    def res(cap: float) -> float:
+        return residency_s(cap, lam, ret_bytes, dead, p.think_median_s, p.think_sigma)
+
+    pushed = "{conversations_per_s} /s × ({returning_kv_bytes} B × E[min(think, t)] + {dead_kv_bytes} B × t)"
+    t_h = d.step("hbm_residency_s", "HBM residency: an idle conversation's life in HBM", res(hbm), "s",
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B")
+    t_d = d.step("dram_residency_s", "… in HBM or DRAM", res(hbm + dram), "s",
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B")
+    t_s = d.step("ssd_residency_s", "… in any tier", res(hbm + dram + ssd), "s",
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B + {{ssd_cache_bytes}} B")
+    d.step("think_over_hbm_residency", "Median think time over HBM residency",
+           p.think_median_s / t_h if t_h > 0 else math.inf, "1", noun="×",
+           formula="{think_median_s} s / {hbm_residency_s} s")
+    f_h, f_d, f_s = (think_cdf(t, p.think_median_s, p.think_sigma) for t in (t_h, t_d, t_s))
+    d.step("predicted_hit_share_hbm", "Returning turns that find their KV in HBM", 100 * f_h, "%",
+           formula="100 × P(think < {hbm_residency_s} s)")
+    d.step("predicted_hit_share_dram", "… in DRAM", 100 * (f_d - f_h), "%",
+           formula="100 × P({hbm_residency_s} s < think < {dram_residency_s} s)")
+    d.step("predicted_hit_share_ssd", "… on SSD", 100 * (f_s - f_d), "%",
+           formula="100 × P({dram_residency_s} s < think < {ssd_residency_s} s)")
+    d.step("predicted_miss_share", "… nowhere: recompute", 100 * (1 - f_s), "%",
+           formula="100 × P(think > {ssd_residency_s} s)")
+    d.step("predicted_hit_rate", "Returning turns served from some tier", 100 * f_s, "%",
+           formula="100 − {predicted_miss_share}")
+    shares = {"HBM": f_h, "DRAM": f_d - f_h, "SSD": f_s - f_d, "recompute": 1 - f_s}
+    d.step("busiest_tier", "Where most returning turns find their KV", max(shares, key=shares.get), "1",
+           formula="the largest of {predicted_hit_share_hbm}%, {predicted_hit_share_dram}%, "
+                   "{predicted_hit_share_ssd}%, {predicted_miss_share}%")
+    recompute_conv = sum((w * n + a * n * n / 2) / F for n in (c + p.reply_tokens for c in ctx[:-1]))
+    d.step("recompute_s_per_conversation", "Replica time to recompute every returning turn's prefix",
+           recompute_conv, "s", formula="Σ over turns 2…{turns} of prefill(prefix) / {replica_flops} FLOP/s")
+    d.step("recompute_only_load", "Replica time re-prefilling history with no tier at all",
+           100 * lam * recompute_conv, "%", formula="100 × {conversations_per_s} /s × {recompute_s_per_conversation} s")
+    d.step("gpu_seconds_avoided_per_conversation", "GPU-seconds of recompute the tiers save per conversation",
+           recompute_conv * tp * f_s, "s",
+           formula="{recompute_s_per_conversation} s × {gpus_per_replica} × {predicted_hit_rate}%")
+    d.step("gpu_seconds_avoided_per_hour", "GPU-seconds of recompute the tiers save per replica-hour",
+           3600 * lam * recompute_conv * tp * f_s, "s",
+           formula="3,600 × {conversations_per_s} × {recompute_s_per_conversation} s × {gpus_per_replica} × "
+                   "{predicted_hit_rate}%")
+    d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
+           100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
+           formula="100 × {conversations_per_s} /s × {predicted_hit_share_ssd}% × {returning_kv_bytes} B / "
+                   "{ssd_reload_Bps} B/s")
+
+    # --- Failure modes: what the SSD tier writes, and a restart ---------------------------------
+    demoted = lam * (ret_bytes * (1 - f_d) + dead) if ssd > 0 else 0.0
+    wr = d.step("ssd_write_Bps", "KV demoted onto SSD per replica (entries that outlive DRAM)", demoted, "B/s",
+                formula="{conversations_per_s} /s × ({returning_kv_bytes} B × (1 − P(think < {dram_residency_s} s)) "
+                        "+ {dead_kv_bytes} B)")
+    daily = d.step("ssd_writes_per_day_bytes", "Written to one node's SSD tier per day",
+                   wr * per_node * SECONDS_PER_DAY, "B",
+                   formula="{ssd_write_Bps} B/s × {replicas_per_node} × 86,400 s")
+    d.step("ssd_drive_writes_per_day", "Full-capacity writes per day of the node's SSD tier",
+           daily / (p.ssd_tb_per_node * 1e12) if p.ssd_tb_per_node > 0 else 0.0, "1", noun="× per day",
+           formula="{ssd_writes_per_day_bytes} B / {ssd_tb_per_node} TB")
+    lost = d.step("restart_lost_conversations", "Live conversations parked in HBM and DRAM at any moment",
+                  lam * (T - 1) * expected_min_think(t_d, p.think_median_s, p.think_sigma), "1",
+                  noun="conversations",
+                  formula="{conversations_per_s} /s × ({turns} − 1) × E[min(think, {dram_residency_s} s)]")
+    d.step("restart_recompute_s", "Replica time to recompute them after a restart", lost * recompute_conv / (T - 1),
+           "s", formula="{restart_lost_conversations} × {recompute_s_per_conversation} s / ({turns} − 1)")
+    return d
+
+
+# --- the simulation hook ------------------------------------------------------------------------
+
+
+def sim_config(p: Params, **overrides) -> kv_tiers.Config:
+    """The simulation's config for this scenario (capacities and bandwidths per replica)."""
+    g = GPUS[p.gpu]
+    tp = p.gpus_per_replica
+    per_node = GPUS_PER_NODE // tp
+    usable = HBM_USABLE_FRACTION * tp * g.memory_bytes
+    room = max(0.0, usable - MODEL.weight_bytes(BF16_BYTES))
+    dram_Bps = tp * PCIE.Bps * p.pcie_efficiency
+    values = dict(
+        kv_bytes_per_token=int(MODEL.kv_bytes_per_token(BF16_BYTES)),
+        weight_flops_per_token=INFER_FLOPS_PER_PARAM_TOKEN * MODEL.active_params,
+        attn_flops_per_position=attention_flops_per_token_per_position(MODEL),
+        replica_flops=tp * g.dense_bf16_flops * p.prefill_mfu,
+        gpus=tp,
+        hbm_bytes=min(p.hbm_cache_gb * 1e9, room),
+        dram_bytes=p.dram_per_node_gb * 1e9 / per_node,
+        ssd_bytes=p.ssd_tb_per_node * 1e12 / per_node,
+        dram_Bps=dram_Bps,
+        ssd_Bps=min(p.ssd_drives_per_node * NVME.Bps * p.ssd_efficiency / per_node, dram_Bps),
+        conversations_per_s=p.conversations_per_min / 60,
+        turns=p.turns,
+        first_turn_tokens=p.first_turn_tokens,
+        conversation_tokens=p.conversation_tokens,
+        reply_tokens=p.reply_tokens,
+        think_median_s=p.think_median_s,
+        think_sigma=p.think_sigma,
+        tpot_s=TPOT_S,
+        horizon_s=p.sim_minutes * 60.0,
+    )
+    values.update(overrides)
+    return kv_tiers.Config(**values)
+
+
+def sim_window_minutes(p: Params) -> float:
+    """The simulated window, shortened if the scenario would exceed SIM_MAX_TURNS turns."""
+    per_min = p.conversations_per_min * p.turns
+    return float(min(p.sim_minutes, max(10, math.floor(SIM_MAX_TURNS / per_min))))
+
+
+def simulate(p: Params, seed: int = 0) -> kv_tiers.KVTiersResult:
+    """One seeded run of this scenario on one replica (window capped by `sim_window_minutes`)."""
+    return kv_tiers.run(sim_config(p, horizon_s=sim_window_minutes(p) * 60.0), seed=seed)
+
+
+def ttft_floor_s(p: Params, prefix_tokens: list[float]) -> dict[int, list[float]]:
+    """TTFT with no queueing, per outcome, for returning turns with these prefixes.
+
+    HBM: prefill the new message on top of the prefix; DRAM / SSD: reload the prefix first;
+    miss: prefill prefix and message from scratch. The sim's points sit on or above these.
+    """
+    cfg = sim_config(p)
+    m = cfg.growth_tokens - cfg.reply_tokens
+    out: dict[int, list[float]] = {kv_tiers.HBM: [], kv_tiers.DRAM: [], kv_tiers.SSD: [], kv_tiers.MISS: []}
+    for n in prefix_tokens:
+        msg = (cfg.flops(n + m) - cfg.flops(n)) / cfg.replica_flops
+        out[kv_tiers.HBM].append(msg)
+        out[kv_tiers.DRAM].append(n * cfg.kv_bytes_per_token / cfg.dram_Bps + msg)
+        out[kv_tiers.SSD].append(n * cfg.kv_bytes_per_token / cfg.ssd_Bps + msg)
+        out[kv_tiers.MISS].append(cfg.recompute_s(n + m))
+    return out

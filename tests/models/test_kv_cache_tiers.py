@@ -1,0 +1,411 @@
+"""KV cache tiers: seed figures by the seed's arithmetic, hand-worked variants, directions, content."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.serving.kv_cache_tiers import (
+    SIM_MAX_TURNS, Params, expected_min_think, sim_config, sim_window_minutes, simulate, solve, think_cdf,
+)
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "serving" / "kv-cache-tiers.md"
+DIRECTIVES = {("diagram", "tiers"), ("chart", "reload_vs_recompute"), ("chart", "shares_vs_think"), ("sim", "kv-tiers")}
+
+# Hand constants (the seed's and the datasheets' own figures, typed here on purpose).
+KV_TOKEN = 2 * 80 * 8 * 128 * 2  # K and V x layers x KV heads x head_dim x bf16 bytes = 327,680
+PCIE5_X16 = 32e9 * 16 * (128 / 130) / 8  # 63.0 GB/s each way
+NVME5 = 14e9
+W = 2 * 70.6e9  # FLOP per token through Llama-3-70B's weights
+A = 2 * 2 * 80 * 64 * 128  # attention FLOP per earlier token: QK^T and AV, 2 FLOP a MAC, 64 query heads
+
+
+def v(d, key):
+    return d.value(key)
+
+
+def recompute_by_hand(n: float, flops_per_s: float) -> float:
+    return (W * n + A * n * n / 2) / flops_per_s
+
+
+# --- the seed's own arithmetic ------------------------------------------------------------------
+
+
+def test_seed_figures():
+    d = solve(Params())
+    assert v(d, "kv_bytes_per_token") == KV_TOKEN == 327_680
+    assert v(d, "kv_kib_per_token") == 320  # "320 KB" is binary kilobytes
+    assert v(d, "conversation_kv_bytes") == 30_000 * 327_680  # 9.8304e9 B
+    assert v(d, "conversation_kv_bytes") / 1e9 == pytest.approx(9.8, abs=0.05)  # "~9.8 GB", the seed's "10 GB"
+    # HBM: 8 x 80 GB x 0.9 usable - 141.2 GB of bf16 weights = 434.8 GB; 44 conversations of 9.83 GB.
+    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 8 * 80e9 - 2 * 70.6e9)
+    assert v(d, "hbm_room_conversations") == 44
+    assert v(d, "hbm_cache_conversations") == 5  # 50 GB / 9.83 GB
+    assert v(d, "dram_cache_conversations") == 101  # 1 TB / 9.83 GB
+    # Tier bandwidths: 8 GPUs x 63.0 GB/s x 0.8; one Gen5 drive x 14 GB/s x 0.5.
+    dram_Bps = 8 * PCIE5_X16 * 0.8
+    assert v(d, "dram_reload_Bps") == pytest.approx(dram_Bps)  # 403.3 GB/s
+    assert v(d, "ssd_reload_Bps") == pytest.approx(7e9)
+    assert v(d, "reload_s_dram") == pytest.approx(9.8304e9 / dram_Bps)  # 24.4 ms
+    assert v(d, "reload_s_dram") == pytest.approx(0.02437, abs=1e-4)
+    assert v(d, "reload_s_ssd") == pytest.approx(9.8304e9 / 7e9)  # 1.404 s
+    # Recompute: 2 x 70.6e9 x 30,000 = 4.236e15; attention 2,621,440 x 30,000^2 / 2 = 1.180e15;
+    # 5.416e15 FLOP over 8 x 989e12 x 0.5 = 3.956e15 FLOP/s = 1.369 s.
+    F = 8 * 989e12 * 0.5
+    assert v(d, "recompute_weight_flops") == pytest.approx(4.236e15)
+    assert v(d, "recompute_attention_flops") == pytest.approx(2_621_440 * 30_000 ** 2 / 2)
+    assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))
+    assert v(d, "recompute_s") == pytest.approx(1.369, abs=0.001)
+    assert v(d, "recompute_gpu_seconds") == pytest.approx(8 * 1.369, abs=0.01)
+    assert v(d, "attention_share") == pytest.approx(100 * 1.18e15 / 5.416e15, abs=0.05)
+    # Break-evens: 9.8304e9 B / 1.369 s = 7.18 GB/s; at short prefixes 327,680 x 3.956e15 / 1.412e11 = 9.18 GB/s.
+    assert v(d, "break_even_bandwidth_Bps") == pytest.approx(9.8304e9 / recompute_by_hand(30_000, F))
+    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)
+    assert v(d, "break_even_bandwidth_short_Bps") / 1e9 == pytest.approx(9.18, abs=0.01)
+    # SSD at 7 GB/s is below 9.18: it wins above n* = 2 (kv F / B - w) / a = 33,559 tokens.
+    n_star = 2 * (KV_TOKEN * F / 7e9 - W) / A
+    assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)
+    assert round(n_star) == 33_559
+    assert v(d, "break_even_prefix_tokens_dram") == "none (DRAM reload wins at every prefix length)"
+    assert v(d, "faster_at_this_length") == "recompute"  # 1.404 s against 1.369 s at 30k tokens
+    assert v(d, "ssd_drives_to_always_win") == 2  # ceil(9.18 / 7)
+    assert v(d, "dram_speedup") == pytest.approx(1.369 / 0.02437, rel=2e-3)
+
+
+def test_crossing_is_where_the_curves_meet():
+    """At n* the SSD reload and the recompute take the same time (both sides computed by hand)."""
+    d = solve(Params())
+    n = v(d, "break_even_prefix_tokens_ssd")
+    F = 8 * 989e12 * 0.5
+    assert n * KV_TOKEN / 7e9 == pytest.approx(recompute_by_hand(n, F), rel=1e-9)
+    below = solve(Params(conversation_tokens=30_000))
+    above = solve(Params(conversation_tokens=40_000))
+    assert v(below, "reload_s_ssd") > v(below, "recompute_s")
+    assert v(above, "reload_s_ssd") < v(above, "recompute_s")
+    assert v(above, "faster_at_this_length") == "SSD reload"
+
+
+def test_traffic_shape_figures():
+    d = solve(Params())
+    # 6 conversations a minute; think lognormal median 60 s, sigma 1.5: mean 60 e^(1.125) = 184.8 s.
+    assert v(d, "conversations_per_s") == pytest.approx(0.1)
+    assert v(d, "think_mean_s") == pytest.approx(60 * math.exp(1.125))
+    # 8 turns from 2,000 to 30,000 tokens: 4,000 per turn, 500 of them the reply, 3,500 the message.
+    assert v(d, "turn_growth_tokens") == 4000 and v(d, "message_tokens") == 3500
+    # Parked after turns 1..7: contexts 2,000, 6,000, ..., 26,000, each + 500 reply.
+    parked = sum(2000 + 4000 * k + 500 for k in range(7)) * KV_TOKEN
+    assert v(d, "returning_kv_bytes") == pytest.approx(parked)
+    assert v(d, "dead_kv_bytes") == pytest.approx(30_500 * KV_TOKEN)
+    assert v(d, "dead_kv_inflow_Bps") == pytest.approx(0.1 * 30_500 * KV_TOKEN)  # ~1.0 GB/s
+    assert v(d, "kv_inflow_Bps") == pytest.approx(0.1 * (parked + 30_500 * KV_TOKEN))
+    # Recompute-only: every returning turn re-prefills the prefix its predecessor parked.
+    F = 8 * 989e12 * 0.5
+    per_conv = sum(recompute_by_hand(2000 + 4000 * k + 500, F) for k in range(7))
+    assert v(d, "recompute_s_per_conversation") == pytest.approx(per_conv)
+    assert v(d, "recompute_only_load") == pytest.approx(100 * 0.1 * per_conv)  # ~43% of the replica
+
+
+def _survival_integral(t: float, median: float, sigma: float) -> float:
+    """E[min(X, t)] = integral of P(X > v) over [0, t], by the trapezoid rule on a fine grid."""
+    from math import erf, log, sqrt
+    grid = np.linspace(1e-9, t, 200_001)
+    surv = np.array([0.5 * (1 - erf(log(x / median) / (sigma * sqrt(2)))) for x in grid[::100]])
+    return float(np.trapezoid(surv, grid[::100]))
+
+
+def test_residency_solves_its_equation_independently():
+    p = Params()
+    d = solve(p)
+    lam, ret, dead = v(d, "conversations_per_s"), v(d, "returning_kv_bytes"), v(d, "dead_kv_bytes")
+    for key, cap in (("hbm_residency_s", 50e9), ("dram_residency_s", 50e9 + 1e12)):
+        t = v(d, key)
+        pushed = lam * (ret * _survival_integral(t, 60, 1.5) + dead * t)
+        print(f"\n{key}: {t:.1f} s, KV pushed above by then {pushed / 1e9:.2f} GB of {cap / 1e9:.0f} GB")
+        assert pushed == pytest.approx(cap, rel=2e-3)
+    # HBM residency is close to capacity / inflow (the drill's shortcut) because few users return that fast.
+    assert v(d, "hbm_residency_s") == pytest.approx(50e9 / v(d, "kv_inflow_Bps"), rel=0.1)
+    shares = [v(d, k) for k in ("predicted_hit_share_hbm", "predicted_hit_share_dram", "predicted_hit_share_ssd",
+                                "predicted_miss_share")]
+    assert sum(shares) == pytest.approx(100)
+    assert v(d, "busiest_tier") == "DRAM"
+    assert v(d, "think_over_hbm_residency") == pytest.approx(60 / v(d, "hbm_residency_s"))
+
+
+def test_lognormal_helpers():
+    assert think_cdf(60, 60, 1.5) == pytest.approx(0.5)
+    assert expected_min_think(math.inf, 60, 1.5) == pytest.approx(60 * math.exp(1.125))
+    assert expected_min_think(1e-3, 60, 1.5) == pytest.approx(1e-3, rel=1e-6)  # nobody has returned yet
+
+
+def test_failure_mode_figures():
+    d = solve(Params())
+    # SSD writes: returning entries that outlive DRAM plus every dead entry.
+    f_d = think_cdf(v(d, "dram_residency_s"), 60, 1.5)
+    writes = 0.1 * (v(d, "returning_kv_bytes") * (1 - f_d) + 30_500 * KV_TOKEN)
+    assert v(d, "ssd_write_Bps") == pytest.approx(writes)
+    assert v(d, "ssd_writes_per_day_bytes") == pytest.approx(writes * 86_400)  # one replica per node
+    assert v(d, "ssd_drive_writes_per_day") == pytest.approx(writes * 86_400 / 7.68e12)  # ~13.5 a day
+    assert v(d, "ssd_drive_writes_per_day") > 3  # past even a mixed-use drive's rating
+    # After a restart: live parked conversations (Little's law) each recompute once.
+    lost = 0.1 * 7 * expected_min_think(v(d, "dram_residency_s"), 60, 1.5)
+    assert v(d, "restart_lost_conversations") == pytest.approx(lost)
+    assert v(d, "restart_recompute_s") == pytest.approx(lost * v(d, "recompute_s_per_conversation") / 7)
+
+
+# --- variants worked by hand ----------------------------------------------------------------------
+
+
+def test_variant_h200_tp4_shares_the_node():
+    # H200 (141 GB, same compute as H100), 4 GPUs per replica: two replicas share the node's DRAM and drive.
+    d = solve(Params(gpu="H200", gpus_per_replica=4))
+    assert v(d, "replicas_per_node") == 2
+    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 4 * 141e9 - 141.2e9)  # 366.4 GB
+    assert v(d, "hbm_room_conversations") == 37  # 366.4 / 9.83
+    assert v(d, "dram_cache_bytes") == pytest.approx(500e9)
+    assert v(d, "dram_reload_Bps") == pytest.approx(4 * PCIE5_X16 * 0.8)  # 201.6 GB/s
+    assert v(d, "ssd_reload_Bps") == pytest.approx(14e9 * 0.5 / 2)  # 3.5 GB/s
+    F = 4 * 989e12 * 0.5
+    assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))  # 2.738 s
+    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)  # 4.59 GB/s
+    n_star = 2 * (KV_TOKEN * F / 3.5e9 - W) / A
+    assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)  # ~33.6k again: both halved
+    assert v(d, "ssd_drives_to_always_win") == math.ceil(KV_TOKEN * F / W * 2 / 7e9)  # 2
+
+
+def test_variant_b200_raises_the_bar_and_two_drives_clear_h100s():
+    # B200: 2,250 TFLOP/s dense bf16. Recompute 2.28x faster, so a tier must be 2.28x faster to win.
+    b = solve(Params(gpu="B200"))
+    F = 8 * 2250e12 * 0.5
+    assert v(b, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))
+    assert v(b, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)  # 20.9 GB/s
+    assert v(b, "ssd_drives_to_always_win") == 3  # ceil(20.9 / 7)
+    two = solve(Params(ssd_drives_per_node=2))
+    assert v(two, "ssd_reload_Bps") == pytest.approx(14e9)
+    assert v(two, "break_even_prefix_tokens_ssd") == "none (SSD reload wins at every prefix length)"
+    assert v(two, "faster_at_this_length") == "SSD reload"
+
+
+def test_variant_no_lower_tiers():
+    d = solve(Params(dram_per_node_gb=0, ssd_tb_per_node=0))
+    assert v(d, "dram_residency_s") == pytest.approx(v(d, "hbm_residency_s"))
+    assert v(d, "predicted_hit_share_dram") == pytest.approx(0, abs=1e-9)
+    assert v(d, "predicted_hit_share_ssd") == pytest.approx(0, abs=1e-9)
+    assert v(d, "ssd_write_Bps") == 0
+    assert v(d, "ssd_drive_writes_per_day") == 0
+
+
+def test_hbm_cache_is_capped_at_the_room():
+    d = solve(Params(gpus_per_replica=2, hbm_cache_gb=100))
+    # 2 x 80 GB x 0.9 = 144 GB - 141.2 GB = 2.8 GB: no room for even one conversation.
+    assert v(d, "hbm_cache_bytes") == pytest.approx(144e9 - 141.2e9)
+    assert v(d, "hbm_cache_conversations") == 0
+    assert v(d, "replicas_per_node") == 4
+
+
+# --- moves the right way -------------------------------------------------------------------------
+
+scenarios = st.builds(
+    Params,
+    conversation_tokens=st.integers(20_000, 128_000),
+    gpu=st.sampled_from(["H100 SXM", "H200", "B200"]),
+    gpus_per_replica=st.sampled_from([4, 8]),
+    prefill_mfu=st.floats(0.1, 0.8),
+    pcie_efficiency=st.floats(0.3, 1.0),
+    ssd_drives_per_node=st.integers(1, 16),
+    ssd_efficiency=st.floats(0.1, 1.0),
+    hbm_cache_gb=st.floats(0, 400),
+    dram_per_node_gb=st.floats(0, 4000),
+    ssd_tb_per_node=st.floats(0, 64),
+    conversations_per_min=st.floats(0.5, 60),
+    turns=st.integers(2, 12),
+    think_median_s=st.floats(5, 3600),
+    think_sigma=st.floats(0.2, 2.5),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, factor=st.floats(1.05, 3))
+def test_longer_conversations_cost_superlinearly_and_lower_the_bar(p, factor):
+    n2 = min(int(p.conversation_tokens * factor), 128_000)
+    if n2 <= p.conversation_tokens:
+        return
+    a, b = solve(p), solve(p.model_copy(update={"conversation_tokens": n2}))
+    ratio = n2 / p.conversation_tokens
+    assert v(b, "recompute_s") > ratio * v(a, "recompute_s")  # attention makes it grow faster than n
+    assert v(b, "reload_s_dram") == pytest.approx(ratio * v(a, "reload_s_dram"))  # reload is linear
+    assert v(b, "break_even_bandwidth_Bps") < v(a, "break_even_bandwidth_Bps")
+    assert v(a, "break_even_bandwidth_Bps") < v(a, "break_even_bandwidth_short_Bps")
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios)
+def test_crossing_agrees_with_the_times(p):
+    d = solve(p)
+    n_star = v(d, "break_even_prefix_tokens_ssd")
+    faster = v(d, "faster_at_this_length")
+    if isinstance(n_star, str):
+        assert v(d, "ssd_reload_Bps") >= v(d, "break_even_bandwidth_short_Bps")
+        assert faster == "SSD reload"
+    else:
+        assert v(d, "ssd_reload_Bps") < v(d, "break_even_bandwidth_short_Bps")
+        expect = "SSD reload" if p.conversation_tokens > n_star else "recompute"
+        if abs(p.conversation_tokens - n_star) > 1:
+            assert faster == expect
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, which=st.sampled_from(["hbm_cache_gb", "dram_per_node_gb", "ssd_tb_per_node"]),
+       grow=st.floats(1.1, 4))
+def test_more_capacity_never_lowers_the_predicted_hit_rate(p, which, grow):
+    knob = knobs_of(Params)[which]
+    bigger = p.model_copy(update={which: min(getattr(p, which) * grow + 1, knob.max)})
+    a, b = solve(p), solve(bigger)
+    assert v(b, "predicted_hit_rate") >= v(a, "predicted_hit_rate") - 1e-9
+    assert v(b, "ssd_residency_s") >= v(a, "ssd_residency_s") * (1 - 1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, factor=st.floats(1.1, 10))
+def test_longer_thinking_and_more_traffic_lower_the_predicted_hit_rate(p, factor):
+    d = solve(p)
+    slow = solve(p.model_copy(update={"think_median_s": min(p.think_median_s * factor, 3600)}))
+    busy = solve(p.model_copy(update={"conversations_per_min": min(p.conversations_per_min * factor, 60)}))
+    assert v(slow, "predicted_hit_rate") <= v(d, "predicted_hit_rate") + 1e-9
+    assert v(busy, "predicted_hit_rate") <= v(d, "predicted_hit_rate") + 1e-9
+    assert v(busy, "hbm_residency_s") <= v(d, "hbm_residency_s") * (1 + 1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios)
+def test_faster_gpus_raise_the_break_even_and_links_lower_reload(p):
+    d = solve(p)
+    more_mfu = solve(p.model_copy(update={"prefill_mfu": min(p.prefill_mfu * 1.5, 0.8)}))
+    assert v(more_mfu, "break_even_bandwidth_short_Bps") >= v(d, "break_even_bandwidth_short_Bps")
+    faster = solve(p.model_copy(update={"pcie_efficiency": 1.0, "ssd_drives_per_node": 16, "ssd_efficiency": 1.0}))
+    assert v(faster, "reload_s_dram") <= v(d, "reload_s_dram")
+    assert v(faster, "reload_s_ssd") <= v(d, "reload_s_ssd")
+    assert v(d, "reload_s_ssd") >= v(d, "reload_s_dram") * (1 - 1e-12)  # SSD never beats the PCIe it crosses
+
+
+def test_solve_is_fast():
+    p = Params()
+    times = []
+    for _ in range(200):
+        t0 = time.process_time()
+        solve(p)
+        times.append(time.process_time() - t0)
+    median = statistics.median(times)
+    print(f"\nsolve median {median * 1e6:.0f} µs")
+    assert median < 1e-3
+
+
+# --- contract -------------------------------------------------------------------------------------
+
+
+def test_issue_figures_are_steps_with_their_units():
+    d = solve(Params())
+    expected = {
+        "kv_bytes_per_token": "B", "conversation_kv_bytes": "B", "reload_s_dram": "s", "reload_s_ssd": "s",
+        "recompute_s": "s", "break_even_bandwidth_Bps": "B/s", "break_even_prefix_tokens_ssd": "1",
+    }
+    for key, unit in expected.items():
+        assert d[key].unit == unit, key
+    for s in d:
+        parse_unit(s.unit)
+        assert s.label
+        if s.key not in ("gpu_memory_bytes", "pcie_link_Bps", "ssd_drive_Bps", "gpu_peak_flops"):
+            assert s.formula, s.key  # catalog look-ups are the only steps without arithmetic
+        assert s.worked()
+
+
+def test_params_defaults_and_knobs():
+    p = Params()
+    assert (p.conversation_tokens, p.gpu, p.gpus_per_replica, p.prefill_mfu) == (30_000, "H100 SXM", 8, 0.5)
+    for name, knob in knobs_of(Params).items():
+        assert knob.label and knob.help, name
+        if isinstance(getattr(p, name), (int, float)):
+            assert knob.draw, name
+            assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
+    # The bench reruns the page by moving the first non-log knob with a slider: it must be one.
+    first = next(n for n, k in knobs_of(Params).items() if not k.log)
+    assert first == "conversation_tokens"
+
+
+@pytest.mark.parametrize(("update", "message"), [
+    ({"first_turn_tokens": 20_000, "conversation_tokens": 10_000}, "must be shorter than the conversation"),
+    ({"turns": 40, "conversation_tokens": 10_000, "reply_tokens": 1000}, "fewer than the"),
+    ({"conversation_tokens": 200_000}, "Conversation length"),
+])
+def test_invalid_scenarios_say_why(update, message):
+    with pytest.raises(ValidationError) as err:
+        Params(**update)
+    assert message in str(err.value)
+
+
+def test_sim_config_matches_the_derivation():
+    p = Params()
+    d, cfg = solve(p), sim_config(p)
+    assert cfg.kv_bytes_per_token == v(d, "kv_bytes_per_token")
+    assert cfg.dram_Bps == pytest.approx(v(d, "dram_reload_Bps"))
+    assert cfg.ssd_Bps == pytest.approx(v(d, "ssd_reload_Bps"))
+    assert cfg.replica_flops == pytest.approx(v(d, "replica_flops"))
+    assert (cfg.hbm_bytes, cfg.dram_bytes, cfg.ssd_bytes) == (v(d, "hbm_cache_bytes"), v(d, "dram_cache_bytes"),
+                                                              v(d, "ssd_cache_bytes"))
+    assert cfg.recompute_s(30_000) == pytest.approx(v(d, "recompute_s"))
+    assert cfg.context_tokens(p.turns) == p.conversation_tokens
+
+
+def test_heavy_scenarios_shorten_the_simulated_window():
+    heavy = Params(conversations_per_min=60, turns=40, conversation_tokens=128_000, sim_minutes=480)
+    minutes = sim_window_minutes(heavy)
+    assert minutes < 480
+    assert minutes * 60 * 40 <= SIM_MAX_TURNS or minutes == 10
+    assert sim_window_minutes(Params()) == 120
+    r = simulate(Params(sim_minutes=20), seed=1)
+    assert r.grid_s[-1] == pytest.approx(20 * 60)
+
+
+# --- content --------------------------------------------------------------------------------------
+
+
+def test_content_references_resolve():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(Params.model_fields)
+    unknown = c.placeholders() - names
+    assert not unknown, f"placeholders name neither a step nor a knob: {sorted(unknown)}"
+    for text in (c.hook, *(dr.prompt for dr in c.drills)):
+        for m in PLACEHOLDER.finditer(text):
+            assert m.group(1) in names, m.group(1)
+    for drill in c.drills:
+        assert drill.key in d, drill.key
+        assert d[drill.key].is_numeric, drill.key  # a drill's answer must be a number in every scenario
+    for key, _label in c.metrics:
+        assert key in d, key
+    assert set(c.directives()) == DIRECTIVES
+
+
+def test_content_shape():
+    c = load_content(CONTENT)
+    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
+    assert c.hook
+    assert 4 <= len(c.metrics) <= 6
+    assert len(c.drills) >= 6
+    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
+    words = sum(len(s.body.split()) for s in c.sections) + len(c.intro.split())
+    print(f"\n{words} words")
+    assert 900 <= words <= 1600, words
+    assert "::chart reload_vs_recompute" in c.section("Arithmetic").body.splitlines()
+    assert "::sim kv-tiers" in c.section("Depth").body.splitlines()
