@@ -56,6 +56,7 @@ def render() -> None:
     companies = sorted({c for q in QUESTIONS.values() for c in q.asked_at})
     picked = cols[1].multiselect("Asked at", companies, key="home.companies")
 
+    get_store(announce=True)
     mastery = _mastery()
     shown = 0
     for track, questions in by_track().items():

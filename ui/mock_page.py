@@ -13,7 +13,7 @@ from ui.session_store import get_store, profile
 
 
 def render() -> None:
-    store = get_store()
+    store = get_store(announce=True)
     attempt_id = st.query_params.get("attempt")
     if not attempt_id:
         render_start(store)

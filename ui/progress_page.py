@@ -27,7 +27,7 @@ def _csv(rows: list[dict]) -> str:
 
 
 def render() -> None:
-    store = get_store()
+    store = get_store(announce=True)
     who = profile()
     st.title("Progress")
     st.caption(f"Profile {code_span(who)} · change it in the sidebar")

@@ -124,7 +124,7 @@ class QuestionPage:
     def render(self) -> None:
         q = self.question
         content = q.content
-        get_store()  # open it now, so a locked or broken store is announced before any answer
+        get_store(announce=True)  # open it now, so a locked or broken store is announced before any answer
         self.presenting = is_presenting()
         apply_style()
         presenter_toggle()

@@ -12,9 +12,10 @@ def _opened() -> tuple[Store, str | None]:
     return open_store(None)
 
 
-def get_store() -> Store:
+def get_store(announce: bool = False) -> Store:
+    """The store; `announce=True` (once, at the top of a page) shows the fallback banner."""
     store, warning = _opened()
-    if warning:
+    if warning and announce:
         st.warning(
             f"{warning} Study mode still works; answers are kept in memory until the app stops.",
             icon="⚠️",

@@ -52,12 +52,12 @@ def test_same_seed_same_scenario_and_ranges_respected(q):
     assert len({draw_scenario(q.Params, s) for s in range(25)}) > 5, "draws should vary with the seed"
 
 
-def _is_round(x: float) -> bool:
-    """At most two significant figures, or a multiple of 5% for fractions."""
+def _is_round(x: float, sig: int = 2) -> bool:
+    """At most `sig` significant figures."""
     if x == 0:
         return True
     exp = math.floor(math.log10(abs(x)))
-    mantissa = abs(x) / 10 ** (exp - 1)  # two significant digits as an integer
+    mantissa = abs(x) / 10 ** (exp - sig + 1)  # `sig` significant digits as an integer
     return abs(mantissa - round(mantissa)) < 1e-6
 
 
@@ -68,7 +68,9 @@ def test_drawn_numbers_are_round(q):
         for name, knob in knobs_of(q.Params).items():
             v = getattr(p, name)
             if isinstance(v, float) and not isinstance(v, bool):
-                assert _is_round(v) or _is_round(v * 100), (name, v)
+                # numbers a person can do arithmetic with: 2,000, 1.25, 155, 99.9%; not 1,873.4
+                # availabilities are round in their complement: 0.99999 is "five nines"
+                assert _is_round(v, 3) or (0 < v < 1 and _is_round(1 - v, 2)), (name, v)
 
 
 @settings(max_examples=200, deadline=None)
