@@ -13,7 +13,6 @@ import statistics
 import tempfile
 import time
 
-from models.core import knobs_of
 from models.registry import written
 
 
@@ -33,11 +32,17 @@ def _rerun_ms(q, reruns: int) -> tuple[float, float]:
 
     at = AppTest.from_file(str(q.page_path), default_timeout=60).run()
     # Alternate a knob between two values so every rerun is a real change, as a slider move is.
-    field, knob = next((f, k) for f, k in knobs_of(q.Params).items() if not k.log)
+    from ui.knobs import specs
+
+    spec = next(s for s in specs(q.Params) if s.kind in ("int", "float") and not s.knob.log)
+    field, knob = spec.field, spec.knob
     key = f"{q.slug}.{field}"
     widget = at.slider(key=key)
-    lo, hi = widget.value, widget.value + (knob.step or 1) * (100 if knob.percent else 1)
-    hi = min(hi, knob.max * (100 if knob.percent else 1))
+    scale = 100 if knob.percent else 1
+    step = (knob.step or 1) * scale
+    lo, hi = widget.value, widget.value + step
+    if hi > knob.max * scale:
+        lo, hi = widget.value - step, widget.value
     samples = []
     for i in range(reruns):
         widget = at.slider(key=key).set_value(hi if i % 2 == 0 else lo)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from models.serving import kv_cache_tiers as model
 from models.sim.kv_tiers import DRAM, FIRST, HBM, MISS, OUTCOMES, SSD, TIER_NAMES
+from ui.replay import replay
 from ui.charts import PALETTE, base_layout, sweep, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
@@ -174,40 +175,42 @@ def tiers_panel(ctx):
                f"turn restores a prefix of {last_prefix:,.0f} tokens; the model column is that reload or "
                "recompute plus the new message's prefill, with no one ahead in any queue.")
 
-    # Occupancy per tier over time, capacities dashed.
+    # Occupancy per tier and hit shares over time, with a replay marker (press Play to watch).
     minutes = r.grid_s / 60
-    fig = go.Figure()
     caps = (d.value("hbm_cache_bytes"), d.value("dram_cache_bytes"), d.value("ssd_cache_bytes"))
-    for tier, o in enumerate((HBM, DRAM, SSD)):
-        fig.add_trace(go.Scatter(x=minutes, y=r.occupancy_bytes[tier] / 1e9, name=f"{TIER_NAMES[tier]} in use",
-                                 line=dict(color=TIER_COLORS[o], width=2.5)))
-        fig.add_trace(go.Scatter(x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
-                                 name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
-                                 line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
-    t_mark = st.slider("Replay: minute of the run", 0.0, float(round(minutes[-1], 1)),
-                       float(round(minutes[-1] / 2, 1)), 0.5, key=f"{slug}.replay_t",
-                       help="Moves the marker on the charts and reads the tiers at that moment.")
-    fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
-    base_layout(fig, "KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
-    st.plotly_chart(fig, key=f"{slug}.sim.occupancy")
-    j = int(np.clip(np.searchsorted(r.grid_s, t_mark * 60), 0, r.grid_s.size - 1))
-    st.caption(
-        f"At minute {t_mark:g}: " + " · ".join(
-            f"{TIER_NAMES[t]} {r.occupancy_bytes[t, j] / 1e9:,.0f} GB in {int(r.entries[t, j])} conversations"
-            for t in range(3))
-        + f" · {int(r.thinking[j])} users thinking between turns."
-    )
-
-    # Hit shares over time.
     share = r.hit_share_over_time()
     centers = (r.bin_edges_s[:-1] + r.bin_edges_s[1:]) / 2 / 60
-    fig = go.Figure()
-    for row, o in enumerate((HBM, DRAM, SSD, MISS)):
-        fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
-    fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
-    base_layout(fig, "Where returning turns found their KV, over time", "Minutes", "% of returning turns")
-    fig.update_layout(barmode="stack", bargap=0.05)
-    st.plotly_chart(fig, key=f"{slug}.sim.hits")
+    replay_dt_min = 0.5
+
+    def draw(step: int) -> None:
+        t_mark = step * replay_dt_min
+        fig = go.Figure()
+        for tier, o in enumerate((HBM, DRAM, SSD)):
+            fig.add_trace(go.Scatter(x=minutes, y=r.occupancy_bytes[tier] / 1e9, name=f"{TIER_NAMES[tier]} in use",
+                                     line=dict(color=TIER_COLORS[o], width=2.5)))
+            fig.add_trace(go.Scatter(x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
+                                     name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
+                                     line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
+        fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+        base_layout(fig, "KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
+        st.plotly_chart(fig, key=f"{slug}.sim.occupancy")
+        j = int(np.clip(np.searchsorted(r.grid_s, t_mark * 60), 0, r.grid_s.size - 1))
+        st.caption(
+            f"At minute {t_mark:g}: " + " · ".join(
+                f"{TIER_NAMES[t]} {r.occupancy_bytes[t, j] / 1e9:,.0f} GB in {int(r.entries[t, j])} conversations"
+                for t in range(3))
+            + f" · {int(r.thinking[j])} users thinking between turns."
+        )
+        fig = go.Figure()
+        for row, o in enumerate((HBM, DRAM, SSD, MISS)):
+            fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
+        fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+        base_layout(fig, "Where returning turns found their KV, over time", "Minutes", "% of returning turns")
+        fig.update_layout(barmode="stack", bargap=0.05)
+        st.plotly_chart(fig, key=f"{slug}.sim.hits")
+
+    replay(f"{slug}.replay_t", int(minutes[-1] / replay_dt_min) + 1, replay_dt_min * 60, draw,
+           label="Minute of the run")
 
     # TTFT against prefix length by outcome, with the no-queue floors.
     fig = go.Figure()

@@ -6,6 +6,7 @@ import streamlit as st
 
 from models.serving import multi_region_failover as model
 from models.sim import failover as sim
+from ui.replay import replay
 from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
@@ -208,29 +209,33 @@ def failover_panel(ctx):
     fig.update_layout(height=360)
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.failures")
 
-    # Replay: the state of every region at one instant.
-    default_t = min(r.config.horizon_s - dt, r.config.drop_at_s + p.detection_s + p.window_s)
-    at_s = st.slider("Replay: the regions at second", 0.0, float(r.config.horizon_s - dt), float(round(default_t, 1)),
-                     step=0.5, key=f"{ctx.slug}.replay_t",
-                     help="Drag through the run: capacity, offered load and queue of every region at that moment.")
-    i = r.at(at_s)
-    phase = ("before the drop" if at_s < r.config.drop_at_s else
-             "detecting: the router still sends region A its traffic" if at_s < r.detection_at_s else
-             "shifted; waiting for cold replicas" if not math.isnan(r.capacity_added_s) and at_s < r.capacity_added_s
-             else "shifted")
+    # Replay: the state of every region at one instant; play it to watch the failover happen.
+    replay_dt = 0.5
+    n_steps = int((r.config.horizon_s - dt) / replay_dt) + 1
     names = ["A (drops)"] + [chr(ord("B") + k) for k in range(p.regions - 1)]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=r.capacity_rps[i], name="Capacity", marker_color="#cbd5e1"))
-    fig.add_trace(go.Bar(x=names, y=offered[i], name="Offered (1 s avg)", marker_color=SURVIVOR))
-    fig.add_trace(go.Bar(x=names, y=served[i], name="Served (1 s avg)", marker_color=PALETTE[2]))
-    fig.add_trace(go.Bar(x=names, y=r.queued[i], name="Queued (requests)", marker_color=PALETTE[4]))
-    base_layout(fig, f"At {at_s:,.1f} s: {phase}", "Region", "Requests/s (queue: requests)")
-    fig.update_layout(barmode="group", hovermode="x", height=340)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.replay")
-    wait = r.latency_proxy_s[i] - p.mean_request_s
-    st.caption(" · ".join(
-        f"{name}: utilization {r.utilization[i, k]:.0%}, queue wait {wait[k]:,.1f} s" if r.capacity_rps[i, k] > 0
-        else f"{name}: no capacity" for k, name in enumerate(names)))
+
+    def draw(step: int) -> None:
+        at_s = step * replay_dt
+        i = r.at(at_s)
+        phase = ("before the drop" if at_s < r.config.drop_at_s else
+                 "detecting: the router still sends region A its traffic" if at_s < r.detection_at_s else
+                 "shifted; waiting for cold replicas" if not math.isnan(r.capacity_added_s) and at_s < r.capacity_added_s
+                 else "shifted")
+        fig = go.Figure()
+        fig.add_trace(go.Bar(x=names, y=r.capacity_rps[i], name="Capacity", marker_color="#cbd5e1"))
+        fig.add_trace(go.Bar(x=names, y=offered[i], name="Offered (1 s avg)", marker_color=SURVIVOR))
+        fig.add_trace(go.Bar(x=names, y=served[i], name="Served (1 s avg)", marker_color=PALETTE[2]))
+        fig.add_trace(go.Bar(x=names, y=r.queued[i], name="Queued (requests)", marker_color=PALETTE[4]))
+        base_layout(fig, f"At {at_s:,.1f} s: {phase}", "Region", "Requests/s (queue: requests)")
+        fig.update_layout(barmode="group", hovermode="x", height=340)
+        st.plotly_chart(fig, key=f"{ctx.slug}.sim.replay")
+        wait = r.latency_proxy_s[i] - p.mean_request_s
+        st.caption(" · ".join(
+            f"{name}: utilization {r.utilization[i, k]:.0%}, queue wait {wait[k]:,.1f} s" if r.capacity_rps[i, k] > 0
+            else f"{name}: no capacity" for k, name in enumerate(names)))
+
+    st.markdown("**Replay** the run: press Play to watch the drop, the detection and the shift.")
+    replay(f"{ctx.slug}.replay_t", n_steps, replay_dt, draw, label="Second of the run")
 
     # The same scenario under each retry policy: the stampede, or not.
     runs = {pol: (r if pol == p.retry_policy else
