@@ -31,6 +31,9 @@ def build_navigation():
             st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
             st.Page("pages/mock.py", title="Mock interview", icon=":material/timer:", url_path="mock"),
             st.Page("pages/progress.py", title="Progress", icon=":material/monitoring:", url_path="progress"),
+            st.Page("pages/validation.py", title="How accurate are these models?", icon=":material/fact_check:",
+                    url_path="validation"),
+            st.Page("pages/reference.py", title="Reference", icon=":material/menu_book:", url_path="reference"),
         ],
     }
     for track, questions in by_track().items():

@@ -1,0 +1,3 @@
+from ui.reference_page import render
+
+render()

@@ -1,0 +1,3 @@
+from ui.validation_page import render
+
+render()

@@ -1,0 +1,115 @@
+"""AppTest: the validation and reference pages run, show the measurements, and the knobs move predictions."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from models.catalog import GPUS, MODELS
+from models.registry import ROOT
+from models.validation import SETUP_BY_KEY, Knobs, predict_s
+
+TIMEOUT = 30
+MEASURED_MS = {22.0, 63.17, 13.5, 45.45, 7.56, 160.6, 2.85, 46.2}
+
+
+@pytest.fixture(autouse=True)
+def _db(tmp_path, monkeypatch):
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+
+
+def _page(name: str) -> AppTest:
+    return AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=TIMEOUT)
+
+
+def _frame(at: AppTest, column: str):
+    for df in at.dataframe:
+        if column in df.value.columns:
+            return df.value
+    raise AssertionError(f"no table with a column {column!r}")
+
+
+def _mine(at: AppTest, setup_label: str, quantity_start: str) -> float:
+    df = _frame(at, "Your prediction (ms)")
+    row = df[(df["Setup"] == setup_label) & (df["Quantity"].str.startswith(quantity_start))]
+    assert len(row) == 1
+    return float(row["Your prediction (ms)"].iloc[0])
+
+
+def test_validation_page_runs_clean_and_shows_the_measurements():
+    at = _page("validation").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error
+    fitted = _frame(at, "Fitted prediction (ms)")
+    assert set(fitted["Measured (ms)"].round(2)) == MEASURED_MS
+    assert set(fitted["Roofline at 100% (ms)"].round(2)) >= {16.99, 3.71}
+    setups = _frame(at, "Decode per token (ms)")
+    assert set(setups["Decode per token (ms)"]) | set(setups["Prefill (ms)"]) == MEASURED_MS
+    assert len(at.get("plotly_chart")) == 1
+    text = "\n".join(m.value for m in at.markdown)
+    assert "exact and therefore uninformative" in text
+    assert "misses the 15% target" in text
+
+
+def test_moving_an_efficiency_slider_changes_a_prediction():
+    at = _page("validation").run()
+    label = SETUP_BY_KEY["70b-h200-tp8"].label
+    before = _mine(at, label, "Decode")
+    at.slider(key="validation.Llama-3-70B.bw").set_value(50.0).run()
+    assert not at.exception
+    after = _mine(at, label, "Decode")
+    assert after > before
+    expected = predict_s(SETUP_BY_KEY["70b-h200-tp8"], "decode", Knobs(0.5, at.slider(key="validation.Llama-3-70B.flop").value / 100))
+    assert after == pytest.approx(expected * 1000, rel=1e-9)
+    # The other models did not move.
+    assert _mine(at, SETUP_BY_KEY["8b-h200-tp8"].label, "Decode") == pytest.approx(
+        _mine(_page("validation").run(), SETUP_BY_KEY["8b-h200-tp8"].label, "Decode"))
+
+
+def test_overhead_slider_adds_to_every_decode_step():
+    at = _page("validation").run()
+    label = SETUP_BY_KEY["8b-h200-tp8"].label
+    before = _mine(at, label, "Decode")
+    at.slider(key="validation.Llama-3-8B.dec").set_value(2.0).run()
+    assert _mine(at, label, "Decode") == pytest.approx(before + 2.0, abs=1e-6)
+
+
+def test_fit_b_preset_reproduces_the_h200_measurements():
+    at = _page("validation").run()
+    next(b for b in at.button if b.label.startswith("Fit (b)")).click().run()
+    assert not at.exception
+    for key in ("70b-h200-tp8", "8b-h200-tp8"):
+        s = SETUP_BY_KEY[key]
+        assert _mine(at, s.label, "Decode") == pytest.approx(s.decode_ms, rel=0.01)
+        assert _mine(at, s.label, "Prefill") == pytest.approx(s.prefill_ms, rel=0.01)
+
+
+def test_reference_page_lists_the_catalog_with_sources():
+    at = _page("reference").run()
+    assert not at.exception, [e.value for e in at.exception]
+    gpus = _frame(at, "HBM bandwidth (TB/s)")
+    assert list(gpus["GPU"]) == list(GPUS)
+    assert float(gpus.loc[gpus["GPU"] == "H200", "HBM bandwidth (TB/s)"].iloc[0]) == 4.8
+    assert gpus["Link"].str.startswith("http").all()
+    models = _frame(at, "KV per token, bf16 (kB)")
+    assert list(models["Model"]) == list(MODELS)
+    conventions = at.table[0].value
+    text = conventions.to_string()
+    assert "16 bytes per parameter" in text and "14 bytes per parameter" in text
+    assert "6 FLOP per parameter" in text and "2 FLOP per parameter" in text
+    assert "419 in 54 days" in text
+    sources = "\n".join(m.value for m in at.markdown)
+    for g in GPUS.values():
+        assert g.source in sources
+
+
+def test_both_pages_are_in_the_navigation_and_link_to_each_other():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.switch_page("pages/validation.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    links = [pl.proto.page for pl in at.get("page_link")]
+    assert "reference" in links, links
+    at.switch_page("pages/reference.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    links = [pl.proto.page for pl in at.get("page_link")]
+    assert "validation" in links, links
