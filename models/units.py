@@ -152,6 +152,8 @@ def _scaled(value: float, base: str) -> str:
     if base == "USD":
         return _money(value)
     ax = abs(value)
+    if ax >= 1e21:  # past exa the prefix is noise: 3.6e25 FLOP, not 36,450,000 EFLOP
+        return f"{format_number(value)} {base}"
     # Bytes stay exact below a megabyte: 327,680 B per token is a number people quote.
     floor = 1e6 if base[0] in "Bb" else 1e3
     for factor, prefix in _PREFIXES:
@@ -182,6 +184,8 @@ def format_quantity(
         return f"{format_number(converted)} {target_unit}"
     if unit == "%":
         return f"{format_number(value)}%"
+    if unit == "d":
+        return f"{format_number(value)} days"
     if unit in ("1", ""):
         return f"{format_number(value)} {noun}".rstrip()
     if unit == "1/min":

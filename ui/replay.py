@@ -21,17 +21,20 @@ def _toggle(key: str) -> None:
     st.session_state[f"{key}.playing"] = not st.session_state.get(f"{key}.playing", False)
 
 
-def replay(key: str, n_steps: int, dt_s: float, draw: Callable[[int], None], label: str = "Time (s)") -> None:
+def replay(key: str, n_steps: int, dt_s: float, draw: Callable[[int], None], label: str = "Time (s)",
+           start: int | None = None) -> None:
+    """`start` is where a fresh view opens (default: the last step, the outcome)."""
     if n_steps <= 1:
         draw(0)
         return
     pos_key = key
+    opening = n_steps - 1 if start is None else min(max(0, start), n_steps - 1)
     if pos_key not in st.session_state:
         raw = st.query_params.get(pos_key)
         try:
-            st.session_state[pos_key] = min(max(0, int(raw)), n_steps - 1) if raw is not None else n_steps - 1
+            st.session_state[pos_key] = min(max(0, int(raw)), n_steps - 1) if raw is not None else opening
         except ValueError:
-            st.session_state[pos_key] = n_steps - 1
+            st.session_state[pos_key] = opening
     elif st.session_state[pos_key] > n_steps - 1:
         st.session_state[pos_key] = n_steps - 1  # a new scenario ran shorter: show its end
     playing = st.session_state.get(f"{key}.playing", False)

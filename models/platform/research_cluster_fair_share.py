@@ -1,0 +1,478 @@
+"""Fair share on a shared research cluster (seeds 000 and 004).
+
+The scenario is a Monday morning on a 512-GPU cluster owned through a quota tree: the org
+splits into two divisions, Models (Pretraining, Post-training) and Research (Interpretability,
+Evals), and each team's share is a guarantee. Last week Interpretability was away and
+Pretraining borrowed its GPUs; Evals held its whole guarantee although it used a quarter of it.
+This morning Post-training submits a sweep. The walkthrough computes, in interview order:
+
+- the guarantees, and the decayed usage each team carries from last week (steady state: a team
+  that ran `a` GPUs for many half-lives carries `a x tick / (1 - 2^(-tick / half_life))`
+  GPU-hours, about `a x half_life / ln 2`);
+- Slurm's classic fair-share factor F = 2^(-u / s) with u the normalized usage and s the
+  normalized share;
+- the water-filling allocation of the idle GPUs between the two teams that want them, weighted
+  by share x F;
+- the preemption when Interpretability returns, and the work it costs with and without a
+  checkpoint on the preemption signal;
+- what hoarding buys Evals and what it costs.
+
+Modelling choices stated on the page: last week Post-training ran its share's worth (or its
+demand, if lower) and Pretraining borrowed whatever else was idle (the only borrower, so no
+weights are involved); Research never borrows this morning (Evals' real use is capped at its
+share), so division weights drop out of the hand arithmetic; the simulation (`models.sim.fair_share`) starts from exactly this
+state and its first tick reproduces the water-filling figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Annotated, Literal
+
+from models.core import Derivation, Knob, StrictModel
+from models.sim import fair_share as fs
+
+TEAMS = ("Pretraining", "Post-training", "Interpretability", "Evals")
+DIVISIONS = ("Models", "Models", "Research", "Research")
+HOURS_PER_WEEK = 168
+VICTIM_POLICIES = {"least work lost": "checkpoint", "random": "random"}
+
+
+class Params(StrictModel):
+    total_gpus: Annotated[
+        int,
+        Knob("GPUs in the cluster", "GPUs", 64, 8192, step=8, log=True,
+             help="Every GPU the quota tree divides; whole jobs are placed on them.", draw=(256, 4096)),
+    ] = 512
+    share_pretrain: Annotated[
+        float,
+        Knob("Pretraining share", "", 0.05, 0.9, 0.005, percent=True,
+             help="Weight in the quota tree (Models division). Shares are normalized to sum to 100%.",
+             draw=(0.3, 0.6)),
+    ] = 0.5
+    share_posttrain: Annotated[
+        float,
+        Knob("Post-training share", "", 0.05, 0.9, 0.005, percent=True,
+             help="Weight in the quota tree (Models division).", draw=(0.15, 0.35)),
+    ] = 0.25
+    share_interp: Annotated[
+        float,
+        Knob("Interpretability share", "", 0.02, 0.5, 0.005, percent=True,
+             help="Weight in the quota tree (Research division). This team was away last week.",
+             draw=(0.05, 0.2)),
+    ] = 0.125
+    share_evals: Annotated[
+        float,
+        Knob("Evals share", "", 0.02, 0.5, 0.005, percent=True,
+             help="Weight in the quota tree (Research division). This team is the one that may hoard.",
+             draw=(0.05, 0.2)),
+    ] = 0.125
+    guaranteed_fraction: Annotated[
+        float,
+        Knob("Guaranteed part of each share", "", 0.0, 1.0, 0.05, percent=True,
+             help="The rest of the cluster is a pool lent by fair share only, never reclaimed by preemption.",
+             draw=(0.6, 1.0)),
+    ] = 1.0
+    demand_pretrain: Annotated[
+        float,
+        Knob("Pretraining demand", "× share", 0.0, 4.0, 0.05,
+             help="GPUs its running plus queued jobs ask for, as a multiple of its share of the cluster.",
+             draw=(1.1, 2.5)),
+    ] = 1.5
+    demand_posttrain: Annotated[
+        float,
+        Knob("Post-training demand with the sweep", "× share", 0.0, 4.0, 0.05,
+             help="Last week it ran at its share (or its demand, if lower); this morning's sweep asks for this.",
+             draw=(1.0, 2.0)),
+    ] = 1.5
+    demand_interp: Annotated[
+        float,
+        Knob("Interpretability demand on return", "× share", 0.0, 4.0, 0.05,
+             help="What the returning team submits at once, and its offered load afterwards.",
+             draw=(0.5, 1.5)),
+    ] = 1.0
+    demand_evals: Annotated[
+        float,
+        Knob("Evals real use", "× share", 0.0, 1.0, 0.05,
+             help="GPUs Evals' jobs actually run on, as a multiple of its share (at most its share).",
+             draw=(0.1, 0.5)),
+    ] = 0.25
+    evals_hold_fraction: Annotated[
+        float,
+        Knob("Evals holds", "", 0.0, 1.0, 0.05, percent=True,
+             help="Part of its guarantee Evals keeps allocated whether or not anything runs on it (hoarding).",
+             draw=(0.0, 1.0)),
+    ] = 1.0
+    half_life_hours: Annotated[
+        float,
+        Knob("Usage half-life", "h", 0.5, 720, 0.5, log=True,
+             help="A GPU-hour used this long ago counts half. Slurm's default is 7 days (168 h).",
+             draw=(6, 336)),
+    ] = 24
+    tick_minutes: Annotated[
+        float,
+        Knob("Scheduler tick", "min", 1, 30, 1,
+             help="How often the scheduler recomputes factors, targets and preemptions.", draw=(1, 15)),
+    ] = 5
+    job_gpus: Annotated[
+        int,
+        Knob("GPUs per job", "GPUs", 8, 128, 8,
+             help="Every job is gang-scheduled on whole 8-GPU nodes; one size for all teams.", draw=(8, 64)),
+    ] = 16
+    job_hours: Annotated[
+        float,
+        Knob("Mean job length", "h", 0.5, 72, 0.5, log=True,
+             help="Durations are exponential with this mean (simulation only).", draw=(2, 24)),
+    ] = 8
+    checkpoint_minutes: Annotated[
+        float,
+        Knob("Checkpoint interval", "min", 5, 480, 5, log=True,
+             help="Minutes of training between periodic checkpoints.", draw=(15, 120)),
+    ] = 60
+    save_minutes: Annotated[
+        float,
+        Knob("Save on signal", "min", 0.1, 30, 0.1, log=True,
+             help="Time a job needs to write a checkpoint after the preemption signal (the grace period).",
+             draw=(0.5, 10)),
+    ] = 2
+    return_hour: Annotated[
+        float,
+        Knob("Interpretability returns at", "h", 1, 336, 1,
+             help="Hours after the start of the simulation; its whole guarantee is claimed at once.",
+             draw=(6, 48)),
+    ] = 24
+    sim_days: Annotated[
+        float,
+        Knob("Simulated days", "days", 1, 14, 0.5, help="Length of the simulation.", draw=(2, 5)),
+    ] = 3
+    victim_policy: Annotated[
+        Literal["least work lost", "random"],
+        Knob("Preemption victims", help="Which borrowed jobs go first when an owner returns (simulation)."),
+    ] = "least work lost"
+    checkpoint_on_signal: Annotated[
+        bool,
+        Knob("Checkpoint on the preemption signal",
+             help="On: a victim saves during the grace period and loses only the save. Off: it loses the work "
+                  "since its last periodic checkpoint (simulation; the page shows both numbers)."),
+    ] = True
+    charge_by_allocation: Annotated[
+        bool,
+        Knob("Charge usage by allocation",
+             help="On: a team pays fair-share usage for every GPU it holds, busy or idle. Off: only for GPUs "
+                  "running jobs, which makes hoarding free for the hoarder."),
+    ] = True
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _shares(p: Params) -> list[float]:
+    raw = [p.share_pretrain, p.share_posttrain, p.share_interp, p.share_evals]
+    total = sum(raw)
+    return [s / total for s in raw]
+
+
+def _memory_h(p: Params) -> float:
+    tick_h = p.tick_minutes / 60
+    return tick_h / (1 - 2 ** (-tick_h / p.half_life_hours))
+
+
+def _factors(usage: list[float], shares: list[float]) -> list[float]:
+    """F = 2^(-u/s) on plain floats (the same formula as `fair_share.fair_share_factors`)."""
+    total = sum(usage)
+    if total <= 0:
+        return [1.0] * len(usage)
+    return [2.0 ** (-(u / total) / s) for u, s in zip(usage, shares)]
+
+
+def _split_formula(team: str, other: str) -> dict[str, str]:
+    """Formulas for a two-team water-fill, keyed by which cap binds."""
+    return {
+        "none": f"{{guarantee_{team}_gpus}} + {{idle_gpus}} × {{weight_{team}}} / "
+                f"({{weight_{team}}} + {{weight_{other}}})",
+        "self": f"{{demand_{team}_gpus}} (its whole demand fits in its guarantee plus its part of the idle GPUs)",
+        "other": f"min({{demand_{team}_gpus}}, {{guarantee_{team}_gpus}} + {{idle_gpus}} − "
+                 f"({{demand_{other}_gpus}} − {{guarantee_{other}_gpus}}))",
+        "below": f"{{demand_{team}_gpus}} (below its guarantee: nothing to borrow)",
+    }
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    s_p, s_q, s_i, s_e = _shares(p)
+    G = p.total_gpus
+
+    # --- numbers: the tree ---------------------------------------------------------------------
+    share_total = d.step(
+        "share_total", "Shares as given (the tree normalizes them to 100%)",
+        p.share_pretrain + p.share_posttrain + p.share_interp + p.share_evals, "1",
+        formula="{share_pretrain} + {share_posttrain} + {share_interp} + {share_evals}",
+    )
+    gf = p.guaranteed_fraction
+    g_p = d.step("guarantee_pretrain_gpus", "Pretraining's guarantee", G * gf * s_p, "1", noun="GPUs",
+                 formula="{total_gpus} GPUs × {guaranteed_fraction} × {share_pretrain} / {share_total}")
+    g_q = d.step("guarantee_posttrain_gpus", "Post-training's guarantee", G * gf * s_q, "1", noun="GPUs",
+                 formula="{total_gpus} GPUs × {guaranteed_fraction} × {share_posttrain} / {share_total}")
+    g_i = d.step("guarantee_interp_gpus", "Interpretability's guarantee", G * gf * s_i, "1", noun="GPUs",
+                 formula="{total_gpus} GPUs × {guaranteed_fraction} × {share_interp} / {share_total}")
+    g_e = d.step("guarantee_evals_gpus", "Evals' guarantee", G * gf * s_e, "1", noun="GPUs",
+                 formula="{total_gpus} GPUs × {guaranteed_fraction} × {share_evals} / {share_total}")
+    d.step("pool_gpus", "Unguaranteed pool, lent by fair share alone", G - (g_p + g_q + g_i + g_e), "1",
+           noun="GPUs",
+           formula="{total_gpus} − {guarantee_pretrain_gpus} − {guarantee_posttrain_gpus} − "
+                   "{guarantee_interp_gpus} − {guarantee_evals_gpus}")
+    d_p = d.step("demand_pretrain_gpus", "Pretraining's demand (running + queued)", p.demand_pretrain * G * s_p, "1",
+                 noun="GPUs", formula="{demand_pretrain} × {total_gpus} × {share_pretrain} / {share_total}")
+    d_q = d.step("demand_posttrain_gpus", "Post-training's demand with the sweep", p.demand_posttrain * G * s_q,
+                 "1", noun="GPUs", formula="{demand_posttrain} × {total_gpus} × {share_posttrain} / {share_total}")
+    use_e = d.step("evals_use_gpus", "GPUs Evals' jobs actually run on", p.demand_evals * G * s_e, "1", noun="GPUs",
+                   formula="{demand_evals} × {total_gpus} × {share_evals} / {share_total}")
+    hold_e = d.step("evals_hold_gpus", "GPUs Evals keeps allocated", p.evals_hold_fraction * g_e, "1", noun="GPUs",
+                    formula="{evals_hold_fraction} × {guarantee_evals_gpus}")
+    hoard = d.step("hoard_gpus", "Held but idle: the hoard", max(0.0, hold_e - use_e), "1", noun="GPUs",
+                   formula="max(0, {evals_hold_gpus} − {evals_use_gpus})")
+    evals_alloc = max(hold_e, use_e)
+    interp_back = d.step("interp_return_gpus", "Interpretability's demand when it returns",
+                         p.demand_interp * G * s_i, "1", noun="GPUs",
+                         formula="{demand_interp} × {total_gpus} × {share_interp} / {share_total}")
+
+    # --- decay ---------------------------------------------------------------------------------
+    d.step("tick_s", "One scheduler tick", p.tick_minutes * 60, "s", formula="{tick_minutes} min × 60 s/min")
+    decay = d.step("decay_per_tick", "Weight left on a GPU-hour after one tick",
+                   2 ** (-(p.tick_minutes / 60) / p.half_life_hours), "1",
+                   formula="2^(−({tick_minutes} min / 60) / {half_life_hours} h)")
+    memory = d.step("usage_memory_h", "Hours of a steady rate that decayed usage remembers",
+                    _memory_h(p), "h", formula="({tick_minutes} / 60) h / (1 − {decay_per_tick})")
+    d.step("continuous_memory_h", "The same in continuous time: half-life / ln 2",
+           p.half_life_hours / math.log(2), "h", formula="{half_life_hours} h / 0.6931")
+    d.step("weight_of_last_week", "What a GPU-hour from a week ago still counts",
+           2 ** (-HOURS_PER_WEEK / p.half_life_hours), "1", formula="2^(−168 h / {half_life_hours} h)")
+    del decay
+
+    # --- last week: Interpretability away, only Pretraining borrows ------------------------------
+    hist_q = d.step("history_posttrain_gpus", "Post-training last week: its share's worth, before the sweep",
+                    min(G * s_q, d_q), "1", noun="GPUs",
+                    formula="min({total_gpus} × {share_posttrain} / {share_total}, {demand_posttrain_gpus})")
+    hist_demand_others = hist_q + evals_alloc  # Interpretability: nothing
+    idle_hist = d.step(
+        "history_idle_gpus", "Left for Pretraining to borrow last week",
+        G - min(d_p, g_p) - hist_demand_others, "1", noun="GPUs",
+        formula="{total_gpus} − min({demand_pretrain_gpus}, {guarantee_pretrain_gpus}) − "
+                "{history_posttrain_gpus} − max({evals_hold_gpus}, {evals_use_gpus})",
+    )
+    hist_p = d.step(
+        "history_pretrain_gpus", "Pretraining's allocation last week (it borrowed the idle GPUs)",
+        min(d_p, min(d_p, g_p) + idle_hist), "1", noun="GPUs",
+        formula="min({demand_pretrain_gpus}, min({demand_pretrain_gpus}, {guarantee_pretrain_gpus}) + "
+                "{history_idle_gpus})",
+    )
+    charged_e = evals_alloc if p.charge_by_allocation else use_e
+    hist_total = d.step(
+        "history_charged_gpus", "GPUs charged last week, all teams",
+        hist_p + hist_q + charged_e, "1", noun="GPUs",
+        formula="{history_pretrain_gpus} + {history_posttrain_gpus} + "
+                + ("max({evals_hold_gpus}, {evals_use_gpus})" if p.charge_by_allocation else "{evals_use_gpus}"),
+    )
+    u_hist = d.step(
+        "decayed_usage_gpu_hours", "Pretraining's decayed usage this morning",
+        hist_p * memory, "h", formula="{history_pretrain_gpus} GPUs × {usage_memory_h} h",
+    )
+    d.step("total_decayed_usage_gpu_hours", "Decayed usage of the whole cluster", hist_total * memory, "h",
+           formula="{history_charged_gpus} GPUs × {usage_memory_h} h")
+    u_p = d.step("normalized_usage_pretrain", "Pretraining's normalized usage u",
+                 hist_p / hist_total if hist_total > 0 else 0.0, "1",
+                 formula="{decayed_usage_gpu_hours} h / {total_decayed_usage_gpu_hours} h")
+    d.step("normalized_share_pretrain", "Pretraining's normalized share s", s_p, "1",
+           formula="{share_pretrain} / {share_total}")
+    usage = [hist_p, hist_q, 0.0, charged_e]
+    factors = _factors(usage, [s_p, s_q, s_i, s_e])
+    f_p = d.step("fair_share_factor", "Pretraining's fair-share factor F = 2^(−u/s)", factors[0], "1",
+                 formula="2^(−{normalized_usage_pretrain} / {normalized_share_pretrain})")
+    f_q = d.step("fair_share_factor_posttrain", "Post-training's fair-share factor", factors[1], "1",
+                 formula="2^(−({history_posttrain_gpus} / "
+                         "{history_charged_gpus}) / ({share_posttrain} / {share_total}))")
+    d.step("fair_share_factor_interp", "Interpretability's factor (no usage: the top)", factors[2], "1",
+           formula="2^(−0 / ({share_interp} / {share_total}))")
+    f_e = d.step(
+        "fair_share_factor_evals", "Evals' fair-share factor, as charged", factors[3], "1",
+        formula=("2^(−(max({evals_hold_gpus}, {evals_use_gpus}) / {history_charged_gpus}) / "
+                 "({share_evals} / {share_total}))") if p.charge_by_allocation else
+                "2^(−({evals_use_gpus} / {history_charged_gpus}) / ({share_evals} / {share_total}))",
+    )
+    del u_hist, u_p
+
+    # --- this morning: Post-training's sweep; the idle GPUs are water-filled ---------------------
+    w_p = d.step("weight_pretrain", "Pretraining's weight for idle GPUs: share × F", s_p * f_p, "1",
+                 formula="{normalized_share_pretrain} × {fair_share_factor}")
+    w_q = d.step("weight_posttrain", "Post-training's weight: share × F", s_q * f_q, "1",
+                 formula="({share_posttrain} / {share_total}) × {fair_share_factor_posttrain}")
+    idle = d.step(
+        "idle_gpus", "Idle this morning: unused guarantees plus the pool",
+        G - min(d_p, g_p) - min(d_q, g_q) - evals_alloc, "1", noun="GPUs",
+        formula="{total_gpus} − min({demand_pretrain_gpus}, {guarantee_pretrain_gpus}) − "
+                "min({demand_posttrain_gpus}, {guarantee_posttrain_gpus}) − max({evals_hold_gpus}, {evals_use_gpus})",
+    )
+    extra = fs.waterfill_list(idle, [max(0.0, d_p - g_p), max(0.0, d_q - g_q)], [w_p, w_q])
+    a_p = min(d_p, g_p) + extra[0]
+    a_q = min(d_q, g_q) + extra[1]
+
+    def case(dem, guar, got, other_dem, other_guar, other_got) -> str:
+        if dem <= guar + 1e-9:
+            return "below"
+        if got >= dem - 1e-9:
+            return "self"
+        if other_dem > other_guar + 1e-9 and other_got >= other_dem - 1e-9:
+            return "other"
+        return "none"
+
+    d.step("allocation_gpus", "Pretraining's allocation: guarantee plus its water-filled part", a_p, "1",
+           noun="GPUs",
+           formula=_split_formula("pretrain", "posttrain")[case(d_p, g_p, a_p, d_q, g_q, a_q)])
+    d.step("allocation_posttrain_gpus", "Post-training's allocation", a_q, "1", noun="GPUs",
+           formula=_split_formula("posttrain", "pretrain")[case(d_q, g_q, a_q, d_p, g_p, a_p)])
+    plain = fs.waterfill_list(idle, [max(0.0, d_p - g_p), max(0.0, d_q - g_q)], [s_p, s_q])
+    d.step("allocation_without_factor_gpus", "Pretraining's allocation if idle GPUs followed shares alone",
+           min(d_p, g_p) + plain[0], "1", noun="GPUs",
+           formula="water-fill {idle_gpus} with weights {normalized_share_pretrain} and {share_posttrain} / "
+                   "{share_total}, added to min({demand_pretrain_gpus}, {guarantee_pretrain_gpus})")
+    borrowed = d.step(
+        "borrowed_gpus", "GPUs running above their owners' guarantees",
+        max(0.0, a_p - g_p) + max(0.0, a_q - g_q), "1", noun="GPUs",
+        formula="max(0, {allocation_gpus} − {guarantee_pretrain_gpus}) + "
+                "max(0, {allocation_posttrain_gpus} − {guarantee_posttrain_gpus})",
+    )
+    free_now = d.step("free_gpus", "Idle GPUs nobody asked for", max(0.0, idle - extra[0] - extra[1]), "1",
+                      noun="GPUs", formula="{idle_gpus} − {borrowed_gpus}")
+
+    # --- the owner returns ----------------------------------------------------------------------
+    claim = d.step("interp_claim_gpus", "What Interpretability may claim by preemption",
+                   min(interp_back, g_i), "1", noun="GPUs",
+                   formula="min({interp_return_gpus}, {guarantee_interp_gpus})")
+    reclaim = d.step("reclaim_gpus", "GPUs that must come back from borrowers",
+                     min(borrowed, max(0.0, claim - free_now)), "1", noun="GPUs",
+                     formula="min({borrowed_gpus}, {interp_claim_gpus} − {free_gpus})")
+    victims = d.step("victim_jobs", "Jobs preempted (whole jobs)", math.ceil(reclaim / p.job_gpus - 1e-9), "1",
+                     noun="jobs", formula="⌈{reclaim_gpus} / {job_gpus}⌉")
+    pre = d.step("preempted_gpus", "GPUs preempted", victims * p.job_gpus, "1", noun="GPUs",
+                 formula="{victim_jobs} × {job_gpus} GPUs")
+    borrowers = [a for a, g in ((a_p, g_p), (a_q, g_q)) if a > g + 1e-9]
+    cands = d.step("candidate_jobs", "Running jobs of the teams above their guarantee",
+                   sum(math.floor(a / p.job_gpus + 1e-9) for a in borrowers), "1", noun="jobs",
+                   formula="⌊{allocation_gpus} / {job_gpus}⌋ + ⌊{allocation_posttrain_gpus} / {job_gpus}⌋")
+    ckpt_h = p.checkpoint_minutes / 60
+    d.step("lost_gpu_hours_without_warning", "Work lost, killed without warning (random victims)",
+           pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 2 / 60")
+    d.step("lost_gpu_hours_checkpoint_aware", "Work lost, no warning, victims closest to their last checkpoint",
+           pre * ckpt_h * fs.expected_least_loss_fraction(victims, cands), "h",
+           formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 60 × ({victim_jobs} + 1) / "
+                   "(2 × ({candidate_jobs} + 1))")
+    d.step("lost_gpu_hours_with_checkpoint_on_signal", "Work lost with a checkpoint on the signal: the save only",
+           pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes} min / 60")
+    frac = fs.expected_least_loss_fraction(victims, cands)
+    d.step("break_even_checkpoint_minutes", "Checkpoint interval below which least-work-lost kills lose less than a save",
+           p.save_minutes / frac if frac > 0 else math.inf, "min",
+           formula="{save_minutes} min × 2 × ({candidate_jobs} + 1) / ({victim_jobs} + 1)")
+    d.step("signal_saving_ratio", "Without warning over with the signal",
+           (ckpt_h / 2) / (p.save_minutes / 60), "1", noun="×",
+           formula="({checkpoint_minutes} min / 2) / {save_minutes} min")
+    d.step("owner_wait_s", "Longest an owner waits for its guarantee: one tick plus the save",
+           (p.tick_minutes + p.save_minutes) * 60, "s", formula="({tick_minutes} + {save_minutes}) min × 60")
+    d.step("checkpoint_overhead_pct", "Training time a blocking periodic checkpoint costs",
+           100 * p.save_minutes / p.checkpoint_minutes, "%", formula="100 × {save_minutes} / {checkpoint_minutes}")
+
+    # --- hoarding -------------------------------------------------------------------------------
+    d.step("hoard_idle_gpu_hours_per_day", "GPU time the hoard wastes a day", hoard * 24, "h",
+           formula="{hoard_gpus} GPUs × 24 h")
+    shares = [s_p, s_q, s_i, s_e]
+    tot_alloc = d.step("history_total_by_allocation_gpus", "Charged last week if holding counts (the full cluster)",
+                       hist_p + hist_q + evals_alloc, "1", noun="GPUs",
+                       formula="{history_pretrain_gpus} + {history_posttrain_gpus} + "
+                               "max({evals_hold_gpus}, {evals_use_gpus})")
+    tot_use = d.step("history_total_by_use_gpus", "Charged last week if only running jobs count",
+                     hist_p + hist_q + use_e, "1", noun="GPUs",
+                     formula="{history_pretrain_gpus} + {history_posttrain_gpus} + "
+                             "{evals_use_gpus}")
+    # Released: the hold goes back to the tree and Pretraining borrows it instead (up to its demand).
+    hist_p_rel = min(d_p, G - hist_q - use_e)
+    tot_rel = d.step("history_total_if_released_gpus", "Charged last week had Evals released its hoard",
+                     hist_p_rel + hist_q + use_e, "1", noun="GPUs",
+                     formula="min({demand_pretrain_gpus}, {total_gpus} − {history_posttrain_gpus} − "
+                             "{evals_use_gpus}) + {history_posttrain_gpus} + {evals_use_gpus}")
+    fa = d.step("evals_factor_charged_by_allocation", "Evals' factor if it hoards and pays for what it holds",
+                _factors([hist_p, hist_q, 0.0, evals_alloc], shares)[3], "1",
+                formula="2^(−(max({evals_hold_gpus}, {evals_use_gpus}) / {history_total_by_allocation_gpus}) / "
+                        "({share_evals} / {share_total}))")
+    d.step("evals_factor_charged_by_use", "Evals' factor if it hoards and pays only for what runs",
+           _factors([hist_p, hist_q, 0.0, use_e], shares)[3], "1",
+           formula="2^(−({evals_use_gpus} / {history_total_by_use_gpus}) / ({share_evals} / {share_total}))")
+    fr = d.step("evals_factor_if_released", "Evals' factor if it releases the hoard (Pretraining borrows it)",
+                _factors([hist_p_rel, hist_q, 0.0, use_e], shares)[3], "1",
+                formula="2^(−({evals_use_gpus} / {history_total_if_released_gpus}) / ({share_evals} / {share_total}))")
+    del tot_alloc, tot_use, tot_rel
+    d.step("hoarding_weight_ratio", "Evals' claim on idle GPUs, hoarding over releasing",
+           fa / fr, "1", noun="×", formula="{evals_factor_charged_by_allocation} / {evals_factor_if_released}")
+    d.step("busy_utilization_cap_pct", "Most of the cluster that can run jobs while the hoard sits idle",
+           100 * (G - hoard) / G, "%", formula="100 × ({total_gpus} − {hoard_gpus}) / {total_gpus}")
+    del f_e
+    return d
+
+
+# ---------------------------------------------------------------------------------------------
+# The live simulation of the same morning.
+
+
+def team_specs(p: Params) -> list[fs.TeamSpec]:
+    """The four teams as the simulation sees them, starting from last week's state."""
+    d = solve(p)
+    v = d.value
+    memory = v("usage_memory_h")
+    ckpt_h = p.checkpoint_minutes / 60
+    hist_p = v("history_pretrain_gpus")
+    hist_q = v("history_posttrain_gpus")
+    evals_alloc = max(v("evals_hold_gpus"), v("evals_use_gpus"))
+    charged_e = evals_alloc if p.charge_by_allocation else v("evals_use_gpus")
+    common = dict(job_gpus=p.job_gpus, job_hours=p.job_hours, checkpoint_h=ckpt_h)
+    return [
+        fs.TeamSpec(TEAMS[0], DIVISIONS[0], p.share_pretrain, offered_gpus=v("demand_pretrain_gpus"),
+                    burst_gpus=max(0.0, v("demand_pretrain_gpus") - hist_p), initial_running_gpus=hist_p,
+                    initial_usage_gpu_h=hist_p * memory, **common),
+        fs.TeamSpec(TEAMS[1], DIVISIONS[1], p.share_posttrain, offered_gpus=v("demand_posttrain_gpus"),
+                    burst_gpus=max(0.0, v("demand_posttrain_gpus") - hist_q), initial_running_gpus=hist_q,
+                    initial_usage_gpu_h=hist_q * memory, **common),
+        fs.TeamSpec(TEAMS[2], DIVISIONS[2], p.share_interp, offered_gpus=v("interp_return_gpus"),
+                    start_h=p.return_hour, burst_gpus=v("interp_return_gpus"), **common),
+        fs.TeamSpec(TEAMS[3], DIVISIONS[3], p.share_evals, offered_gpus=v("evals_use_gpus"),
+                    hold_gpus=v("evals_hold_gpus"), initial_running_gpus=v("evals_use_gpus"),
+                    initial_usage_gpu_h=charged_e * memory, **common),
+    ]
+
+
+def _run_kwargs(p: Params, seed: int) -> dict:
+    return dict(
+        hours=p.sim_days * 24,
+        tick_h=p.tick_minutes / 60,
+        half_life_h=p.half_life_hours,
+        guaranteed_fraction=p.guaranteed_fraction,
+        save_h=p.save_minutes / 60,
+        victim_policy=VICTIM_POLICIES[p.victim_policy],
+        checkpoint_on_signal=p.checkpoint_on_signal,
+        charge_by_allocation=p.charge_by_allocation,
+        seed=seed,
+    )
+
+
+def simulate(p: Params, seed: int = 0) -> fs.FairShareResult:
+    return fs.run(p.total_gpus, team_specs(p), **_run_kwargs(p, seed))
+
+
+def simulate_scaled(p: Params, factor: float, seed: int = 0) -> fs.FairShareResult:
+    """The same morning on a cluster `factor` times larger, every team's load scaled with it
+    (for the benchmark: jobs grow with the factor, ticks do not)."""
+    specs = [
+        replace(t, offered_gpus=t.offered_gpus * factor, burst_gpus=t.burst_gpus * factor,
+                hold_gpus=t.hold_gpus * factor, initial_running_gpus=t.initial_running_gpus * factor,
+                initial_usage_gpu_h=t.initial_usage_gpu_h * factor)
+        for t in team_specs(p)
+    ]
+    return fs.run(int(round(p.total_gpus * factor)), specs, **_run_kwargs(p, seed))
