@@ -1,0 +1,329 @@
+"""Evaluate every training checkpoint: 2,000 evals x 5,000 prompts = ten million prompts a run.
+
+The teaching order is the interview's: count the prompts and the tokens; size one replica with
+the shared serving arithmetic (`models/serving/llm_arith.py`: a decode step from HBM bytes or
+FLOPs, prefill from FLOPs, the batch HBM allows); turn tokens into GPU-hours; size the fleet
+for a four-hour and a two-day turnaround; then the three things that make the number real:
+a content-addressed result cache (which a new checkpoint misses entirely), shards cut by tokens
+rather than by eval (or the longest eval sets the makespan), and the statistics that say how
+small a regression one run can see.
+
+Modelling choices (stated on the page):
+  * The pipeline is an offline batch job: the decode batch grows until HBM is full (the TPOT
+    target is loose), prefill and decode take turns on a replica (llm_arith's upper bound).
+  * Replica-seconds per prompt = prefill + output tokens / replica decode rate. Blended tokens
+    per GPU-second follow from that; GPU-hours = tokens to run / that rate.
+  * A replica spends `replica_startup_min` pulling and loading the checkpoint before it works;
+    the rest of the turnaround at `target_utilization` does the work.
+  * Sharding by eval: the makespan is at least the larger of the average load per replica and
+    the largest eval on one replica (longest-first scheduling reaches that bound when the other
+    evals are many and small). Sharding by tokens: the average load plus one shard.
+  * Statistics: each prompt is an independent pass/fail with probability p; the two checkpoints
+    are compared as two independent samples (a paired test on the same prompts does better).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+from typing import Annotated
+
+from pydantic import model_validator
+
+from models.core import Derivation, Knob, StrictModel
+from models.serving import llm_arith as la
+from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+
+SECONDS_PER_HOUR = 3600
+HOURS_PER_DAY = 24
+# A stored result: the completion text (about 4 bytes of UTF-8 per BPE token for English,
+# OpenAI's tokenizer rule of thumb) plus the 32-byte key, scores and metadata.
+TEXT_BYTES_PER_TOKEN = 4
+RESULT_OVERHEAD_BYTES = 256
+ALPHA = 0.05  # two-sided false-alarm rate per comparison
+POWER = 0.80  # chance of catching a real regression of the stated size
+Z_ALPHA = NormalDist().inv_cdf(1 - ALPHA / 2)  # 1.96
+Z_POWER = NormalDist().inv_cdf(POWER)  # 0.8416
+
+# Series for the sharding chart.
+MAKESPAN_SERIES = ("makespan_by_eval_s", "makespan_by_tokens_s", "fast_target_s")
+
+
+class Params(StrictModel):
+    evals: Annotated[
+        int,
+        Knob("Evals per checkpoint", "evals", 10, 20_000, 1, log=True,
+             help="Distinct benchmarks and internal test sets run against every checkpoint.",
+             draw=(500, 5000)),
+    ] = 2000
+    prompts_per_eval: Annotated[
+        int,
+        Knob("Prompts per eval", "prompts", 100, 100_000, 1, log=True,
+             help="Average prompts in one eval (the seed's ~5,000).", draw=(1000, 20_000)),
+    ] = 5000
+    model: Annotated[ServingModel, Knob("Model under evaluation")] = "Llama-3-70B"
+    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
+    gpus_per_replica: Annotated[
+        ReplicaGPUs,
+        Knob("GPUs per replica", "", 1, 8, help="Tensor-parallel group holding one copy of the checkpoint."),
+    ] = 8
+    weight_precision: Annotated[
+        Precision,
+        Knob("Weight precision", help="Evals normally run the checkpoint as trained (bf16); FP8 changes the scores."),
+    ] = "bf16"
+    prompt_tokens: Annotated[
+        int,
+        Knob("Prompt tokens", "tokens", 50, 32_000, 1, log=True,
+             help="Average prompt, few-shot examples and instructions included.", draw=(300, 4000)),
+    ] = 1000
+    prefix_cache_hit: Annotated[
+        float,
+        Knob("Prefix-cache hit", "", 0, 0.95, 0.01, percent=True,
+             help="Share of prompt tokens that are a shared few-shot preamble already in the KV cache.",
+             draw=(0, 0.6)),
+    ] = 0.3
+    output_tokens: Annotated[
+        int,
+        Knob("Output tokens", "tokens", 1, 8000, 1, log=True,
+             help="Average generated tokens: a letter for multiple choice, hundreds for code or maths.",
+             draw=(20, 1000)),
+    ] = 250
+    tpot_target_ms: Annotated[
+        float,
+        Knob("TPOT ceiling", "ms", 20, 500, log=True,
+             help="Offline job: nobody watches the tokens, so a loose ceiling lets the batch fill HBM.",
+             draw=(60, 200)),
+    ] = 100
+    hbm_efficiency: Annotated[
+        float,
+        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
+             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
+    ] = 0.7
+    mfu: Annotated[
+        float,
+        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
+             help="Share of dense peak FLOP/s prefill and a compute-bound decode achieve.", draw=(0.35, 0.6)),
+    ] = 0.5
+    fast_turnaround_h: Annotated[
+        float,
+        Knob("Fast turnaround", "h", 0.5, 48, 0.5, log=True,
+             help="Checkpoint written to scores on the dashboard, the fast option.", draw=(2, 12)),
+    ] = 4
+    slow_turnaround_h: Annotated[
+        float,
+        Knob("Slow turnaround", "h", 4, 336, 1, log=True,
+             help="The same, the slow option (the seed's two days).", draw=(24, 96)),
+    ] = 48
+    replica_startup_min: Annotated[
+        float,
+        Knob("Replica start-up", "min", 1, 60, 1,
+             help="Fetch the checkpoint, load it into HBM, warm the engine: paid once per replica per run.",
+             draw=(3, 20)),
+    ] = 10
+    target_utilization: Annotated[
+        float,
+        Knob("Target utilization", "", 0.3, 1.0, 0.05, percent=True,
+             help="Share of the window replicas are busy; the rest absorbs retries, stragglers and scoring.",
+             draw=(0.6, 0.9)),
+    ] = 0.8
+    checkpoints_per_day: Annotated[
+        float,
+        Knob("Checkpoints evaluated per day", "", 0.1, 24, 0.1, log=True,
+             help="How often training hands the pipeline a new checkpoint.", draw=(0.5, 6)),
+    ] = 1
+    largest_eval_x_mean: Annotated[
+        float,
+        Knob("Largest eval / mean eval", "×", 1, 1000, 1, log=True,
+             help="Work in the biggest eval over the average one (a long-context or agentic suite).",
+             draw=(10, 300)),
+    ] = 100
+    shard_tokens: Annotated[
+        int,
+        Knob("Shard size", "tokens", 10_000, 1_000_000_000, 1, log=True,
+             help="Prompt plus expected output tokens per work unit handed to a replica.",
+             draw=(100_000, 10_000_000)),
+    ] = 1_000_000
+    result_cache_hit: Annotated[
+        float,
+        Knob("Result-cache hit", "", 0, 0.99, 0.01, percent=True,
+             help="Share of (checkpoint, prompt, sampling, harness, tokenizer) keys already scored: "
+                  "0 for a new checkpoint.",
+             draw=(0, 0.5)),
+    ] = 0.0
+    pass_rate: Annotated[
+        float,
+        Knob("Pass rate", "", 0.01, 0.99, 0.01, percent=True,
+             help="An eval's score; the noise is largest at 50%.", draw=(0.2, 0.9)),
+    ] = 0.5
+    regression_to_detect: Annotated[
+        float,
+        Knob("Regression to detect", "", 0.001, 0.2, 0.001, log=True, percent=True,
+             help="Drop in pass rate (percentage points) that should be caught.", draw=(0.005, 0.05)),
+    ] = 0.01
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Params":
+        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
+                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
+                                 self.hbm_efficiency, self.mfu)
+        if problem:
+            raise ValueError(problem)
+        if self.replica_startup_min >= 60 * self.fast_turnaround_h:
+            raise ValueError(
+                f"The fast turnaround ({self.fast_turnaround_h:g} h) must be longer than a replica's "
+                f"start-up ({self.replica_startup_min:g} min), or no replica ever does any work."
+            )
+        return self
+
+
+def _replicas(work_h: float, window_h: float, utilization: float) -> int:
+    return max(1, math.ceil(work_h / (window_h * utilization) - 1e-9))
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+
+    # --- numbers: prompts and tokens ---
+    prompts = d.step("prompts_per_checkpoint", "Prompts per checkpoint", p.evals * p.prompts_per_eval, "1",
+                     noun="prompts", formula="{evals} evals × {prompts_per_eval} prompts")
+    per_prompt = d.step("tokens_per_prompt", "Tokens per prompt, read and written", p.prompt_tokens + p.output_tokens,
+                        "1", noun="tokens", formula="{prompt_tokens} + {output_tokens}")
+    tokens = d.step("tokens_per_checkpoint", "Tokens per checkpoint", prompts * per_prompt, "1", noun="tokens",
+                    formula="{prompts_per_checkpoint} × {tokens_per_prompt}")
+    d.step("output_tokens_per_checkpoint", "Generated tokens per checkpoint", prompts * p.output_tokens, "1",
+           noun="tokens", formula="{prompts_per_checkpoint} × {output_tokens}")
+
+    # --- one replica, from the shared serving arithmetic ---
+    e = la.record_engine(d, p)
+    decode_s = d.step("decode_s_per_prompt", "Replica time decoding one prompt's output (its share of the batch)",
+                      p.output_tokens / e.decode_tokens_per_s, "s",
+                      formula="{output_tokens} / {decode_tokens_per_s} tokens/s")
+    replica_s = d.step("replica_s_per_prompt", "Replica time per prompt: prefill, then its share of decode",
+                       e.prefill_s_per_request + decode_s, "s",
+                       formula="{prefill_s_per_request} s + {decode_s_per_prompt} s")
+    d.step("prefill_share", "Share of replica time spent in prefill", 100 * e.prefill_s_per_request / replica_s, "%",
+           formula="100 × {prefill_s_per_request} s / {replica_s_per_prompt} s")
+    per_replica = d.step("tokens_per_s_per_replica", "Tokens per second one replica gets through",
+                         per_prompt / replica_s, "1/s", noun="tokens",
+                         formula="{tokens_per_prompt} / {replica_s_per_prompt} s")
+    per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", per_replica / p.gpus_per_replica, "1/s",
+                     noun="tokens", formula="{tokens_per_s_per_replica} tokens/s / {gpus_per_replica}")
+
+    # --- GPU-hours ---
+    to_run = d.step("tokens_to_run", "Tokens the cache cannot answer", tokens * (1 - p.result_cache_hit), "1",
+                    noun="tokens", formula="{tokens_per_checkpoint} × (1 − {result_cache_hit})")
+    gpu_h = d.step("gpu_hours_per_checkpoint", "GPU-hours per checkpoint",
+                   to_run / per_gpu / SECONDS_PER_HOUR, "h",
+                   formula="{tokens_to_run} / {tokens_per_s_per_gpu} tokens/s / 3,600 s/h")
+    replica_h = d.step("replica_hours_per_checkpoint", "Replica-hours per checkpoint", gpu_h / p.gpus_per_replica,
+                       "h", formula="{gpu_hours_per_checkpoint} h / {gpus_per_replica}")
+
+    # --- the fleet for each turnaround ---
+    startup_h = d.step("startup_h", "Start-up per replica, in hours", p.replica_startup_min / 60, "h",
+                       formula="{replica_startup_min} min / 60")
+    fast_window = d.step("fast_window_h", "Working window, fast option", p.fast_turnaround_h - startup_h, "h",
+                         formula="{fast_turnaround_h} h − {startup_h} h")
+    slow_window = d.step("slow_window_h", "Working window, slow option", p.slow_turnaround_h - startup_h, "h",
+                         formula="{slow_turnaround_h} h − {startup_h} h")
+    r_fast = d.step("replicas_fast", "Replicas for the fast turnaround",
+                    _replicas(replica_h, fast_window, p.target_utilization), "1", noun="replicas",
+                    formula="ceil({replica_hours_per_checkpoint} h / ({fast_window_h} h × {target_utilization}))")
+    g_fast = d.step("gpus_fast", "GPUs for the fast turnaround", r_fast * p.gpus_per_replica, "1", noun="GPUs",
+                    formula="{replicas_fast} × {gpus_per_replica}")
+    r_slow = d.step("replicas_slow", "Replicas for the slow turnaround",
+                    _replicas(replica_h, slow_window, p.target_utilization), "1", noun="replicas",
+                    formula="ceil({replica_hours_per_checkpoint} h / ({slow_window_h} h × {target_utilization}))")
+    g_slow = d.step("gpus_slow", "GPUs for the slow turnaround", r_slow * p.gpus_per_replica, "1", noun="GPUs",
+                    formula="{replicas_slow} × {gpus_per_replica}")
+    d.step("fast_over_slow_gpus", "Fast fleet over slow fleet", g_fast / g_slow, "1", noun="×",
+           formula="{gpus_fast} / {gpus_slow}")
+    d.step("checkpoints_during_slow_wait", "Checkpoints trained while the slow result is pending",
+           p.slow_turnaround_h / HOURS_PER_DAY * p.checkpoints_per_day, "1", noun="checkpoints",
+           formula="{slow_turnaround_h} h / 24 h × {checkpoints_per_day}")
+    r_cadence = d.step("replicas_for_cadence", "Replicas that keep up with the checkpoint cadence at all",
+                       _replicas(replica_h * p.checkpoints_per_day, HOURS_PER_DAY, p.target_utilization), "1",
+                       noun="replicas",
+                       formula="ceil({replica_hours_per_checkpoint} h × {checkpoints_per_day} / "
+                               "(24 h × {target_utilization}))")
+    d.step("gpus_for_cadence", "GPUs that keep up with the cadence", r_cadence * p.gpus_per_replica, "1",
+           noun="GPUs", formula="{replicas_for_cadence} × {gpus_per_replica}")
+    d.step("slow_fleet_keeps_up", "Does the slow fleet keep up with the cadence?",
+           "yes" if r_slow >= r_cadence else "no", formula="{replicas_slow} ≥ {replicas_for_cadence}")
+    d.step("backlog_checkpoints_per_day", "Checkpoints the slow fleet falls behind each day",
+           max(0.0, p.checkpoints_per_day - r_slow * HOURS_PER_DAY * p.target_utilization / replica_h), "1",
+           noun="checkpoints",
+           formula="max(0, {checkpoints_per_day} − {replicas_slow} × 24 h × {target_utilization} / "
+                   "{replica_hours_per_checkpoint} h)")
+    d.step("fast_fleet_busy_share", "Share of the day the fast fleet has work",
+           min(100.0, 100 * replica_h * p.checkpoints_per_day / (r_fast * HOURS_PER_DAY)), "%",
+           formula="min(100%, 100 × {replica_hours_per_checkpoint} h × {checkpoints_per_day} / "
+                   "({replicas_fast} × 24 h))")
+
+    d.step("startup_fetch_bytes", "Checkpoint bytes the fast fleet reads at start-up", r_fast * e.weight_bytes, "B",
+           formula="{replicas_fast} × {weight_bytes} B")
+    d.step("startup_read_Bps", "Read rate that start-up needs from the checkpoint store",
+           r_fast * e.weight_bytes / (p.replica_startup_min * 60),
+           "B/s", formula="{startup_fetch_bytes} B / ({replica_startup_min} min × 60)")
+
+    # --- the content-addressed result cache ---
+    d.step("cache_entries_per_checkpoint", "Cache entries a checkpoint adds", prompts, "1", noun="entries",
+           formula="{prompts_per_checkpoint}")
+    d.step("cache_bytes_per_checkpoint", "Cache bytes a checkpoint adds (text + key + scores)",
+           prompts * (p.output_tokens * TEXT_BYTES_PER_TOKEN + RESULT_OVERHEAD_BYTES), "B",
+           formula="{prompts_per_checkpoint} × ({output_tokens} × 4 B + 256 B)")
+
+    # --- sharding: by eval versus by tokens, on the fast fleet ---
+    replica_s_total = d.step("replica_s_to_run", "Replica-seconds of work in this run",
+                             replica_h * SECONDS_PER_HOUR, "s", formula="{replica_hours_per_checkpoint} h × 3,600")
+    mean_eval = d.step("mean_eval_replica_s", "One average eval on one replica", replica_s_total / p.evals, "s",
+                       formula="{replica_s_to_run} s / {evals}")
+    largest = d.step("largest_eval_replica_s", "The largest eval on one replica (no more than the whole run)",
+                     min(replica_s_total, mean_eval * p.largest_eval_x_mean), "s",
+                     formula="min({replica_s_to_run} s, {mean_eval_replica_s} s × {largest_eval_x_mean})")
+    avg_load = d.step("avg_load_fast_s", "Average work per replica on the fast fleet", replica_s_total / r_fast,
+                      "s", formula="{replica_s_to_run} s / {replicas_fast}")
+    startup_s = p.replica_startup_min * 60
+    by_eval = d.step("makespan_by_eval_s", "Makespan, one eval per work unit", startup_s + max(avg_load, largest),
+                     "s", formula="{replica_startup_min} min × 60 + max({avg_load_fast_s} s, {largest_eval_replica_s} s)")
+    shard_s = d.step("shard_replica_s", "One shard on one replica", p.shard_tokens / per_replica, "s",
+                     formula="{shard_tokens} tokens / {tokens_per_s_per_replica} tokens/s")
+    d.step("shard_count", "Shards per checkpoint", math.ceil(to_run / p.shard_tokens - 1e-9), "1", noun="shards",
+           formula="ceil({tokens_to_run} / {shard_tokens})")
+    d.step("prompts_per_shard", "Prompts per shard", p.shard_tokens / per_prompt, "1", noun="prompts",
+           formula="{shard_tokens} / {tokens_per_prompt}")
+    by_tokens = d.step("makespan_by_tokens_s", "Makespan, shards cut by tokens", startup_s + avg_load + shard_s, "s",
+                       formula="{replica_startup_min} min × 60 + {avg_load_fast_s} s + {shard_replica_s} s")
+    target = d.step("fast_target_s", "The fast turnaround, in seconds", p.fast_turnaround_h * SECONDS_PER_HOUR, "s",
+                    formula="{fast_turnaround_h} h × 3,600")
+    d.step("by_eval_meets_target", "Does sharding by eval meet the fast turnaround?",
+           "yes" if by_eval <= target else "no", formula="{makespan_by_eval_s} s ≤ {fast_target_s} s")
+    d.step("by_tokens_meets_target", "Does sharding by tokens meet it?",
+           "yes" if by_tokens <= target else "no", formula="{makespan_by_tokens_s} s ≤ {fast_target_s} s")
+    d.step("idle_gpu_hours_by_eval", "GPU-hours the fast fleet sits idle waiting on the largest eval",
+           (r_fast * max(avg_load, largest) - replica_s_total) * p.gpus_per_replica / SECONDS_PER_HOUR, "h",
+           formula="({replicas_fast} × max({avg_load_fast_s} s, {largest_eval_replica_s} s) − {replica_s_to_run} s)"
+                   " × {gpus_per_replica} / 3,600")
+
+    # --- reproducibility: how small a regression one run can see ---
+    pq = p.pass_rate * (1 - p.pass_rate)
+    se = d.step("pass_rate_se", "Standard error of one eval's pass rate", 100 * math.sqrt(pq / p.prompts_per_eval),
+                "%", formula="100 × sqrt({pass_rate} × (1 − {pass_rate}) / {prompts_per_eval})")
+    d.step("ci95_half_width", "95% confidence interval, half-width", Z_ALPHA * se, "%",
+           formula="1.96 × {pass_rate_se}%")
+    diff_se = d.step("difference_se", "Standard error of the difference between two checkpoints",
+                     math.sqrt(2) * se, "%", formula="sqrt(2) × {pass_rate_se}%")
+    d.step("significant_drop", "Smallest drop that is significant at 95%", Z_ALPHA * diff_se, "%",
+           formula="1.96 × {difference_se}%")
+    d.step("min_detectable_regression", "Smallest regression caught 80% of the time at 95% confidence",
+           (Z_ALPHA + Z_POWER) * diff_se, "%", formula="(1.96 + 0.84) × {difference_se}%")
+    d.step("prompts_needed", "Prompts per eval to catch the target regression (80% power)",
+           math.ceil(2 * (Z_ALPHA + Z_POWER) ** 2 * pq / p.regression_to_detect ** 2 - 1e-9), "1", noun="prompts",
+           formula="ceil(2 × (1.96 + 0.84)² × {pass_rate} × (1 − {pass_rate}) / {regression_to_detect}²)")
+    d.step("false_alarms_per_comparison", "Evals flagged by chance alone when nothing changed", p.evals * ALPHA,
+           "1", noun="evals", formula="{evals} × 0.05")
+    z_family = d.step("bonferroni_z", "z for a 5% false-alarm rate across all evals (Bonferroni)",
+                      NormalDist().inv_cdf(1 - ALPHA / (2 * p.evals)), "1",
+                      formula="Φ⁻¹(1 − 0.05 / (2 × {evals}))")
+    d.step("significant_drop_all_evals", "Smallest significant drop with that correction", z_family * diff_se, "%",
+           formula="{bonferroni_z} × {difference_se}%")
+    return d

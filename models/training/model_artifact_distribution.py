@@ -1,0 +1,287 @@
+"""Ship a 141 GB model artifact to a thousand nodes: why a Docker image takes an hour a node.
+
+141 GB is a 70B model in bf16 (catalog Llama-3-70B parameters x 2 bytes). At 10 Gb/s those
+bytes cross a node's link in under two minutes, so "an hour per node" is not bandwidth: it is
+the image pull path. Modelled with stated rates:
+
+    download   = artifact / min(registry per-node stream, node link)
+    unpack     = artifact / gzip decompress rate + artifact / extract rate
+                 (one thread reads the gzip stream and writes the files, buffer after buffer,
+                 so the two per-byte costs add; a gzip stream cannot be split across cores)
+    per node   = max(download, unpack) + min(download, unpack) / layers
+                 (a layer unpacks while the next one downloads; with one layer nothing overlaps)
+
+A rollout multiplies the download by the node count through the registry's egress; the fix is
+content-addressed chunks and a manifest per version, fanned out peer to peer. The fan-out
+arithmetic is not retyped here: it is `models.training.checkpoint_distribution.solve` (relay
+chain, swarm estimate) on this scenario, and its swarm simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from models.catalog import CHECKPOINT_BYTES_PER_PARAM, LINKS, model as catalog_model
+from models.core import Derivation, Knob, StrictModel
+from models.serving.llm_arith import BYTES_PER_PARAM, Precision
+from models.sim import swarm
+from models.training import checkpoint_distribution as cd
+
+ArtifactModel = Literal["Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B", "Mixtral-8x7B", "DeepSeek-V3"]
+LOCAL_DISK = LINKS["NVMe Gen4 SSD"]  # where a node stages the artifact before loading it
+
+# Series for the rollout chart (time against nodes), bound last.
+CHART_SERIES = ("naive_registry_rollout_s", "docker_time_per_node_s", "chunked_relay_rollout_s",
+                "swarm_estimate_s", "per_node_lower_bound_s")
+
+
+class Params(StrictModel):
+    model: Annotated[ArtifactModel, Knob("Model")] = "Llama-3-70B"
+    weight_precision: Annotated[
+        Precision, Knob("Weight precision", help="bf16: 2 bytes per parameter; FP8: 1.")
+    ] = "bf16"
+    nodes: Annotated[
+        int,
+        Knob("Nodes to reach", "nodes", 2, 20_000, 1, log=True,
+             help="Serving nodes that must hold the new version.", draw=(100, 5000)),
+    ] = 1000
+    node_link_gbps: Annotated[
+        float,
+        Knob("Node link", "Gb/s", 1, 800, 1, log=True,
+             help="Each node's front-end NIC, the path artifacts arrive on (bits, not bytes).", draw=(10, 200)),
+    ] = 10
+    registry_stream_gbps: Annotated[
+        float,
+        Knob("Registry rate per node", "Gb/s", 0.1, 100, 0.1, log=True,
+             help="What one node gets pulling a layer alone: one HTTP stream from an object-storage-backed "
+                  "registry (~100 MB/s is typical of one stream).",
+             draw=(0.5, 10)),
+    ] = 1
+    gzip_MBps: Annotated[
+        float,
+        Knob("gzip decompress, one core", "MB/s", 20, 1000, 1, log=True,
+             help="Output rate of single-threaded gzip inflate on weights that barely compress.",
+             draw=(60, 300)),
+    ] = 100
+    extract_MBps: Annotated[
+        float,
+        Knob("Extract to disk", "MB/s", 20, 2000, 1, log=True,
+             help="tar extraction into the container filesystem, with the layer's digest computed on the way.",
+             draw=(100, 1000)),
+    ] = 200
+    layers: Annotated[
+        int,
+        Knob("Layers holding the weights", "", 1, 100, 1, log=True,
+             help="One `COPY` of the weights is one layer; splitting lets a layer unpack while the next downloads.",
+             draw=(1, 20)),
+    ] = 1
+    registry_egress_gbps: Annotated[
+        float,
+        Knob("Registry egress", "Gb/s", 1, 10_000, 1, log=True,
+             help="What the registry and its storage can serve to everyone at once.", draw=(20, 800)),
+    ] = 100
+    chunk_mb: Annotated[
+        float,
+        Knob("Chunk size", "MB", 1, 10_000, 1, log=True,
+             help="Unit of addressing, hashing and forwarding in the chunked design.", draw=(16, 1000)),
+    ] = 256
+    sha256_MBps: Annotated[
+        float,
+        Knob("SHA-256, one core", "MB/s", 100, 5000, 10, log=True,
+             help="Hash rate of one core with SHA extensions.", draw=(500, 2500)),
+    ] = 1500
+    hash_cores: Annotated[
+        int,
+        Knob("Cores verifying chunks", "cores", 1, 128, 1, log=True,
+             help="Chunks are independent, so verification spreads over cores.", draw=(2, 32)),
+    ] = 8
+    nvme_drives: Annotated[
+        int,
+        Knob("NVMe drives striped", "drives", 1, 16, 1,
+             help="Local drives the artifact is staged on; loading reads them in parallel.", draw=(1, 8)),
+    ] = 1
+    health_check_s: Annotated[
+        float,
+        Knob("Warm-up and health check", "s", 5, 600, 5, log=True,
+             help="After loading: compile, warm, answer a test request before taking traffic.", draw=(20, 180)),
+    ] = 60
+    canary_fraction: Annotated[
+        float,
+        Knob("Canary share", "", 0.001, 0.5, 0.001, percent=True,
+             help="Nodes that serve the new version first, after it passed evaluation.", draw=(0.01, 0.1)),
+    ] = 0.02
+    max_unavailable_fraction: Annotated[
+        float,
+        Knob("Max unavailable during cutover", "", 0.01, 1.0, 0.01, percent=True,
+             help="Share of the fleet allowed to be switching at once.", draw=(0.05, 0.25)),
+    ] = 0.1
+    slow_peer_fraction: Annotated[
+        float,
+        Knob("Slow nodes", "", 0, 0.5, 0.01, percent=True,
+             help="Share of nodes with a congested or throttled NIC (swarm simulation).", draw=(0, 0.2)),
+    ] = 0.0
+    slow_peer_speed: Annotated[
+        float,
+        Knob("Slow node speed", "", 0.05, 1, 0.05, percent=True,
+             help="Fraction of link speed a slow node achieves, both directions.", draw=(0.1, 0.5)),
+    ] = 0.25
+    failed_peer_fraction: Annotated[
+        float,
+        Knob("Nodes that die mid-rollout", "", 0, 0.3, 0.01, percent=True,
+             help="Share of nodes that crash during the first half of the fan-out (swarm simulation).",
+             draw=(0, 0.1)),
+    ] = 0.0
+
+
+def _artifact_bytes(p: Params) -> float:
+    return catalog_model(p.model).total_params * BYTES_PER_PARAM[p.weight_precision]
+
+
+def fanout_params(p: Params) -> cd.Params:
+    """The checkpoint-distribution scenario this rollout is: same bytes, links, hosts, chunks."""
+    return cd.Params(
+        checkpoint_gb=_artifact_bytes(p) / 1e9, link_gbps=p.node_link_gbps, hosts=p.nodes, chunk_mb=p.chunk_mb,
+        slow_peer_fraction=p.slow_peer_fraction, slow_peer_speed=p.slow_peer_speed,
+        failed_peer_fraction=p.failed_peer_fraction,
+    )
+
+
+def _pull(download_s: float, unpack_s: float, layers: int) -> float:
+    """Layered pull: the larger stage runs end to end, the smaller one only on the first or last layer."""
+    return max(download_s, unpack_s) + min(download_s, unpack_s) / layers
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    m = catalog_model(p.model)
+
+    # --- numbers ---
+    d.step("model_params", f"{p.model} parameters (catalog)", m.total_params, "1", noun="parameters")
+    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", BYTES_PER_PARAM[p.weight_precision], "1",
+           noun="bytes")
+    size = d.step("artifact_bytes", "Artifact: the weights, nothing else", _artifact_bytes(p), "B",
+                  formula="{model_params} × {bytes_per_param} B")
+    d.step("resumable_checkpoint_bytes", "The training checkpoint of the same model (weights + fp32 master + Adam)",
+           m.total_params * CHECKPOINT_BYTES_PER_PARAM, "B",
+           formula=f"{{model_params}} × {CHECKPOINT_BYTES_PER_PARAM} B")
+    link = d.step("node_link_Bps", "Node link in bytes", p.node_link_gbps * 1e9 / 8, "B/s",
+                  formula="{node_link_gbps} Gb/s / 8")
+    bound = d.step("per_node_lower_bound_s", "Lower bound: the artifact through one node's link", size / link, "s",
+                   formula="{artifact_bytes} B / {node_link_Bps} B/s")
+
+    # --- the Docker pull path, one node alone ---
+    stream = d.step("registry_stream_Bps", "Download rate one node gets from the registry",
+                    min(p.registry_stream_gbps, p.node_link_gbps) * 1e9 / 8, "B/s",
+                    formula="min({registry_stream_gbps}, {node_link_gbps}) Gb/s / 8")
+    download = d.step("docker_download_s", "Download, one node alone", size / stream, "s",
+                      formula="{artifact_bytes} B / {registry_stream_Bps} B/s")
+    inflate = d.step("decompress_s", "gzip decompress on one core", size / (p.gzip_MBps * 1e6), "s",
+                     formula="{artifact_bytes} B / {gzip_MBps} MB/s")
+    extract = d.step("extract_s", "Extract into the image filesystem", size / (p.extract_MBps * 1e6), "s",
+                     formula="{artifact_bytes} B / {extract_MBps} MB/s")
+    unpack = d.step("unpack_s", "Unpack: decompress and extract on the same thread", inflate + extract, "s",
+                    formula="{decompress_s} s + {extract_s} s")
+    docker = d.step("docker_time_per_node_s", "Docker pull, one node alone", _pull(download, unpack, p.layers), "s",
+                    formula="max({docker_download_s} s, {unpack_s} s) + min({docker_download_s} s, {unpack_s} s) "
+                            "/ {layers}")
+    d.step("docker_vs_bound", "Docker pull over the link bound", docker / bound, "1", noun="×",
+           formula="{docker_time_per_node_s} s / {per_node_lower_bound_s} s")
+    d.step("unpack_share", "Share of the pull spent unpacking", 100 * min(1.0, unpack / docker), "%",
+           formula="100 × {unpack_s} s / {docker_time_per_node_s} s")
+    d.step("docker_at_line_rate_s", "The same pull with the registry at full link speed",
+           _pull(bound, unpack, p.layers), "s",
+           formula="max({per_node_lower_bound_s} s, {unpack_s} s) + min({per_node_lower_bound_s} s, {unpack_s} s) "
+                   "/ {layers}")
+    d.step("docker_many_layers_s", "The same pull split into 100 layers (the overlap limit)",
+           _pull(download, unpack, 100), "s",
+           formula="max({docker_download_s} s, {unpack_s} s) + min({docker_download_s} s, {unpack_s} s) / 100")
+
+    # --- the registry under a rollout ---
+    egress_tb = d.step("registry_egress_TB", "Registry egress for one rollout", p.nodes * size / 1e12, "TB",
+                       formula="{nodes} × {artifact_bytes} B")
+    egress = d.step("registry_egress_Bps", "Registry egress capacity", p.registry_egress_gbps * 1e9 / 8, "B/s",
+                    formula="{registry_egress_gbps} Gb/s / 8")
+    drain = d.step("registry_drain_s", "Registry serving every copy at full egress", egress_tb * 1e12 / egress, "s",
+                   formula="{registry_egress_TB} TB / {registry_egress_Bps} B/s")
+    d.step("per_node_share_Bps", "Each node's share of the registry while all pull", egress / p.nodes, "B/s",
+           formula="{registry_egress_Bps} B/s / {nodes}")
+    rollout_dl = d.step("rollout_download_s", "Download during a rollout: the slower of stream and share",
+                        max(download, drain), "s", formula="max({docker_download_s} s, {registry_drain_s} s)")
+    naive = d.step("naive_registry_rollout_s", "Every node pulls the image from the registry at once",
+                   _pull(rollout_dl, unpack, p.layers), "s",
+                   formula="max({rollout_download_s} s, {unpack_s} s) + min({rollout_download_s} s, {unpack_s} s) "
+                           "/ {layers}")
+    d.step("naive_vs_bound", "Naive rollout over the link bound", naive / bound, "1", noun="×",
+           formula="{naive_registry_rollout_s} s / {per_node_lower_bound_s} s")
+
+    # --- content-addressed chunks, fanned out peer to peer (checkpoint_distribution's arithmetic) ---
+    f = cd.solve(fanout_params(p))
+    d.step("chunk_bytes", "Chunk size", f.value("chunk_GB") * 1e9, "B", formula="min({chunk_mb} MB, {artifact_bytes} B)")
+    chunks = d.step("chunk_count", "Chunks in the manifest", f.value("chunk_count"), "1", noun="chunks",
+                    formula="ceil({artifact_bytes} B / {chunk_bytes} B)")
+    d.step("manifest_bytes", "Manifest: one SHA-256 digest per chunk", chunks * cd.SHA256_BYTES, "B",
+           formula=f"{{chunk_count}} × {cd.SHA256_BYTES} B")
+    d.step("chunk_time_s", "One chunk over one link", f.value("chunk_time_s"), "s",
+           formula="{chunk_bytes} B / {node_link_Bps} B/s")
+    relay = d.step("chunked_relay_rollout_s", "Chunked relay chain: each node forwards a chunk once verified",
+                   f.value("pipeline_s"), "s", formula="({chunk_count} + {nodes} − 1) × {chunk_time_s} s")
+    d.step("relay_vs_bound", "Relay chain over the link bound", relay / bound, "1", noun="×",
+           formula="{chunked_relay_rollout_s} s / {per_node_lower_bound_s} s")
+    d.step("swarm_fill_rounds", "Doublings until every node holds a first chunk", swarm.fill_rounds(p.nodes), "1",
+           noun="rounds", formula="⌈log2({nodes} + 1)⌉")
+    swarm_s = d.step("swarm_estimate_s", "Swarm, estimate (the simulation checks it)", f.value("swarm_estimate_s"),
+                     "s", formula="{per_node_lower_bound_s} s + {swarm_fill_rounds} × {chunk_time_s} s")
+    d.step("chain_with_one_slow_peer_s", "Relay chain whose first relay runs slow",
+           f.value("chain_with_one_slow_peer_s"), "s",
+           formula="({chunk_count} + 1) × {chunk_time_s} s / {slow_peer_speed} + ({nodes} − 2) × {chunk_time_s} s")
+    d.step("speedup_over_naive", "Swarm over the naive registry rollout", naive / swarm_s, "1", noun="×",
+           formula="{naive_registry_rollout_s} s / {swarm_estimate_s} s")
+    d.step("origin_egress_ratio", "Origin egress saved: naive copies per swarm copy", p.nodes, "1", noun="×",
+           formula="{nodes} copies / about 1")
+
+    # --- integrity: verification keeps up because chunks are independent ---
+    hash_rate = d.step("hash_Bps", "SHA-256 rate over the verifying cores", p.sha256_MBps * 1e6 * p.hash_cores,
+                       "B/s", formula="{sha256_MBps} MB/s × {hash_cores}")
+    d.step("verify_s", "Verifying every chunk on those cores", size / hash_rate, "s",
+           formula="{artifact_bytes} B / {hash_Bps} B/s")
+    d.step("verify_one_core_s", "The same on one core (what a single stream would cost)",
+           size / (p.sha256_MBps * 1e6), "s", formula="{artifact_bytes} B / {sha256_MBps} MB/s")
+    d.step("hash_keeps_up", "Does verification keep up with the link?", "yes" if hash_rate >= link else "no",
+           formula="{hash_Bps} B/s ≥ {node_link_Bps} B/s")
+
+    # --- from bytes on disk to serving, and the promotion gate ---
+    disk = d.step("local_read_Bps", f"Local read: {LOCAL_DISK.name} × drives", LOCAL_DISK.Bps * p.nvme_drives, "B/s",
+                  formula=f"{{nvme_drives}} × {LOCAL_DISK.GBps:g} GB/s")
+    load = d.step("load_s", "Loading the staged artifact into GPU memory", size / disk, "s",
+                  formula="{artifact_bytes} B / {local_read_Bps} B/s")
+    d.step("time_to_ready_s", "Rollout until every node could serve (swarm + load + health check)",
+           swarm_s + load + p.health_check_s, "s",
+           formula="{swarm_estimate_s} s + {load_s} s + {health_check_s} s")
+    d.step("disk_needed_bytes", "Local disk for the serving version plus the one being staged", 2 * size, "B",
+           formula="2 × {artifact_bytes} B")
+    d.step("canary_nodes", "Canary nodes", max(1, math.ceil(p.nodes * p.canary_fraction - 1e-9)), "1",
+           noun="nodes", formula="ceil({nodes} × {canary_fraction})")
+    waves = d.step("cutover_waves", "Cutover waves at the availability limit",
+                   math.ceil(1 / p.max_unavailable_fraction - 1e-9), "1", noun="waves",
+                   formula="ceil(1 / {max_unavailable_fraction})")
+    d.step("cutover_s", "Cutover with the bytes already staged: waves × (load + check)",
+           waves * (load + p.health_check_s), "s", formula="{cutover_waves} × ({load_s} s + {health_check_s} s)")
+    d.step("cutover_if_pulling_s", "Cutover if each wave pulled its image then (registry shared by one wave)",
+           waves * (_pull(max(download, drain / waves), unpack, p.layers) + load + p.health_check_s), "s",
+           formula="{cutover_waves} × (pull with {registry_drain_s} s / {cutover_waves} of registry time "
+                   "+ {load_s} s + {health_check_s} s)")
+    return d
+
+
+def sim_step_s(p: Params) -> float:
+    return cd.sim_step_s(fanout_params(p))
+
+
+def sim_chunks(p: Params) -> int:
+    return cd.sim_chunks(fanout_params(p))
+
+
+def simulate(p: Params, seed: int = 0) -> swarm.SwarmResult:
+    """The checkpoint-distribution swarm on this rollout (nodes capped, chunks coarsened as there)."""
+    return cd.simulate(fanout_params(p), seed=seed)

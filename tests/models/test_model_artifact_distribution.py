@@ -1,0 +1,321 @@
+"""Model artifact distribution: seed figures, hand-worked variants, directions, contract, content."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.training import checkpoint_distribution as cd
+from models.training.model_artifact_distribution import Params, fanout_params, sim_step_s, simulate, solve
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "training" / "model-artifact-distribution.md"
+DIRECTIVES = {("diagram", "distribution"), ("chart", "pull_vs_registry_rate"), ("chart", "rollout_vs_nodes"),
+              ("sim", "swarm")}
+
+
+def v(d, key):
+    return d.value(key)
+
+
+# --- the seed's own arithmetic --------------------------------------------------------------
+
+
+def test_141_gb_is_a_70b_model_in_bf16():
+    d = solve(Params())
+    assert v(d, "artifact_bytes") == pytest.approx(70.6e9 * 2)  # Llama-3-70B x 2 bytes
+    assert round(v(d, "artifact_bytes") / 1e9) == 141
+    assert v(d, "resumable_checkpoint_bytes") == pytest.approx(70.6e9 * 14)  # not what serving ships
+
+
+def test_the_link_is_not_the_hour():
+    d = solve(Params())
+    assert v(d, "per_node_lower_bound_s") == pytest.approx(141.2e9 / (10e9 / 8))  # 112.96 s
+    assert v(d, "per_node_lower_bound_s") < 120  # "under two minutes"
+
+
+def test_docker_pull_by_hand():
+    d = solve(Params())
+    download = 141.2e9 / (1e9 / 8)  # one registry stream at 1 Gb/s: 1,129.6 s
+    inflate = 141.2e9 / 100e6  # gzip on one core at 100 MB/s: 1,412 s
+    extract = 141.2e9 / 200e6  # tar to disk at 200 MB/s: 706 s
+    assert v(d, "docker_download_s") == pytest.approx(download)
+    assert v(d, "decompress_s") == pytest.approx(inflate)
+    assert v(d, "extract_s") == pytest.approx(extract)
+    assert v(d, "unpack_s") == pytest.approx(inflate + extract)  # same thread: the times add
+    per_node = download + inflate + extract  # one layer: nothing overlaps
+    assert v(d, "docker_time_per_node_s") == pytest.approx(per_node)  # 3,247.6 s
+    assert 45 * 60 < per_node < 65 * 60  # "an hour per node"
+    # Without the assumption of a slow registry the unpack still holds the pull above half an hour.
+    assert v(d, "docker_at_line_rate_s") == pytest.approx(inflate + extract + 112.96)
+    assert v(d, "docker_many_layers_s") == pytest.approx(inflate + extract + download / 100)
+
+
+def test_registry_rollout_by_hand():
+    d = solve(Params())
+    assert v(d, "registry_egress_TB") == pytest.approx(1000 * 141.2e9 / 1e12)  # 141.2 TB
+    drain = 141.2e12 / (100e9 / 8)  # 11,296 s at 100 Gb/s
+    assert v(d, "registry_drain_s") == pytest.approx(drain)
+    assert v(d, "per_node_share_Bps") == pytest.approx(12.5e9 / 1000)  # 12.5 MB/s each
+    assert v(d, "naive_registry_rollout_s") == pytest.approx(drain + 1412 + 706)  # 13,414 s
+
+
+def test_chunks_and_fanout_by_hand():
+    d = solve(Params())
+    assert v(d, "chunk_count") == math.ceil(141_200 / 256) == 552
+    assert v(d, "manifest_bytes") == 552 * 32
+    chunk_s = 0.256 / 1.25  # 204.8 ms
+    assert v(d, "chunk_time_s") == pytest.approx(chunk_s)
+    assert v(d, "chunked_relay_rollout_s") == pytest.approx((552 + 1000 - 1) * chunk_s)  # 317.6 s: minutes
+    assert v(d, "chunked_relay_rollout_s") < 10 * 60  # "a thousand nodes in minutes"
+    assert v(d, "swarm_fill_rounds") == 10  # 2^10 = 1,024 >= 1,001
+    assert v(d, "swarm_estimate_s") == pytest.approx(112.96 + 10 * chunk_s)
+    assert v(d, "verify_s") == pytest.approx(141.2e9 / (1.5e9 * 8))
+    assert v(d, "load_s") == pytest.approx(141.2e9 / 7e9)  # one Gen4 NVMe
+    assert v(d, "cutover_waves") == 10
+    assert v(d, "cutover_s") == pytest.approx(10 * (141.2e9 / 7e9 + 60))
+    assert v(d, "canary_nodes") == 20
+
+
+def test_fanout_is_checkpoint_distribution_not_a_copy():
+    p = Params()
+    mine, theirs = solve(p), cd.solve(fanout_params(p))
+    assert v(mine, "chunked_relay_rollout_s") == v(theirs, "pipeline_s")
+    assert v(mine, "swarm_estimate_s") == v(theirs, "swarm_estimate_s")
+    assert v(mine, "chunk_count") == v(theirs, "chunk_count")
+    assert v(mine, "per_node_lower_bound_s") == pytest.approx(v(theirs, "lower_bound_s"))
+
+
+# --- variants worked by hand ------------------------------------------------------------------
+
+
+def test_variant_405b_fp8_on_fast_links():
+    p = Params(model="Llama-3.1-405B", weight_precision="fp8", nodes=2000, node_link_gbps=100,
+               registry_stream_gbps=5, gzip_MBps=200, extract_MBps=400, layers=4, registry_egress_gbps=400,
+               chunk_mb=1000)
+    d = solve(p)
+    size = 405e9  # 405B x 1 byte
+    assert v(d, "artifact_bytes") == pytest.approx(size)
+    assert v(d, "per_node_lower_bound_s") == pytest.approx(size / 12.5e9)  # 32.4 s
+    download = size / 625e6  # 648 s
+    unpack = size / 200e6 + size / 400e6  # 2,025 + 1,012.5 = 3,037.5 s
+    assert v(d, "docker_time_per_node_s") == pytest.approx(unpack + download / 4)  # 3,199.5 s
+    assert v(d, "registry_egress_TB") == pytest.approx(810)
+    drain = 810e12 / 50e9  # 16,200 s
+    assert v(d, "naive_registry_rollout_s") == pytest.approx(drain + unpack / 4)  # 16,959 s
+    assert v(d, "chunk_count") == 405
+    assert v(d, "chunked_relay_rollout_s") == pytest.approx((405 + 1999) * 0.08)  # 192.3 s
+    assert v(d, "swarm_fill_rounds") == 11  # 2^11 = 2,048 >= 2,001
+    assert v(d, "swarm_estimate_s") == pytest.approx(32.4 + 11 * 0.08)
+
+
+def test_variant_registry_faster_than_the_link_is_capped_by_the_link():
+    d = solve(Params(registry_stream_gbps=40, node_link_gbps=25))
+    assert v(d, "registry_stream_Bps") == pytest.approx(25e9 / 8)
+    assert v(d, "docker_download_s") == pytest.approx(v(d, "per_node_lower_bound_s"))
+
+
+# --- moves the right way ----------------------------------------------------------------------
+
+scenarios = st.builds(
+    Params,
+    model=st.sampled_from(["Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B", "Mixtral-8x7B", "DeepSeek-V3"]),
+    weight_precision=st.sampled_from(["bf16", "fp8"]),
+    nodes=st.integers(2, 20_000),
+    node_link_gbps=st.floats(1, 800),
+    registry_stream_gbps=st.floats(0.1, 100),
+    gzip_MBps=st.floats(20, 1000),
+    extract_MBps=st.floats(20, 2000),
+    layers=st.integers(1, 100),
+    registry_egress_gbps=st.floats(1, 10_000),
+    chunk_mb=st.floats(1, 10_000),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, extra=st.integers(1, 5000))
+def test_more_nodes_never_finish_sooner(p, extra):
+    more = Params(**{**p.model_dump(), "nodes": min(p.nodes + extra, 20_000)})
+    a, b = solve(p), solve(more)
+    for key in ("naive_registry_rollout_s", "chunked_relay_rollout_s", "swarm_estimate_s", "registry_egress_TB"):
+        assert v(b, key) >= v(a, key) * (1 - 1e-12), key
+    for key in ("per_node_lower_bound_s", "docker_time_per_node_s", "unpack_s"):
+        assert v(b, key) == v(a, key), key  # one node alone does not care how many others exist
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, factor=st.floats(1.01, 50))
+def test_faster_registry_or_cpu_never_slows_the_pull(p, factor):
+    a = solve(p)
+    for field, cap in (("registry_stream_gbps", 100), ("gzip_MBps", 1000), ("extract_MBps", 2000),
+                       ("registry_egress_gbps", 10_000)):
+        b = solve(Params(**{**p.model_dump(), field: min(getattr(p, field) * factor, cap)}))
+        assert v(b, "docker_time_per_node_s") <= v(a, "docker_time_per_node_s") * (1 + 1e-12), field
+        assert v(b, "naive_registry_rollout_s") <= v(a, "naive_registry_rollout_s") * (1 + 1e-12), field
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios, more_layers=st.integers(1, 99))
+def test_layers_overlap_but_never_beat_the_slower_stage(p, more_layers):
+    a = solve(p)
+    b = solve(Params(**{**p.model_dump(), "layers": min(100, p.layers + more_layers)}))
+    assert v(b, "docker_time_per_node_s") <= v(a, "docker_time_per_node_s") * (1 + 1e-12)
+    floor = max(v(b, "docker_download_s"), v(b, "unpack_s"))
+    assert v(b, "docker_time_per_node_s") >= floor * (1 - 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=scenarios)
+def test_orderings_that_always_hold(p):
+    d = solve(p)
+    bound = v(d, "per_node_lower_bound_s")
+    tiny = 1e-9
+    assert v(d, "docker_time_per_node_s") >= bound * (1 - tiny)
+    assert v(d, "docker_time_per_node_s") >= v(d, "unpack_s") * (1 - tiny)
+    assert v(d, "naive_registry_rollout_s") >= v(d, "docker_time_per_node_s") * (1 - tiny)
+    assert v(d, "chunked_relay_rollout_s") >= bound * (1 - tiny)
+    assert v(d, "swarm_estimate_s") >= bound
+    assert v(d, "chunk_count") * v(d, "chunk_bytes") >= v(d, "artifact_bytes") * (1 - tiny)
+    assert v(d, "registry_egress_TB") == pytest.approx(p.nodes * v(d, "artifact_bytes") / 1e12)
+
+
+def test_solve_is_fast():
+    p = Params()
+    solve(p)
+    times = []
+    for _ in range(200):
+        t0 = time.process_time()
+        solve(p)
+        times.append(time.process_time() - t0)
+    median = statistics.median(times)
+    print(f"\nsolve median {median * 1e6:.0f} µs")
+    assert median < 1e-3
+
+
+# --- simulation: the checkpoint-distribution swarm on this rollout ------------------------------
+
+
+def test_swarm_simulation_lands_near_the_bound():
+    p = Params()
+    r = simulate(p, seed=0)
+    assert r.hosts == 400 and r.chunks == 200  # 1,000 nodes capped, 552 chunks coarsened
+    step = sim_step_s(p)
+    assert step == pytest.approx(552 * 0.2048 / 200)  # 552 chunks of 204.8 ms folded into 200 steps
+    finish = r.finish_steps * step
+    d = solve(p)
+    print(f"\nswarm sim {finish:.1f} s, estimate {v(d, 'swarm_estimate_s'):.1f} s, bound "
+          f"{v(d, 'per_node_lower_bound_s'):.1f} s, relay chain {v(d, 'chunked_relay_rollout_s'):.1f} s")
+    assert r.finished
+    assert v(d, "per_node_lower_bound_s") <= finish < 1.15 * v(d, "per_node_lower_bound_s")
+    assert finish < v(d, "chunked_relay_rollout_s") < v(d, "naive_registry_rollout_s")
+    assert r.source_share < 0.05  # the origin sends about one copy
+
+
+# --- contract -----------------------------------------------------------------------------------
+
+
+def test_issue_figures_are_steps_with_their_units():
+    d = solve(Params())
+    expected = {
+        "docker_time_per_node_s": "s", "naive_registry_rollout_s": "s", "per_node_lower_bound_s": "s",
+        "chunk_count": "1", "chunked_relay_rollout_s": "s", "registry_egress_TB": "TB",
+    }
+    for key, unit in expected.items():
+        assert key in d, key
+        assert d[key].unit == unit, key
+        parse_unit(unit)
+
+
+def test_every_step_has_a_parsable_unit_and_a_formula():
+    d = solve(Params())
+    for s in d:
+        parse_unit(s.unit)
+        assert s.worked()
+        if s.is_numeric:
+            assert math.isfinite(float(s.value)), s.key
+        if s.key not in ("model_params", "bytes_per_param"):
+            assert s.formula, s.key
+
+
+def test_params_defaults_and_knobs():
+    p = Params()
+    assert (p.model, p.weight_precision, p.nodes, p.node_link_gbps) == ("Llama-3-70B", "bf16", 1000, 10)
+    for name, knob in knobs_of(Params).items():
+        value = getattr(p, name)
+        if isinstance(value, (int, float)):
+            assert knob.help and knob.draw, name
+            assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
+
+
+@pytest.mark.parametrize(("field", "value", "label"), [
+    ("nodes", 1, "Nodes to reach"),
+    ("layers", 0, "Layers holding the weights"),
+    ("gzip_MBps", 5, "gzip decompress"),
+])
+def test_out_of_range_knob_names_its_label(field, value, label):
+    with pytest.raises(ValidationError) as err:
+        Params(**{field: value})
+    assert label in str(err.value)
+
+
+# --- content ----------------------------------------------------------------------------------
+
+
+def test_content_references_resolve():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(Params.model_fields)
+    unknown = c.placeholders() - names
+    assert not unknown, sorted(unknown)
+    for text in [c.hook, *(dr.prompt for dr in c.drills)]:
+        for m in PLACEHOLDER.finditer(text):
+            assert m.group(1) in names, m.group(1)
+    for drill in c.drills:
+        assert drill.key in d, drill.key
+    for key, _label in c.metrics:
+        assert key in d, key
+    assert set(c.directives()) == DIRECTIVES
+
+
+def test_content_shape():
+    c = load_content(CONTENT)
+    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
+    assert 4 <= len(c.metrics) <= 6
+    assert len(c.drills) >= 6
+    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
+    assert 2 <= len(c.presets) <= 3
+    words = sum(len(s.body.split()) for s in c.sections)
+    assert 900 <= words <= 1600, words
+    for key in ("docker_time_per_node_s", "naive_registry_rollout_s", "per_node_lower_bound_s", "chunk_count",
+                "chunked_relay_rollout_s", "registry_egress_TB"):
+        assert key in c.placeholders(), key
+    assert "::sim swarm" in c.section("Depth").body.splitlines()
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+def test_page_knob_moves_metric_and_prose(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "training" / "model_artifact_distribution.py"),
+                           default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**141.2 TB**" in text and "**552 chunks**" in text
+    assert len(at.get("plotly_chart")) >= 4  # the diagram, two charts and the swarm panel
+    at.select_slider(key="model-artifact-distribution.nodes").set_value(2000).run()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**282.4 TB**" in text  # 2,000 x 141.2 GB
