@@ -1,0 +1,307 @@
+"""From petabytes of raw crawl to 15 trillion training tokens (seeds 000, 003, 004).
+
+The seed's line: "Fifteen trillion tokens starts as a few petabytes of raw text and ends as 30 TB
+of shards a training job reads at 1.7 million tokens per second". The model runs it backwards,
+from the tokens the run needs to the crawl that has to be read, and each figure's assumption is a
+knob:
+
+    30 TB of shards   15T tokens x 2 B per token id: uint16 holds a vocabulary of at most 65,536;
+                      anything larger (Llama 3's 128,256) is stored as uint32, 4 B: 60 TB
+    a few PB raw      clean text (15T x ~4 B of UTF-8 per token = 60 TB) over an END-TO-END keep
+                      rate (clean bytes / raw crawl bytes); 2% gives 3 PB, 1% gives 6 PB
+    1.7M tokens/s     15T / 1.7M = 102 days for one pass; x 2 B = 3.4 MB/s at the trainer; and
+                      6 x 405B x 1.7M FLOP/s / (989 TFLOP/s x 40% MFU) = ~10.4k H100s
+
+Stages and their keep rates: extract (HTML -> text; its yield is whatever the end-to-end keep
+rate leaves after the filters and dedup), filter (language and quality), dedup, tokenize (text
+bytes -> token-id bytes), shuffle and shard (bytes unchanged). Every stage gets the whole
+window to process its input, so its required rate is input bytes / window. Where the time goes
+is CPU work: input bytes / a per-core processing rate per stage, summed into core-hours.
+The per-core rates are planning figures to replace with a measurement on a sample.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import TRAIN_FLOPS_PER_PARAM_TOKEN, gpu as catalog_gpu, model as catalog_model
+from models.core import Derivation, Knob, StrictModel
+
+SECONDS_PER_DAY = 86_400
+STAGES = ("extract", "filter", "dedup", "tokenize", "shard")
+STAGE_NAMES = {
+    "extract": "extract",
+    "filter": "language and quality filter",
+    "dedup": "dedup",
+    "tokenize": "tokenize",
+    "shard": "shuffle and shard",
+}
+
+Vocab = Literal[32_000, 50_257, 65_536, 128_256, 163_840, 262_144]
+TrainedModel = Literal["Llama-3.1-405B", "Llama-3-70B", "Llama-3-8B", "DeepSeek-V3", "Kimi-K2 1T"]
+TrainGPU = Literal["H100 SXM", "H200", "B200"]
+
+
+def _rate_knob(label: str, help: str, draw: tuple[float, float]) -> Knob:
+    return Knob(label, "MB/s per core", 0.1, 500, 0.1, log=True, help=help, draw=draw)
+
+
+class Params(StrictModel):
+    train_tokens_t: Annotated[
+        float,
+        Knob("Training tokens", "T tokens", 1, 100, 0.5, log=True,
+             help="Tokens one pass of the run consumes (Llama 3: about 15T).", draw=(2, 40)),
+    ] = 15
+    vocab_size: Annotated[
+        Vocab,
+        Knob("Tokenizer vocabulary", "", 32_000, 262_144, draw=(32_000, 262_144),
+             help="Sets the token-id width: up to 65,536 ids fit uint16 (2 B); more need uint32 (4 B)."),
+    ] = 65_536
+    text_bytes_per_token: Annotated[
+        float,
+        Knob("Clean text per token", "B", 2, 8, 0.1,
+             help="UTF-8 bytes of clean text one token covers: about 4 for English BPE, fewer for code-heavy or CJK text.",
+             draw=(3, 5)),
+    ] = 4.0
+    keep_end_to_end: Annotated[
+        float,
+        Knob("End-to-end keep rate", "", 0.002, 0.2, 0.001, log=True, percent=True,
+             help="Clean, deduplicated text bytes over raw crawl bytes (uncompressed WARC records).",
+             draw=(0.005, 0.05)),
+    ] = 0.02
+    filter_keep: Annotated[
+        float,
+        Knob("Filter keep rate", "", 0.05, 1.0, 0.01, percent=True,
+             help="Share of extracted text bytes that pass language ID and the quality filters.",
+             draw=(0.2, 0.7)),
+    ] = 0.4
+    dedup_keep: Annotated[
+        float,
+        Knob("Dedup keep rate", "", 0.05, 1.0, 0.01, percent=True,
+             help="Share of filtered bytes left after exact and near-duplicate removal.",
+             draw=(0.3, 0.8)),
+    ] = 0.5
+    window_days: Annotated[
+        float,
+        Knob("Window per stage", "days", 1, 60, 1,
+             help="Wall-clock time each stage has to process its whole input.", draw=(7, 28)),
+    ] = 14
+    extract_MBps_per_core: Annotated[
+        float, _rate_knob("Extract rate", "Decompress WARC, parse HTML, strip boilerplate (trafilatura-class).", (1, 5)),
+    ] = 2
+    filter_MBps_per_core: Annotated[
+        float, _rate_knob("Filter rate", "fastText language ID plus heuristic quality rules.", (5, 30)),
+    ] = 10
+    dedup_MBps_per_core: Annotated[
+        float, _rate_knob("Dedup rate", "MinHash signatures, LSH buckets, clustering and removal, per input byte.",
+                          (0.5, 3)),
+    ] = 1
+    tokenize_MBps_per_core: Annotated[
+        float, _rate_knob("Tokenize rate", "A Rust BPE tokenizer on one core.", (2, 20)),
+    ] = 5
+    shard_MBps_per_core: Annotated[
+        float, _rate_knob("Shuffle-and-shard rate", "Read, permute, write: I/O bound.", (20, 200)),
+    ] = 50
+    usd_per_core_hour: Annotated[
+        float,
+        Knob("CPU price", "$/core-hour", 0.005, 0.2, 0.005, log=True,
+             help="Cloud or amortized on-prem price of one core for an hour.", draw=(0.01, 0.06)),
+    ] = 0.03
+    shard_gb: Annotated[
+        float,
+        Knob("Shard size", "GB", 0.05, 10, 0.05, log=True,
+             help="Bytes of token ids per shard file.", draw=(0.25, 4)),
+    ] = 1
+    train_tokens_per_s: Annotated[
+        float,
+        Knob("Trainer throughput", "tokens/s", 1e5, 2e7, 1000, log=True,
+             help="Tokens per second the whole training job consumes.", draw=(3e5, 5e6)),
+    ] = 1.7e6
+    model: Annotated[
+        TrainedModel,
+        Knob("Model trained", help="From the catalog: active parameters set the FLOPs, its tokenizer the what-if shard size."),
+    ] = "Llama-3.1-405B"
+    gpu: Annotated[TrainGPU, Knob("Training GPU", help="Sets the dense BF16 peak (catalog).")] = "H100 SXM"
+    mfu: Annotated[
+        float,
+        Knob("MFU", "", 0.2, 0.7, 0.01, percent=True,
+             help="Share of dense BF16 peak the training step achieves.", draw=(0.3, 0.55)),
+    ] = 0.4
+
+    @model_validator(mode="after")
+    def _extraction_yield_possible(self) -> "Params":
+        if self.keep_end_to_end > self.filter_keep * self.dedup_keep:
+            raise ValueError(
+                f"An end-to-end keep rate of {self.keep_end_to_end:.1%} is more than the filters "
+                f"({self.filter_keep:.0%}) and dedup ({self.dedup_keep:.0%}) let through even if extraction "
+                "kept every raw byte; lower the end-to-end rate or raise a stage's keep rate."
+            )
+        return self
+
+
+def token_id_bytes(vocab: int) -> int:
+    """Width of the smallest standard unsigned integer (1, 2, 4, 8 B) that holds every id."""
+    bits = max(1, math.ceil(math.log2(vocab)))
+    for width in (1, 2, 4, 8):
+        if bits <= 8 * width:
+            return width
+    raise ValueError(f"vocabulary of {vocab} ids is too large")
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    tokens = p.train_tokens_t * 1e12
+
+    # --- the bytes at each boundary, from the end backwards ---
+    bits = d.step("token_id_bits", "Bits to name every token id", math.ceil(math.log2(p.vocab_size)), "1",
+                  noun="bits", formula="⌈log2({vocab_size})⌉")
+    width = d.step(
+        "bytes_per_token", "Bytes per stored token id", token_id_bytes(p.vocab_size), "B",
+        formula="smallest of uint8/16/32/64 holding {token_id_bits} bits",
+    )
+    shards_tb = d.step(
+        "shards_TB", "Token shards", tokens * width / 1e12, "TB",
+        formula="{train_tokens_t}e12 tokens × {bytes_per_token} B",
+    )
+    m = catalog_model(p.model)
+    d.step("model_vocab", "The trained model's own vocabulary (catalog)", m.vocab, "1", noun="ids",
+           formula=f"{{model}} tokenizer")
+    model_width = d.step(
+        "model_bytes_per_token", "Bytes per token id with that vocabulary", token_id_bytes(m.vocab), "B",
+        formula="smallest of uint8/16/32/64 holding ⌈log2({model_vocab})⌉ bits",
+    )
+    d.step(
+        "shards_TB_model_vocab", "Shards written with the model's own tokenizer", tokens * model_width / 1e12, "TB",
+        formula="{train_tokens_t}e12 tokens × {model_bytes_per_token} B",
+    )
+    d.step(
+        "ids_overflowing_uint16", "Of those ids, how many a uint16 cannot hold (they would wrap silently)",
+        max(0, m.vocab - 65_536), "1", noun="ids",
+        formula="max(0, {model_vocab} − 65,536)",
+    )
+    clean = d.step(
+        "clean_text_TB", "Clean text after dedup", tokens * p.text_bytes_per_token / 1e12, "TB",
+        formula="{train_tokens_t}e12 tokens × {text_bytes_per_token} B",
+    )
+    raw_tb = clean / p.keep_end_to_end
+    d.step(
+        "raw_PB", "Raw crawl to read", raw_tb / 1000, "PB",
+        formula="{clean_text_TB} TB / {keep_end_to_end} / 1,000",
+    )
+    yield_frac = p.keep_end_to_end / (p.filter_keep * p.dedup_keep)
+    d.step(
+        "extract_yield_pct", "Text bytes extraction keeps per raw byte (what the keep rate leaves)",
+        100 * yield_frac, "%",
+        formula="100 × {keep_end_to_end} / ({filter_keep} × {dedup_keep})",
+    )
+    extracted = d.step(
+        "extracted_text_TB", "Extracted text", raw_tb * yield_frac, "TB",
+        formula="{raw_PB} PB × 1,000 × {extract_yield_pct}%",
+    )
+    filtered = d.step(
+        "filtered_text_TB", "Text passing language and quality filters", extracted * p.filter_keep, "TB",
+        formula="{extracted_text_TB} TB × {filter_keep}",
+    )
+    d.step(
+        "raw_PB_at_1pct_keep", "Raw crawl if only 1% of bytes survive", clean / 0.01 / 1000, "PB",
+        formula="{clean_text_TB} TB / 0.01 / 1,000",
+    )
+
+    # --- the rate each stage needs to finish in the window ---
+    window_s = d.step("window_s", "Window per stage", p.window_days * SECONDS_PER_DAY, "s",
+                      formula="{window_days} days × 86,400 s")
+    inputs_tb = {"extract": raw_tb, "filter": extracted, "dedup": filtered, "tokenize": clean, "shard": shards_tb}
+    sources = {"extract": "{raw_PB} PB × 1,000", "filter": "{extracted_text_TB} TB",
+               "dedup": "{filtered_text_TB} TB", "tokenize": "{clean_text_TB} TB", "shard": "{shards_TB} TB"}
+    for stage in STAGES:
+        d.step(
+            f"{stage}_input_GBps", f"Input rate for {STAGE_NAMES[stage]} to finish in the window",
+            inputs_tb[stage] * 1000 / window_s, "GB/s",
+            formula=f"{sources[stage]} × 1,000 / {{window_s}} s",
+        )
+
+    # --- where the time goes: core-hours per stage ---
+    core_hours = {}
+    for stage in STAGES:
+        rate = getattr(p, f"{stage}_MBps_per_core")
+        core_hours[stage] = d.step(
+            f"{stage}_core_hours", f"Core-hours to {STAGE_NAMES[stage]}", inputs_tb[stage] * 1e6 / rate / 3600,
+            "1", noun="core-hours",
+            formula=f"{sources[stage]} × 1e6 MB/TB / {{{stage}_MBps_per_core}} MB/s / 3,600 s",
+        )
+    total = d.step(
+        "pipeline_core_hours", "Core-hours, all stages", sum(core_hours.values()), "1", noun="core-hours",
+        formula=" + ".join(f"{{{s}_core_hours}}" for s in STAGES),
+    )
+    ranked = sorted(STAGES, key=lambda s: core_hours[s], reverse=True)
+    d.step(
+        "top_two_stages", "The two stages where the time goes",
+        f"{STAGE_NAMES[ranked[0]]} and {STAGE_NAMES[ranked[1]]}",
+        formula="the two largest core-hour totals",
+    )
+    d.step(
+        "top_two_share_pct", "Their share of all core-hours",
+        100 * (core_hours[ranked[0]] + core_hours[ranked[1]]) / total, "%",
+        formula=f"100 × ({{{ranked[0]}_core_hours}} + {{{ranked[1]}_core_hours}}) / {{pipeline_core_hours}}",
+    )
+    d.step(
+        "dedup_core_hours_if_first", "Dedup core-hours if it ran before the filters",
+        extracted * 1e6 / p.dedup_MBps_per_core / 3600, "1", noun="core-hours",
+        formula="{extracted_text_TB} TB × 1e6 MB/TB / {dedup_MBps_per_core} MB/s / 3,600 s",
+    )
+    d.step(
+        "extract_cores", "Cores extraction keeps busy for the window",
+        math.ceil(core_hours["extract"] * 3600 / window_s - 1e-9), "1", noun="cores",
+        formula="⌈{extract_core_hours} × 3,600 / {window_s} s⌉",
+    )
+    d.step(
+        "dedup_cores", "Cores dedup keeps busy for the window",
+        math.ceil(core_hours["dedup"] * 3600 / window_s - 1e-9), "1", noun="cores",
+        formula="⌈{dedup_core_hours} × 3,600 / {window_s} s⌉",
+    )
+    d.step(
+        "pipeline_cpu_cost_USD", "CPU bill for one full pass of the pipeline", total * p.usd_per_core_hour, "USD",
+        formula="{pipeline_core_hours} × {usd_per_core_hour} USD",
+    )
+    d.step(
+        "shard_count", "Shard files", math.ceil(shards_tb * 1000 / p.shard_gb - 1e-9), "1", noun="shards",
+        formula="⌈{shards_TB} TB × 1,000 / {shard_gb} GB⌉",
+    )
+
+    # --- the trainer's end ---
+    d.step(
+        "training_duration_days", "One pass at the trainer's rate", tokens / p.train_tokens_per_s / SECONDS_PER_DAY,
+        "d", formula="{train_tokens_t}e12 tokens / {train_tokens_per_s} tokens/s / 86,400 s",
+    )
+    read = d.step(
+        "trainer_read_MBps", "Bytes the trainer reads", p.train_tokens_per_s * width / 1e6, "MB/s",
+        formula="{train_tokens_per_s} tokens/s × {bytes_per_token} B",
+    )
+    g = catalog_gpu(p.gpu)
+    need = d.step(
+        "train_flops_per_s", "Compute that throughput needs (6 × active params per token)",
+        TRAIN_FLOPS_PER_PARAM_TOKEN * m.active_params * p.train_tokens_per_s, "FLOP/s",
+        formula=f"6 × {m.active_params / 1e9:g}e9 active params × {{train_tokens_per_s}} tokens/s",
+    )
+    gpus = d.step(
+        "implied_training_gpus", "GPUs that throughput implies", need / (g.dense_bf16_flops * p.mfu), "1", noun="GPUs",
+        formula=f"{{train_flops_per_s}} FLOP/s / ({g.dense_bf16_TFLOPs:g}e12 FLOP/s × {{mfu}})",
+    )
+    d.step(
+        "training_gpu_hours", "GPU-hours for one pass", gpus * tokens / p.train_tokens_per_s / 3600, "1",
+        noun="GPU-hours",
+        formula="{implied_training_gpus} × {training_duration_days} days × 24 h",
+    )
+    d.step(
+        "read_per_gpu_Bps", "Bytes each GPU reads", read * 1e6 / gpus, "B/s",
+        formula="{trainer_read_MBps} MB/s × 1e6 / {implied_training_gpus}",
+    )
+    d.step(
+        "pipeline_days_serial", "Pipeline wall time if each stage waits for the one before",
+        len(STAGES) * p.window_days, "d",
+        formula="5 stages × {window_days} days",
+    )
+    return d

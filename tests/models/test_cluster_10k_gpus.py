@@ -1,0 +1,417 @@
+"""cluster-10k-gpus: the seed's figures from the seed's own arithmetic, the fabric counted by hand,
+variants worked by hand, the spare pool against an independent Poisson sum, and directions."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.training.cluster_10k_gpus import Params, fabric, poisson_quantile, solve
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "training" / "cluster-10k-gpus.md"
+DIRECTIVES = {("diagram", "fabric"), ("chart", "switches_vs_gpus"), ("chart", "spares_vs_repair")}
+
+# Llama 3 (arXiv 2407.21783, section 3.3.4): 419 unexpected interruptions in 54 days on 16,384 GPUs.
+PER_GPU_DAY = 419 / (54 * 16_384)
+
+
+def v(d, key):
+    return d.value(key)
+
+
+def poisson_cdf(k: int, mean: float) -> float:
+    """P(X <= k), written out term by term with factorials (independent of the model's loop)."""
+    return sum(math.exp(-mean) * mean**i / math.factorial(i) for i in range(k + 1))
+
+
+def hand_quantile(mean: float, q: float) -> int:
+    k = 0
+    while poisson_cdf(k, mean) < q:
+        k += 1
+    return k
+
+
+# --- the seed's own arithmetic ----------------------------------------------------------------
+
+
+def test_nodes_and_pods_follow_the_seed():
+    d = solve(Params())
+    assert v(d, "nodes_needed") == 10_000 / 8 == 1250
+    # a pod is what one layer of 64-port leaves and spines reaches: 64^2 / 4 = 1,024 NICs = 128 nodes
+    assert v(d, "nodes_per_pod") == 64 * 64 // 4 // 8 == 128
+    assert v(d, "pods") == math.ceil(1250 / 128) == 10  # "ten pods"
+    assert v(d, "nodes_built") == 10 * 128 == 1280  # "10,000 GPUs is 1,280 nodes" only after rounding up
+    assert v(d, "nodes_from_rounding") == 30
+    assert v(d, "gpus_built") == 10_240
+
+
+def test_switches_counted_by_hand_from_ports_and_taper():
+    # Topology: 8 NICs per node, one per GPU, rail-optimized; a 64-port leaf has 32 down / 32 up;
+    # a spine has 32 down to leaves and 32 / 2 = 16 up to the core (2:1 taper); a core switch has 64 down.
+    d = solve(Params())
+    leaves_per_pod = 8 * (128 // 32)  # 8 rails x 4 leaves per rail = 32
+    spines_per_pod = leaves_per_pod * 32 // 32  # every leaf up-link lands on a spine down-port
+    assert v(d, "leaf_down_ports") == 32
+    assert v(d, "leaf_switches") == 10 * leaves_per_pod == 320
+    assert v(d, "spine_switches") == 10 * spines_per_pod == 320
+    assert v(d, "spine_up_ports") == 32 // 2 == 16
+    assert v(d, "core_switches") == 320 * 16 // 64 == 80
+    assert v(d, "total_switches") == 320 + 320 + 80 == 720
+    assert abs(720 - 700) / 700 < 0.05  # "about 700 switches"
+    # non-blocking: 32 up per spine, 320 x 32 / 64 = 160 core switches, ~800 in all
+    assert v(d, "total_switches_nonblocking") == 320 + 320 + 160 == 800
+    # cables: 10,240 NIC links + 320 x 32 leaf up-links + 320 x 16 spine up-links
+    assert v(d, "fabric_links") == 10_240 + 10_240 + 5_120
+    assert v(d, "transceivers") == 2 * 25_600
+    assert v(d, "max_gpus_three_tier") == 64**3 // 4 == 65_536
+    assert v(d, "fabric_fits_three_tiers") == "yes"
+
+
+def test_checkpoint_write_follows_the_seed():
+    d = solve(Params())
+    assert v(d, "checkpoint_write_GBps") == pytest.approx(5000 / 60)  # 83.3 GB/s
+    assert v(d, "checkpoint_write_GBps") >= 83  # "5 TB in under a minute needs >= 83 GB/s"
+    assert v(d, "checkpoint_per_gpu_GB") == pytest.approx(0.5)
+    assert v(d, "checkpoint_params_b") == pytest.approx(5e12 / 14 / 1e9)  # 357B params at 14 B/param
+    assert v(d, "model_checkpoint_TB") == pytest.approx(405e9 * 14 / 1e12)  # 5.67 TB for 405B
+    assert v(d, "model_checkpoint_write_GBps") == pytest.approx(5670 / 60)  # 94.5 GB/s
+    assert v(d, "storage_servers") == math.ceil(83.33 / 20) == 5
+
+
+def test_power_follows_the_seed():
+    d = solve(Params())
+    node_w = 8 * 700 + 4600  # DGX H100 nameplate, 10.2 kW
+    it_w = 1280 * node_w + 720 * 1300
+    assert v(d, "node_W") == node_w == 10_200
+    assert v(d, "it_load_MW") == pytest.approx(it_w / 1e6)  # 13.99 MW
+    assert round(v(d, "it_load_MW")) == 14  # "a 14 MW feed" is IT at nameplate
+    assert v(d, "facility_power_MW") == pytest.approx(it_w / 1e6 * 1.2)  # 16.8 MW at PUE 1.2
+    assert round(v(d, "facility_power_MW")) == 17
+    assert v(d, "energy_per_year_Wh") == pytest.approx(it_w * 1.2 * 8760)
+    assert v(d, "power_cost_per_year_USD") == pytest.approx(it_w * 1.2 * 8760 / 1000 * 0.08)
+
+
+def test_flops_side_of_the_bill():
+    d = solve(Params())
+    flops = 6 * 405e9 * 15e12
+    assert v(d, "train_flops") == pytest.approx(flops)
+    assert v(d, "gpu_effective_flops") == pytest.approx(989e12 * 0.4)
+    assert v(d, "training_days") == pytest.approx(flops / (10_000 * 989e12 * 0.4) / 86_400)  # ~107 days
+
+
+def test_spares_from_the_llama3_rate():
+    d = solve(Params())
+    per_node_day = PER_GPU_DAY * 8
+    per_day = per_node_day * 1280
+    assert v(d, "interruptions_per_node_day") == pytest.approx(per_node_day)
+    assert v(d, "interruptions_per_day") == pytest.approx(per_day)  # ~4.85 a day
+    assert v(d, "job_interruption_interval_s") == pytest.approx(86_400 / (per_node_day * 1250))  # ~5.1 h
+    assert v(d, "checkpoint_interval_s") == pytest.approx(math.sqrt(2 * 60 * 86_400 / (per_node_day * 1250)))
+    repairs = per_day * 0.78
+    mean = repairs * 48 / 24  # Little's law: L = lambda x W
+    assert v(d, "repairs_per_day") == pytest.approx(repairs)
+    assert v(d, "mean_nodes_in_repair") == pytest.approx(mean)  # ~7.6 nodes
+    # the p99 by hand: the CDF crosses 0.99 between 14 and 15
+    assert poisson_cdf(14, mean) < 0.99 <= poisson_cdf(15, mean)
+    assert v(d, "spare_nodes_p99") == 15
+    assert v(d, "spare_nodes_p999") == hand_quantile(mean, 0.999)
+    assert v(d, "rounding_covers_spares") == "yes"  # 30 free nodes >= 15
+    assert v(d, "nodes_needed_with_spares") == 1250 + 15
+
+
+# --- what-ifs the page shows live ---------------------------------------------------------------
+
+
+def test_without_rounding_the_build_is_the_need_and_the_switches_do_not_move():
+    d = solve(Params(round_to_whole_pods=False))
+    assert v(d, "nodes_built") == 1250
+    assert v(d, "nodes_from_rounding") == 0
+    # 9 full pods + 98 nodes: the partial pod still needs 8 rails x ceil(98 / 32) = 32 leaves
+    assert v(d, "leaf_switches") == 9 * 32 + 8 * math.ceil(98 / 32) == 320
+    assert v(d, "total_switches") == 720
+    assert v(d, "rounding_covers_spares").startswith("no")
+
+
+def test_taper_one_is_the_nonblocking_count():
+    d = solve(Params(core_taper=1.0))
+    assert v(d, "core_switches") == 160
+    assert v(d, "total_switches") == v(d, "total_switches_nonblocking") == 800
+
+
+def test_pue_moves_the_feed_not_the_it_load():
+    a, b = solve(Params()), solve(Params(pue=1.5))
+    assert v(b, "it_load_MW") == v(a, "it_load_MW")
+    assert v(b, "facility_power_MW") == pytest.approx(v(a, "it_load_MW") * 1.5)
+
+
+# --- variants worked by hand --------------------------------------------------------------------
+
+
+def test_variant_partial_pod_saves_switches_only_when_not_rounded():
+    # 2,100 GPUs -> ceil(262.5) = 263 nodes -> 3 pods of 128.
+    rounded = solve(Params(gpus=2100))
+    assert v(rounded, "nodes_needed") == 263
+    assert v(rounded, "pods") == 3
+    assert v(rounded, "nodes_built") == 384
+    assert v(rounded, "leaf_switches") == 3 * 32 == 96
+    assert v(rounded, "spine_switches") == 96
+    assert v(rounded, "core_switches") == 96 * 16 // 64 == 24
+    assert v(rounded, "total_switches") == 216
+    # Unrounded: 2 full pods + 7 nodes; the partial pod has 8 rails x 1 leaf and 8 spines.
+    exact = solve(Params(gpus=2100, round_to_whole_pods=False))
+    assert v(exact, "nodes_built") == 263
+    assert v(exact, "leaf_switches") == 64 + 8 == 72
+    assert v(exact, "spine_switches") == 72
+    assert v(exact, "core_switches") == math.ceil(72 * 16 / 64) == 18
+    assert v(exact, "total_switches") == 162
+    assert v(exact, "fabric_links") == 263 * 8 + 72 * 32 + 72 * 16
+
+
+def test_variant_128_port_switches_twenty_thousand_gpus_nonblocking():
+    p = Params(gpus=20_000, switch_radix=128, core_taper=1.0, round_to_whole_pods=False)
+    d = solve(p)
+    assert v(d, "nodes_needed") == 2500
+    assert v(d, "nodes_per_pod") == 128 * 128 // 4 // 8 == 512
+    assert v(d, "pods") == math.ceil(2500 / 512) == 5
+    # 4 full pods of 8 x (512 / 64) = 64 leaves, and 452 nodes needing 8 x ceil(452 / 64) = 64 more
+    assert v(d, "leaf_switches") == 5 * 64 == 320
+    assert v(d, "spine_switches") == 320  # 64 up-links per leaf onto 64 down-ports per spine
+    assert v(d, "spine_up_ports") == 64
+    assert v(d, "core_switches") == 320 * 64 // 128 == 160
+    assert v(d, "total_switches") == 800
+    assert v(d, "max_gpus_three_tier") == 128**3 // 4
+
+
+def test_variant_b200_power():
+    d = solve(Params(gpu="B200"))
+    node_w = 8 * 1000 + 4600
+    assert v(d, "node_W") == node_w
+    assert v(d, "it_load_MW") == pytest.approx((1280 * node_w + 720 * 1300) / 1e6)  # 17.07 MW
+    assert v(d, "gpu_effective_flops") == pytest.approx(2250e12 * 0.4)
+
+
+def test_variant_moe_checkpoint_follows_total_params_and_flops_follow_active():
+    d = solve(Params(model="DeepSeek-V3"))
+    assert v(d, "train_flops") == pytest.approx(6 * 37e9 * 15e12)
+    assert v(d, "model_checkpoint_TB") == pytest.approx(671e9 * 14 / 1e12)  # 9.39 TB
+
+
+def test_variant_young_fleet_outgrows_the_free_spares():
+    d = solve(Params(failure_rate_scale=2.0, repair_hours=120))
+    mean = 2 * PER_GPU_DAY * 8 * 1280 * 0.78 * 120 / 24  # ~37.8 nodes
+    assert v(d, "mean_nodes_in_repair") == pytest.approx(mean)
+    assert v(d, "spare_nodes_p99") == hand_quantile(mean, 0.99)
+    assert v(d, "spare_nodes_p99") > 30
+    assert v(d, "rounding_covers_spares").startswith("no")
+
+
+def test_one_pod_needs_no_core():
+    d = solve(Params(gpus=1024))
+    assert v(d, "pods") == 1
+    assert v(d, "core_switches") == 0
+    assert v(d, "total_switches") == 32 + 32
+    assert v(d, "fabric_links") == 1024 + 32 * 32  # no spine up-links without a core
+
+
+def test_32_port_switches_cannot_hold_ten_thousand_gpus_in_three_tiers():
+    d = solve(Params(switch_radix=32))
+    assert v(d, "nodes_per_pod") == 32 * 32 // 4 // 8 == 32
+    assert v(d, "pods") == math.ceil(1250 / 32) == 40
+    assert v(d, "max_gpus_three_tier") == 32**3 // 4 == 8192
+    assert v(d, "fabric_fits_three_tiers").startswith("no")
+
+
+def test_fabric_helper_matches_a_hand_count():
+    f = fabric(nodes=256, radix=64, taper=2)
+    assert (f["pods"], f["leaves"], f["spines"], f["core"]) == (2, 64, 64, 64 * 16 // 64)
+
+
+# --- the Poisson quantile -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mean", [0.3, 1.0, 2.5, 7.565, 20.0, 55.5])
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.99, 0.999])
+def test_poisson_quantile_matches_a_factorial_sum(mean, q):
+    assert poisson_quantile(mean, q) == hand_quantile(mean, q)
+
+
+def test_poisson_quantile_survives_a_mean_too_large_for_exp():
+    # exp(-800) underflows to zero in floats; the quantile must still sit near mean + 2.33 sd.
+    k = poisson_quantile(800.0, 0.99)
+    assert 800 + 2.2 * math.sqrt(800) < k < 800 + 2.5 * math.sqrt(800)
+    assert poisson_quantile(0.0, 0.99) == 0
+
+
+# --- moves the right way --------------------------------------------------------------------------
+
+scenarios = st.builds(
+    Params,
+    gpus=st.integers(1024, 100_000),
+    gpu=st.sampled_from(["H100 SXM", "H200", "B200"]),
+    switch_radix=st.sampled_from([32, 64, 128]),
+    core_taper=st.sampled_from([1.0, 1.5, 2.0, 2.5, 3.0, 4.0]),
+    round_to_whole_pods=st.booleans(),
+    repair_hours=st.floats(2, 720),
+    failure_rate_scale=st.floats(0.25, 4),
+    repair_share=st.floats(0.1, 1.0),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=scenarios, extra=st.integers(1, 20_000))
+def test_more_gpus_never_need_less(p, extra):
+    more = Params(**{**p.model_dump(), "gpus": min(p.gpus + extra, 100_000)})
+    a, b = solve(p), solve(more)
+    for key in ("nodes_needed", "nodes_built", "pods", "leaf_switches", "spine_switches", "core_switches",
+                "total_switches", "it_load_MW", "facility_power_MW", "interruptions_per_day",
+                "mean_nodes_in_repair", "spare_nodes_p99"):
+        assert v(b, key) >= v(a, key) - 1e-9, key
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=scenarios)
+def test_orderings_that_always_hold(p):
+    d = solve(p)
+    assert v(d, "nodes_built") >= v(d, "nodes_needed")
+    assert v(d, "total_switches") <= v(d, "total_switches_nonblocking")
+    assert v(d, "spare_nodes_p999") >= v(d, "spare_nodes_p99") >= v(d, "mean_nodes_in_repair") - 1
+    assert v(d, "facility_power_MW") >= v(d, "it_load_MW")
+    # every node's NICs land on a leaf port, every leaf up-link on a spine port
+    assert v(d, "leaf_switches") * v(d, "leaf_down_ports") >= v(d, "gpus_built")
+    assert v(d, "spine_switches") * v(d, "leaf_down_ports") >= v(d, "leaf_switches") * v(d, "leaf_down_ports")
+    if v(d, "pods") > 1:
+        assert v(d, "core_switches") * p.switch_radix >= v(d, "spine_switches") * v(d, "spine_up_ports")
+    # rounding to pods never changes the switch count by more than one partial pod's worth
+    other = solve(Params(**{**p.model_dump(), "round_to_whole_pods": not p.round_to_whole_pods}))
+    assert max(v(d, "nodes_built"), v(other, "nodes_built")) - min(v(d, "nodes_built"), v(other, "nodes_built")) \
+        < v(d, "nodes_per_pod")
+
+
+@settings(max_examples=80, deadline=None)
+@given(p=scenarios, factor=st.floats(1.01, 10))
+def test_longer_repairs_need_more_spares_and_taper_saves_core(p, factor):
+    longer = Params(**{**p.model_dump(), "repair_hours": min(p.repair_hours * factor, 720)})
+    assert v(solve(longer), "spare_nodes_p99") >= v(solve(p), "spare_nodes_p99")
+    thinner = Params(**{**p.model_dump(), "core_taper": 4.0})
+    a, b = solve(p), solve(thinner)
+    assert v(b, "core_switches") <= v(a, "core_switches")
+    assert (v(b, "leaf_switches"), v(b, "spine_switches")) == (v(a, "leaf_switches"), v(a, "spine_switches"))
+
+
+def test_solve_is_fast():
+    p = Params()
+    times = []
+    for _ in range(200):
+        t0 = time.process_time()
+        solve(p)
+        times.append(time.process_time() - t0)
+    assert statistics.median(times) < 1e-3
+
+
+# --- contract -------------------------------------------------------------------------------------
+
+KEY_FIGURES = {
+    "nodes_needed": "1", "nodes_built": "1", "pods": "1", "leaf_switches": "1", "spine_switches": "1",
+    "core_switches": "1", "total_switches": "1", "checkpoint_write_GBps": "GB/s", "it_load_MW": "MW",
+    "facility_power_MW": "MW", "interruptions_per_day": "1", "mean_nodes_in_repair": "1",
+    "spare_nodes_p99": "1",
+}
+
+
+def test_issue_key_figures_are_steps_with_their_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, key
+        assert d[key].is_numeric, key
+
+
+def test_every_step_has_a_parsable_unit_and_a_formula():
+    d = solve(Params())
+    for s in d:
+        parse_unit(s.unit)
+        assert s.formula, s.key
+        assert s.worked()
+
+
+def test_knobs_have_ranges_draws_and_help():
+    p = Params()
+    for name, knob in knobs_of(Params).items():
+        assert knob.label and knob.help, name
+        value = getattr(p, name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert knob.min <= value <= knob.max, name
+            assert knob.draw and knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
+
+
+def test_out_of_range_knob_names_its_label():
+    with pytest.raises(ValidationError) as err:
+        Params(gpus=500)
+    assert "GPUs the job needs" in str(err.value)
+    with pytest.raises(ValidationError):
+        Params(switch_radix=48)
+
+
+def test_content_placeholders_drills_metrics_and_presets_resolve():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(Params.model_fields)
+    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
+    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
+    assert not unknown, sorted(unknown)
+    for drill in c.drills:
+        assert drill.key in d and d[drill.key].is_numeric, drill.key
+    for key, _ in c.metrics:
+        assert key in d, key
+    assert len(c.presets) >= 2
+    for preset in c.presets:
+        assert Params(**{**Params().model_dump(), **preset.values}) != Params()
+    assert set(c.directives()) == DIRECTIVES
+
+
+def test_content_shape():
+    c = load_content(CONTENT)
+    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
+    assert 1 <= len(c.metrics) <= 6
+    assert len(c.drills) >= 6
+    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
+    words = sum(len(s.body.split()) for s in c.sections)
+    assert 900 <= words <= 1600, words
+    # the seed figures that hold only under an assumption are named with it
+    body = " ".join(s.body for s in c.sections)
+    for phrase in ("{{total_switches_nonblocking}}", "{{facility_power_MW}}", "{{nodes_needed}}",
+                   "Build whole pods", "nameplate", "2:1 taper", "Little's law", "Poisson", "Llama 3"):
+        assert phrase in body, phrase
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+
+def test_page_whole_pods_toggle_moves_metric_and_prose(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "training" / "cluster_10k_gpus.py"), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    metric = {m.label: m.value for m in at.metric}
+    assert metric["Nodes built"] == "1,280 nodes"
+    assert metric["Fabric switches"] == "720 switches"
+    assert len(at.get("plotly_chart")) == 3  # the fabric diagram and two sweeps
+    at.toggle(key="cluster-10k-gpus.round_to_whole_pods").set_value(False).run()
+    assert not at.exception
+    metric = {m.label: m.value for m in at.metric}
+    assert metric["Nodes built"] == "1,250 nodes"  # 10,000 / 8, no rounding
+    assert metric["Fabric switches"] == "720 switches"  # the partial pod still needs its switches
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**1,250 nodes**" in text and "**0 nodes**" in text

@@ -1,0 +1,320 @@
+"""pretraining-data-pipeline: the seed's figures from the seed's own arithmetic, a variant worked by
+hand, the token-width rule at its boundaries, the keep-rate validator, and directions."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from models.content import PLACEHOLDER, load_content
+from models.core import knobs_of
+from models.training.pretraining_data_pipeline import STAGES, Params, solve, token_id_bytes
+from models.units import parse_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTENT = ROOT / "content" / "training" / "pretraining-data-pipeline.md"
+DIRECTIVES = {("diagram", "stages"), ("chart", "core_hours_by_stage"), ("chart", "cores_vs_keep")}
+WINDOW_S = 14 * 86_400
+
+
+def v(d, key):
+    return d.value(key)
+
+
+# --- the seed's own arithmetic ----------------------------------------------------------------
+
+
+def test_shards_are_two_bytes_a_token_only_up_to_65536_ids():
+    d = solve(Params())
+    assert v(d, "token_id_bits") == 16
+    assert v(d, "bytes_per_token") == 2
+    assert v(d, "shards_TB") == pytest.approx(15e12 * 2 / 1e12) == pytest.approx(30)  # "30 TB of shards"
+    # Llama 3's 128,256-id tokenizer needs 17 bits, stored as uint32: 15e12 x 4 B = 60 TB
+    big = solve(Params(vocab_size=128_256))
+    assert v(big, "token_id_bits") == 17
+    assert v(big, "bytes_per_token") == 4
+    assert v(big, "shards_TB") == pytest.approx(60)
+    # the default model is Llama 3.1 405B, whose own vocabulary gives the 60 TB what-if live
+    assert v(d, "model_vocab") == 128_256
+    assert v(d, "shards_TB_model_vocab") == pytest.approx(60)
+    assert v(d, "ids_overflowing_uint16") == 128_256 - 65_536
+
+
+def test_clean_text_and_raw_crawl_follow_the_keep_rate():
+    d = solve(Params())
+    assert v(d, "clean_text_TB") == pytest.approx(15e12 * 4 / 1e12)  # 60 TB of clean text
+    assert v(d, "raw_PB") == pytest.approx(60 / 0.02 / 1000)  # 3 PB: "a few petabytes" at a 2% keep rate
+    assert 1 <= v(d, "raw_PB") <= 9
+    assert v(d, "raw_PB_at_1pct_keep") == pytest.approx(60 / 0.01 / 1000)  # 6 PB at 1%
+    # extraction keeps what the filters and dedup leave of the end-to-end rate: 0.02 / (0.4 x 0.5)
+    assert v(d, "extract_yield_pct") == pytest.approx(10)
+    assert v(d, "extracted_text_TB") == pytest.approx(300)
+    assert v(d, "filtered_text_TB") == pytest.approx(120)
+    assert 120 * 0.5 == pytest.approx(v(d, "clean_text_TB"))  # dedup closes the chain
+
+
+def test_stage_rates_over_two_weeks():
+    d = solve(Params())
+    assert v(d, "window_s") == WINDOW_S
+    assert v(d, "extract_input_GBps") == pytest.approx(3e15 / WINDOW_S / 1e9)  # 2.48 GB/s
+    assert v(d, "filter_input_GBps") == pytest.approx(300e12 / WINDOW_S / 1e9)
+    assert v(d, "dedup_input_GBps") == pytest.approx(120e12 / WINDOW_S / 1e9)
+    assert v(d, "tokenize_input_GBps") == pytest.approx(60e12 / WINDOW_S / 1e9)
+    assert v(d, "shard_input_GBps") == pytest.approx(30e12 / WINDOW_S / 1e9)
+
+
+def test_where_the_time_goes():
+    d = solve(Params())
+    # core-hours = input MB / (MB/s per core) / 3,600
+    hours = {
+        "extract": 3e9 / 2 / 3600, "filter": 300e6 / 10 / 3600, "dedup": 120e6 / 1 / 3600,
+        "tokenize": 60e6 / 5 / 3600, "shard": 30e6 / 50 / 3600,
+    }
+    for stage, h in hours.items():
+        assert v(d, f"{stage}_core_hours") == pytest.approx(h), stage
+    assert v(d, "pipeline_core_hours") == pytest.approx(sum(hours.values()))
+    assert v(d, "top_two_stages") == "extract and dedup"
+    assert v(d, "top_two_share_pct") == pytest.approx(100 * (hours["extract"] + hours["dedup"]) / sum(hours.values()))
+    assert v(d, "extract_cores") == math.ceil(3e9 / 2 / WINDOW_S)  # 1,241 cores
+    assert v(d, "dedup_cores") == math.ceil(120e6 / 1 / WINDOW_S)  # 100 cores
+    assert v(d, "dedup_core_hours_if_first") == pytest.approx(300e6 / 1 / 3600)
+    assert v(d, "pipeline_cpu_cost_USD") == pytest.approx(sum(hours.values()) * 0.03)
+    assert v(d, "shard_count") == 30_000
+
+
+def test_the_trainer_end():
+    d = solve(Params())
+    assert v(d, "training_duration_days") == pytest.approx(15e12 / 1.7e6 / 86_400)  # ~102 days per pass
+    assert round(v(d, "training_duration_days")) == 102
+    assert v(d, "trainer_read_MBps") == pytest.approx(1.7e6 * 2 / 1e6)  # 3.4 MB/s: "a few MB/s"
+    gpus = 6 * 405e9 * 1.7e6 / (989e12 * 0.4)  # ~10.4k H100s for a 405B dense model at 40% MFU
+    assert v(d, "implied_training_gpus") == pytest.approx(gpus)
+    assert 9_500 < gpus < 11_000
+    assert v(d, "read_per_gpu_Bps") == pytest.approx(3.4e6 / gpus)
+    assert v(d, "training_gpu_hours") == pytest.approx(gpus * 15e12 / 1.7e6 / 3600)
+    assert v(d, "pipeline_days_serial") == 5 * 14
+
+
+# --- a variant worked by hand -------------------------------------------------------------------
+
+
+def test_variant_ten_trillion_tokens_one_week_windows():
+    p = Params(train_tokens_t=10, vocab_size=32_000, text_bytes_per_token=3.5, keep_end_to_end=0.01,
+               filter_keep=0.5, dedup_keep=0.4, window_days=7, train_tokens_per_s=1e6, model="Llama-3-70B",
+               gpu="H200", mfu=0.5, shard_gb=0.5)
+    d = solve(p)
+    week = 7 * 86_400
+    assert v(d, "token_id_bits") == 15  # 2^15 = 32,768 >= 32,000
+    assert v(d, "bytes_per_token") == 2
+    assert v(d, "shards_TB") == pytest.approx(20)  # 10e12 x 2 B
+    assert v(d, "clean_text_TB") == pytest.approx(35)  # 10e12 x 3.5 B
+    assert v(d, "raw_PB") == pytest.approx(3.5)  # 35 TB / 0.01
+    assert v(d, "extract_yield_pct") == pytest.approx(5)  # 0.01 / (0.5 x 0.4)
+    assert v(d, "extracted_text_TB") == pytest.approx(175)
+    assert v(d, "filtered_text_TB") == pytest.approx(87.5)
+    assert v(d, "extract_input_GBps") == pytest.approx(3.5e15 / week / 1e9)  # 5.79 GB/s
+    assert v(d, "dedup_input_GBps") == pytest.approx(87.5e12 / week / 1e9)
+    assert v(d, "extract_cores") == math.ceil(3.5e9 / 2 / week)  # 2,894 cores
+    assert v(d, "shard_count") == 40_000  # 20 TB / 0.5 GB
+    assert v(d, "training_duration_days") == pytest.approx(10e12 / 1e6 / 86_400)  # 115.7 days
+    assert v(d, "trainer_read_MBps") == pytest.approx(2)
+    assert v(d, "implied_training_gpus") == pytest.approx(6 * 70.6e9 * 1e6 / (989e12 * 0.5))  # ~857
+    assert v(d, "pipeline_days_serial") == 35
+
+
+def test_variant_moe_trainer_uses_active_params():
+    d = solve(Params(model="DeepSeek-V3"))
+    assert v(d, "implied_training_gpus") == pytest.approx(6 * 37e9 * 1.7e6 / (989e12 * 0.4))
+    assert v(d, "model_vocab") == 129_280
+    assert v(d, "shards_TB_model_vocab") == pytest.approx(60)
+
+
+@pytest.mark.parametrize(("vocab", "width"), [
+    (2, 1), (256, 1), (257, 2), (32_000, 2), (65_536, 2), (65_537, 4), (128_256, 4), (2**32, 4), (2**32 + 1, 8),
+])
+def test_token_id_width_boundaries(vocab, width):
+    assert token_id_bytes(vocab) == width
+
+
+def test_keep_rate_above_what_the_filters_allow_is_rejected_in_plain_words():
+    with pytest.raises(ValidationError) as err:
+        Params(keep_end_to_end=0.1, filter_keep=0.4, dedup_keep=0.2)  # 0.4 x 0.2 = 8% < 10%
+    assert "end-to-end keep rate" in str(err.value)
+    Params(keep_end_to_end=0.08, filter_keep=0.4, dedup_keep=0.2)  # exactly 100% extraction yield is allowed
+
+
+# --- moves the right way --------------------------------------------------------------------------
+
+
+@st.composite
+def scenarios(draw):
+    filter_keep = draw(st.floats(0.05, 1.0))
+    dedup_keep = draw(st.floats(0.05, 1.0))
+    keep = draw(st.floats(0.002, 0.2).filter(lambda k: k <= filter_keep * dedup_keep))
+    return Params(
+        train_tokens_t=draw(st.floats(1, 100)),
+        vocab_size=draw(st.sampled_from([32_000, 50_257, 65_536, 128_256, 163_840, 262_144])),
+        text_bytes_per_token=draw(st.floats(2, 8)),
+        keep_end_to_end=keep, filter_keep=filter_keep, dedup_keep=dedup_keep,
+        window_days=draw(st.floats(1, 60)),
+        train_tokens_per_s=draw(st.floats(1e5, 2e7)),
+        model=draw(st.sampled_from(["Llama-3.1-405B", "Llama-3-70B", "Llama-3-8B", "DeepSeek-V3", "Kimi-K2 1T"])),
+        mfu=draw(st.floats(0.2, 0.7)),
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=scenarios(), factor=st.floats(1.05, 10))
+def test_a_lower_keep_rate_needs_more_crawl_and_leaves_the_shards_alone(p, factor):
+    lower = Params(**{**p.model_dump(), "keep_end_to_end": max(p.keep_end_to_end / factor, 0.002)})
+    a, b = solve(p), solve(lower)
+    assert v(b, "raw_PB") >= v(a, "raw_PB")
+    assert v(b, "extract_input_GBps") >= v(a, "extract_input_GBps")
+    assert v(b, "extract_core_hours") >= v(a, "extract_core_hours")
+    for key in ("shards_TB", "clean_text_TB", "filtered_text_TB", "dedup_core_hours", "trainer_read_MBps"):
+        assert v(b, key) == pytest.approx(v(a, key)), key
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=scenarios(), factor=st.floats(1.05, 10))
+def test_longer_windows_lower_the_rates_but_not_the_work(p, factor):
+    longer = Params(**{**p.model_dump(), "window_days": min(p.window_days * factor, 60)})
+    a, b = solve(p), solve(longer)
+    for stage in STAGES:
+        assert v(b, f"{stage}_input_GBps") <= v(a, f"{stage}_input_GBps") * (1 + 1e-12)
+        assert v(b, f"{stage}_core_hours") == pytest.approx(v(a, f"{stage}_core_hours"))
+    assert v(b, "extract_cores") <= v(a, "extract_cores")
+
+
+@settings(max_examples=120, deadline=None)
+@given(p=scenarios(), factor=st.floats(1.05, 10))
+def test_a_faster_trainer_finishes_sooner_on_more_gpus(p, factor):
+    faster = Params(**{**p.model_dump(), "train_tokens_per_s": min(p.train_tokens_per_s * factor, 2e7)})
+    a, b = solve(p), solve(faster)
+    assert v(b, "training_duration_days") <= v(a, "training_duration_days")
+    assert v(b, "implied_training_gpus") >= v(a, "implied_training_gpus")
+    assert v(b, "trainer_read_MBps") >= v(a, "trainer_read_MBps")
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=scenarios())
+def test_bytes_shrink_at_every_boundary_and_stage_rates_follow(p):
+    d = solve(p)
+    raw_tb = v(d, "raw_PB") * 1000
+    assert raw_tb >= v(d, "extracted_text_TB") * (1 - 1e-9)
+    assert v(d, "extracted_text_TB") >= v(d, "filtered_text_TB") * (1 - 1e-9)
+    assert v(d, "filtered_text_TB") >= v(d, "clean_text_TB") * (1 - 1e-9)
+    assert v(d, "extract_yield_pct") <= 100 + 1e-9
+    assert v(d, "shards_TB") in (pytest.approx(p.train_tokens_t * 2), pytest.approx(p.train_tokens_t * 4))
+    assert v(d, "extract_input_GBps") >= v(d, "filter_input_GBps") * (1 - 1e-9)
+    # the two named stages really are the two largest
+    named = v(d, "top_two_stages")
+    top = sorted(STAGES, key=lambda s: v(d, f"{s}_core_hours"), reverse=True)[:2]
+    assert all(v(d, f"{s}_core_hours") <= v(d, f"{top[1]}_core_hours") for s in STAGES if s not in top)
+    assert named.count(" and ") >= 1
+
+
+def test_solve_is_fast():
+    p = Params()
+    times = []
+    for _ in range(200):
+        t0 = time.process_time()
+        solve(p)
+        times.append(time.process_time() - t0)
+    assert statistics.median(times) < 1e-3
+
+
+# --- contract -------------------------------------------------------------------------------------
+
+KEY_FIGURES = {
+    "shards_TB": "TB", "clean_text_TB": "TB", "raw_PB": "PB", "extract_input_GBps": "GB/s",
+    "filter_input_GBps": "GB/s", "dedup_input_GBps": "GB/s", "tokenize_input_GBps": "GB/s",
+    "shard_input_GBps": "GB/s", "training_duration_days": "d", "trainer_read_MBps": "MB/s",
+    "implied_training_gpus": "1",
+}
+
+
+def test_issue_key_figures_are_steps_with_their_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, key
+    per_stage = [k for k in d.keys() if k.endswith("_input_GBps")]
+    assert len(per_stage) == len(STAGES) == 5
+
+
+def test_every_step_has_a_parsable_unit_and_a_formula():
+    d = solve(Params())
+    for s in d:
+        parse_unit(s.unit)
+        assert s.formula, s.key
+        assert s.worked()
+
+
+def test_knobs_have_ranges_draws_and_help():
+    p = Params()
+    for name, knob in knobs_of(Params).items():
+        assert knob.label and knob.help, name
+        value = getattr(p, name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert knob.min <= value <= knob.max, name
+            assert knob.draw and knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
+
+
+def test_content_placeholders_drills_metrics_and_presets_resolve():
+    c = load_content(CONTENT)
+    d = solve(Params())
+    names = set(d.keys()) | set(Params.model_fields)
+    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
+    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
+    assert not unknown, sorted(unknown)
+    for drill in c.drills:
+        assert drill.key in d and d[drill.key].is_numeric, drill.key
+    for key, _ in c.metrics:
+        assert key in d, key
+    assert len(c.presets) >= 2
+    for preset in c.presets:
+        assert Params(**{**Params().model_dump(), **preset.values}) != Params()
+    assert set(c.directives()) == DIRECTIVES
+
+
+def test_content_shape():
+    c = load_content(CONTENT)
+    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
+    assert 1 <= len(c.metrics) <= 6
+    assert len(c.drills) >= 6
+    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
+    words = sum(len(s.body.split()) for s in c.sections)
+    assert 900 <= words <= 1600, words
+    body = " ".join(s.body for s in c.sections)
+    for phrase in ("{{shards_TB_model_vocab}}", "{{raw_PB_at_1pct_keep}}", "{{keep_end_to_end}}", "65,536",
+                   "{{implied_training_gpus}}", "{{top_two_stages}}"):
+        assert phrase in body, phrase
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+
+def test_page_vocabulary_choice_doubles_the_shards(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "training" / "pretraining_data_pipeline.py"), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    metric = {m.label: m.value for m in at.metric}
+    assert metric["Token shards"] == "30 TB"
+    assert metric["Raw crawl"] == "3 PB"
+    assert len(at.get("plotly_chart")) == 3  # the stage diagram, the core-hour bars, the keep-rate sweep
+    at.selectbox(key="pretraining-data-pipeline.vocab_size").set_value(128_256).run()
+    assert not at.exception
+    metric = {m.label: m.value for m in at.metric}
+    assert metric["Token shards"] == "60 TB"  # 15e12 tokens x 4 B
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**6.8 MB/s**" in text  # 1.7M tokens/s x 4 B
