@@ -1,0 +1,299 @@
+"""Checkpoint storage for a synchronous burst every 30 minutes (seeds 000 and 004).
+
+Teaching order: the burst arithmetic (aggregate, per GPU, peak-to-average, the drain), the two
+tiers that fall out of it (a burst tier sized by bandwidth, a durable tier sized by capacity),
+retention (last K plus milestones), resharding onto a different rank count, and the failures
+that break each number.
+
+Modelling choices, all stated on the page:
+- The checkpoint is resumable training state at `CHECKPOINT_BYTES_PER_PARAM` (14 B/param: bf16
+  weights, fp32 master, Adam m and v; no gradients). The seed's 1 TB is 71.4B parameters.
+- Writes are spread evenly: every GPU writes a distinct 1/N of the state (fully sharded, or
+  data-parallel replicas splitting the replicated part), so the per-GPU share is size / GPUs.
+- Resharding treats the state as one flat array cut into equal contiguous ranges (FSDP-style
+  flat shards). Real layouts cut along tensor dimensions, but the overlap count is the same
+  question asked per tensor.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from models.catalog import CHECKPOINT_BYTES_PER_PARAM, LINKS
+from models.core import Derivation, Knob, StrictModel
+
+# bf16 weights alone: the 2 of the checkpoint's 14 B/param that inference and evals need.
+WEIGHTS_BYTES_PER_PARAM = 2
+# Burst-tier slots: the checkpoint being written, the newest complete one (draining), and the one
+# before it (the fallback if the newest proves unloadable).
+FAST_TIER_SLOTS = 3
+SNAPSHOT_LINK = "PCIe Gen5 x16"  # GPU -> pinned host memory for an asynchronous snapshot
+
+
+def max_source_shards(old: int, new: int) -> int:
+    """Most old shards any new rank's range overlaps, when [0, 1) is cut into `old` equal shards
+    and then into `new` equal ranges.
+
+    In units of 1 / (old * new): old shard i is [i*new, (i+1)*new), new rank j is
+    [j*old, (j+1)*old). Rank j overlaps shards floor(j*old/new) .. ceil((j+1)*old/new) - 1, a count
+    of ceil((j+1)*old/new) - floor(j*old/new). With g = gcd, n = old/g, m = new/g and
+    r = (j*n) mod m, that count is ceil((r + n) / m); r takes every value 0..m-1 as j runs over one
+    period of m ranks (n and m are coprime), so the maximum is at r = m - 1: ceil((n + m - 1) / m).
+    O(1), so solve stays fast at any rank count; the tests check it against the enumeration.
+    """
+    g = math.gcd(old, new)
+    n, m = old // g, new // g
+    return -(-(n + m - 1) // m)
+
+
+class Params(StrictModel):
+    params_b: Annotated[
+        float,
+        Knob(
+            "Model parameters", "billion", 1, 2000, log=True,
+            help="Dense parameter count. The checkpoint is 14 B per parameter (bf16 weights, fp32 "
+            "master weights, Adam m and v); the seed's 1 TB is 1,000 GB / 14 B = 71.4 billion.",
+            draw=(7, 1000),
+        ),
+    ] = 1000 / CHECKPOINT_BYTES_PER_PARAM
+    gpus: Annotated[
+        int,
+        Knob("GPUs writing", "GPUs", 8, 100_000, log=True,
+             help="GPUs in the job; each writes an equal, distinct share of the checkpoint.",
+             draw=(256, 16_384)),
+    ] = 1000
+    interval_min: Annotated[
+        float,
+        Knob("Checkpoint interval", "min", 5, 240, 5,
+             help="Start of one checkpoint to the start of the next.", draw=(10, 120)),
+    ] = 30
+    burst_window_s: Annotated[
+        float,
+        Knob("Burst window", "s", 10, 600, log=True,
+             help="The save must be complete (on the burst tier) within this time; training waits for it.",
+             draw=(30, 300)),
+    ] = 60
+    fast_server_write_GBps: Annotated[
+        float,
+        Knob("Write rate per burst-tier server", "GB/s", 1, 100, log=True,
+             help="Sustained write one all-flash storage server absorbs (its NICs or its drives, "
+             "whichever is lower). A knob, not a vendor figure.",
+             draw=(5, 40)),
+    ] = 10
+    fast_tier_headroom: Annotated[
+        float,
+        Knob("Burst-tier headroom", "×", 1, 4, 0.1,
+             help="Provisioned write rate over the bare requirement, so a lost server or a slow "
+             "writer does not push the burst past its window.",
+             draw=(1, 3)),
+    ] = 2.0
+    keep_last: Annotated[
+        int,
+        Knob("Keep the last K", "checkpoints", 1, 50,
+             help="Most recent checkpoints kept on durable storage (rollback after a loss spike).",
+             draw=(2, 10)),
+    ] = 5
+    milestone_every_h: Annotated[
+        float,
+        Knob("Milestone every", "h", 1, 720, log=True,
+             help="One checkpoint per period is pinned for the life of the run.", draw=(6, 168)),
+    ] = 24
+    milestone_contents: Annotated[
+        Literal["full state", "weights only"],
+        Knob("Milestones keep", help="Full state can resume training from the milestone; "
+             "weights only (2 B/param) can be evaluated or fine-tuned, not resumed."),
+    ] = "full state"
+    run_days: Annotated[
+        float,
+        Knob("Run length", "days", 1, 365, 1, help="Length of the training run.", draw=(14, 120)),
+    ] = 90
+    old_shards: Annotated[
+        int,
+        Knob("Shards in the saved checkpoint", "shards", 8, 4096, 8,
+             help="Ranks that wrote the checkpoint, each one equal contiguous range.",
+             draw=(128, 2048)),
+    ] = 512
+    new_ranks: Annotated[
+        int,
+        Knob("Ranks resuming", "ranks", 8, 4096, 8,
+             help="Ranks of the job that loads it (after losing nodes, or on another cluster).",
+             draw=(64, 2048)),
+    ] = 256
+    uneven_new_ranks: Annotated[
+        int,
+        Knob("A second resume size to compare", "ranks", 8, 4096, 8,
+             help="Another rank count, typically one that does not divide the shard count.",
+             draw=(64, 2048)),
+    ] = 320
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    # --- Numbers: the burst ---------------------------------------------------------------
+    ckpt_tb = d.step(
+        "checkpoint_TB", "Checkpoint: resumable training state",
+        p.params_b * 1e9 * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
+        formula="{params_b} × 10⁹ params × 14 B/param",
+    )
+    ckpt_gb = ckpt_tb * 1000
+    d.step(
+        "weights_only_GB", "The same model's bf16 weights alone (not resumable)",
+        p.params_b * 1e9 * WEIGHTS_BYTES_PER_PARAM / 1e9, "GB",
+        formula="{params_b} × 10⁹ params × 2 B/param",
+    )
+    shard_gb = d.step(
+        "per_gpu_shard_GB", "Each GPU's share of the checkpoint", ckpt_gb / p.gpus, "GB",
+        formula="{checkpoint_TB} TB / {gpus} GPUs",
+    )
+    interval_s = p.interval_min * 60
+    ratio = d.step(
+        "peak_to_average", "Peak write rate over the average", interval_s / p.burst_window_s, "1", noun="×",
+        formula="{interval_min} min × 60 / {burst_window_s} s",
+    )
+    agg = d.step(
+        "aggregate_write_GBps", "Aggregate write rate the burst needs", ckpt_gb / p.burst_window_s, "GB/s",
+        formula="{checkpoint_TB} TB / {burst_window_s} s",
+    )
+    d.step(
+        "per_gpu_write_GBps", "Write rate per GPU during the burst", agg / p.gpus, "GB/s",
+        formula="{aggregate_write_GBps} GB/s / {gpus} GPUs",
+    )
+    drain = d.step(
+        "min_drain_GBps", "Drain to durable storage: the average rate", ckpt_gb / interval_s, "GB/s",
+        formula="{checkpoint_TB} TB / ({interval_min} min × 60)",
+    )
+    # --- Shape: two tiers -----------------------------------------------------------------
+    provisioned = d.step(
+        "fast_tier_GBps", "Burst tier, provisioned write rate", agg * p.fast_tier_headroom, "GB/s",
+        formula="{aggregate_write_GBps} GB/s × {fast_tier_headroom}",
+    )
+    # Never fewer than two servers, so one can fail without taking the tier with it.
+    servers = d.step(
+        "fast_tier_servers", "Burst-tier servers (at least two)",
+        max(2, math.ceil(provisioned / p.fast_server_write_GBps - 1e-9)), "1", noun="servers",
+        formula="max(2, ⌈{fast_tier_GBps} GB/s / {fast_server_write_GBps} GB/s⌉)",
+    )
+    d.step(
+        "fast_tier_capacity_TB", "Burst-tier capacity: in flight, newest, fallback",
+        FAST_TIER_SLOTS * ckpt_tb, "TB",
+        formula="3 × {checkpoint_TB} TB",
+    )
+    d.step(
+        "single_tier_idle_fraction", "Share of the time a tier sized for the peak sits idle",
+        1 - 1 / ratio, "1",
+        formula="1 − 1 / {peak_to_average}",
+    )
+    sync_frac = d.step(
+        "sync_stall_fraction", "Training time spent waiting on a synchronous save",
+        p.burst_window_s / interval_s, "1",
+        formula="{burst_window_s} s / ({interval_min} min × 60)",
+    )
+    d.step(
+        "sync_stall_gpu_hours_per_day", "GPU time a synchronous save costs per day",
+        p.gpus * 24 * sync_frac, "h",
+        formula="{gpus} GPUs × 24 h × {sync_stall_fraction}",
+    )
+    snapshot_GBps = LINKS[SNAPSHOT_LINK].GBps
+    d.step(
+        "snapshot_stall_s", "Asynchronous save: GPU pause to copy its share to host memory",
+        shard_gb / snapshot_GBps, "s",
+        formula=f"{{per_gpu_shard_GB}} GB / {snapshot_GBps:.1f} GB/s (PCIe Gen5 x16)",
+    )
+    d.step(
+        "rpo_burst_min", "Oldest the newest safe checkpoint gets, flushed within the window",
+        p.interval_min + p.burst_window_s / 60, "min",
+        formula="{interval_min} min + {burst_window_s} s / 60",
+    )
+    d.step(
+        "rpo_async_average_min", "Oldest it gets if the snapshot trickles out at the average rate",
+        2 * p.interval_min, "min",
+        formula="2 × {interval_min} min",
+    )
+    # --- Retention --------------------------------------------------------------------------
+    per_day = d.step(
+        "checkpoints_per_day", "Checkpoints per day", 1440 / p.interval_min, "1", noun="checkpoints",
+        formula="1,440 min / {interval_min} min",
+    )
+    vol = d.step(
+        "volume_per_day_TB", "Written per day", per_day * ckpt_tb, "TB",
+        formula="{checkpoints_per_day} × {checkpoint_TB} TB",
+    )
+    milestones = d.step(
+        "milestones_kept", "Milestones pinned over the run",
+        math.floor(p.run_days * 24 / p.milestone_every_h + 1e-9), "1", noun="milestones",
+        formula="⌊{run_days} days × 24 h / {milestone_every_h} h⌋",
+    )
+    ms_bpp = CHECKPOINT_BYTES_PER_PARAM if p.milestone_contents == "full state" else WEIGHTS_BYTES_PER_PARAM
+    ms_tb = d.step(
+        "milestone_TB", "One milestone", p.params_b * 1e9 * ms_bpp / 1e12, "TB",
+        formula=f"{{params_b}} × 10⁹ params × {ms_bpp} B/param ({{milestone_contents}})",
+    )
+    d.step(
+        "retained_TB", "Retained on durable storage at the end of the run",
+        p.keep_last * ckpt_tb + milestones * ms_tb, "TB",
+        formula="{keep_last} × {checkpoint_TB} TB + {milestones_kept} × {milestone_TB} TB",
+    )
+    d.step(
+        "keep_everything_TB", "Retained if nothing were ever deleted", vol * p.run_days, "TB",
+        formula="{volume_per_day_TB} TB/day × {run_days} days",
+    )
+    # --- Resharding ---------------------------------------------------------------------------
+    d.step(
+        "old_shard_GB", "One saved shard", ckpt_gb / p.old_shards, "GB",
+        formula="{checkpoint_TB} TB / {old_shards} shards",
+    )
+    d.step(
+        "reshard_ratio", "Saved shards per resuming rank", p.old_shards / p.new_ranks, "1", noun="shards",
+        formula="{old_shards} / {new_ranks}",
+    )
+    d.step(
+        "reshard_bytes_per_rank_GB", "Bytes each resuming rank loads", ckpt_gb / p.new_ranks, "GB",
+        formula="{checkpoint_TB} TB / {new_ranks} ranks",
+    )
+    src = d.step(
+        "reshard_max_source_shards_per_rank", "Most saved shards one resuming rank reads from",
+        max_source_shards(p.old_shards, p.new_ranks), "1", noun="shards",
+        formula="max over ranks j of ⌈(j+1) × {old_shards} / {new_ranks}⌉ − ⌊j × {old_shards} / {new_ranks}⌋",
+    )
+    d.step(
+        "reshard_whole_file_read_GB", "What that rank reads if it fetches whole shard files",
+        src * ckpt_gb / p.old_shards, "GB",
+        formula="{reshard_max_source_shards_per_rank} × {old_shard_GB} GB",
+    )
+    d.step(
+        "uneven_bytes_per_rank_GB", "Bytes per rank at the second resume size", ckpt_gb / p.uneven_new_ranks, "GB",
+        formula="{checkpoint_TB} TB / {uneven_new_ranks} ranks",
+    )
+    usrc = d.step(
+        "uneven_max_source_shards", "Most saved shards one rank reads at the second size",
+        max_source_shards(p.old_shards, p.uneven_new_ranks), "1", noun="shards",
+        formula="max over ranks j of ⌈(j+1) × {old_shards} / {uneven_new_ranks}⌉ − ⌊j × {old_shards} / {uneven_new_ranks}⌋",
+    )
+    d.step(
+        "uneven_whole_file_read_GB", "Whole-file reads of that rank at the second size",
+        usrc * ckpt_gb / p.old_shards, "GB",
+        formula="{uneven_max_source_shards} × {old_shard_GB} GB",
+    )
+    d.step(
+        "restore_s", "Every resuming rank reads its range from the burst tier in parallel",
+        ckpt_gb / provisioned, "s",
+        formula="{checkpoint_TB} TB / {fast_tier_GBps} GB/s",
+    )
+    # --- Failure: a burst-tier server lost in the middle of a save ------------------------------
+    d.step(
+        "burst_one_server_down_s", "Burst with one server down",
+        ckpt_gb / ((servers - 1) * p.fast_server_write_GBps), "s",
+        formula="{checkpoint_TB} TB / (({fast_tier_servers} − 1) × {fast_server_write_GBps} GB/s)",
+    )
+    bare = d.step(
+        "servers_without_headroom", "Servers sized for the bare burst (at least two)",
+        max(2, math.ceil(agg / p.fast_server_write_GBps - 1e-9)), "1", noun="servers",
+        formula="max(2, ⌈{aggregate_write_GBps} GB/s / {fast_server_write_GBps} GB/s⌉)",
+    )
+    d.step(
+        "burst_one_down_without_headroom_s", "Burst with one of those down",
+        ckpt_gb / ((bare - 1) * p.fast_server_write_GBps), "s",
+        formula="{checkpoint_TB} TB / (({servers_without_headroom} − 1) × {fast_server_write_GBps} GB/s)",
+    )
+    return d

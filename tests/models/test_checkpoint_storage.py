@@ -1,0 +1,280 @@
+"""checkpoint-storage: seed figures from the seed's own arithmetic, hand-worked variants, the
+resharding overlap count against a brute-force enumeration, and properties that say which way
+each number must move."""
+
+import math
+import time
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from models.content import PLACEHOLDER
+from models.core import knobs_of
+from models.registry import QUESTIONS
+from models.training.checkpoint_storage import Params, max_source_shards, solve
+
+KEY_FIGURES = {
+    "aggregate_write_GBps": "GB/s",
+    "per_gpu_write_GBps": "GB/s",
+    "peak_to_average": "1",
+    "min_drain_GBps": "GB/s",
+    "volume_per_day_TB": "TB",
+    "retained_TB": "TB",
+    "reshard_bytes_per_rank_GB": "GB",
+    "reshard_max_source_shards_per_rank": "1",
+}
+
+
+def overlaps_by_enumeration(old: int, new: int) -> int:
+    """Most old shards any new rank overlaps, by walking every rank and every old shard with
+    exact fractions: the definition, with no algebra."""
+    best = 0
+    for j in range(new):
+        lo, hi = Fraction(j, new), Fraction(j + 1, new)
+        count = sum(1 for i in range(old) if max(lo, Fraction(i, old)) < min(hi, Fraction(i + 1, old)))
+        best = max(best, count)
+    return best
+
+
+def test_key_figures_exist_with_their_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, (key, d[key].unit)
+
+
+def test_seed_figures_follow_the_seed_arithmetic():
+    d = solve(Params())
+    # "1,000 GPUs write 1 TB": a terabyte of 14 B/param state is 1,000 GB / 14 B = 71.4B params
+    assert d.value("checkpoint_TB") == pytest.approx(1.0)
+    # "a burst that must finish in 60 s": 1,000 GB / 60 s = 16.7 GB/s
+    assert d.value("aggregate_write_GBps") == pytest.approx(1000 / 60)
+    assert round(d.value("aggregate_write_GBps"), 1) == 16.7
+    # each of 1,000 GPUs: 16.7 GB/s / 1,000 = 16.7 MB/s, from a 1 GB share
+    assert d.value("per_gpu_shard_GB") == pytest.approx(1.0)
+    assert d.value("per_gpu_write_GBps") == pytest.approx(1000 / 60 / 1000)
+    # "a 30x peak-to-average": every 30 minutes, a one-minute burst
+    assert d.value("peak_to_average") == pytest.approx(30 * 60 / 60) == 30
+    # drain at the average: 1,000 GB every 1,800 s
+    assert d.value("min_drain_GBps") == pytest.approx(1000 / 1800)
+    assert d.value("aggregate_write_GBps") / d.value("min_drain_GBps") == pytest.approx(30)
+    # "a 512-GPU checkpoint resumes on 256": each new rank takes two old shards' worth
+    assert d.value("reshard_max_source_shards_per_rank") == 512 // 256 == 2
+    assert d.value("reshard_bytes_per_rank_GB") == pytest.approx(1000 / 256)
+    assert d.value("reshard_whole_file_read_GB") == pytest.approx(2 * 1000 / 512)
+
+
+def test_retention_by_hand():
+    d = solve(Params())
+    # 48 saves a day (1,440 / 30) of 1 TB
+    assert d.value("checkpoints_per_day") == pytest.approx(48)
+    assert d.value("volume_per_day_TB") == pytest.approx(48)
+    # last 5 + one full-state milestone per day for 90 days = 95 TB; everything = 48 x 90
+    assert d.value("milestones_kept") == 90
+    assert d.value("retained_TB") == pytest.approx(5 + 90)
+    assert d.value("keep_everything_TB") == pytest.approx(4320)
+    # weights-only milestones are 2 B/param: 71.4e9 x 2 = 142.9 GB each
+    w = solve(Params(milestone_contents="weights only"))
+    assert w.value("milestone_TB") == pytest.approx(1000 / 14 * 2 / 1000)
+    assert w.value("retained_TB") == pytest.approx(5 + 90 * 2 / 14)
+
+
+def test_burst_tier_sizing_by_hand():
+    d = solve(Params())
+    # 16.67 GB/s x 2 headroom = 33.3 GB/s over 10 GB/s servers -> 4; capacity 3 slots of 1 TB
+    assert d.value("fast_tier_GBps") == pytest.approx(2000 / 60)
+    assert d.value("fast_tier_servers") == 4
+    assert d.value("fast_tier_capacity_TB") == pytest.approx(3)
+    # one of 4 down: 1,000 GB / 30 GB/s = 33.3 s; bare sizing is 2 servers, one down: 100 s
+    assert d.value("burst_one_server_down_s") == pytest.approx(1000 / 30)
+    assert d.value("servers_without_headroom") == 2
+    assert d.value("burst_one_down_without_headroom_s") == pytest.approx(100)
+    # a synchronous save stalls 60 / 1,800 of the time: 1,000 GPUs x 24 h / 30 = 800 GPU-h a day
+    assert d.value("sync_stall_fraction") == pytest.approx(1 / 30)
+    assert d.value("sync_stall_gpu_hours_per_day") == pytest.approx(800)
+    assert d.value("single_tier_idle_fraction") == pytest.approx(29 / 30)
+    # async: 1 GB over PCIe Gen5 x16 (32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s)
+    assert d.value("snapshot_stall_s") == pytest.approx(1 / (32 * 16 * 128 / 130 / 8))
+    assert d.value("rpo_burst_min") == pytest.approx(31)
+    assert d.value("rpo_async_average_min") == pytest.approx(60)
+    assert d.value("restore_s") == pytest.approx(30)
+
+
+def test_reshard_cases_by_hand():
+    # 512 -> 256: rank j covers old [2j, 2j+2): exactly two shards
+    assert max_source_shards(512, 256) == 2
+    # 512 -> 384: rank j covers 4/3 of a shard; offsets repeat 0, 1/3, 2/3:
+    # [0, 4/3) -> 0,1; [4/3, 8/3) -> 1,2; [8/3, 4) -> 2,3. Never three.
+    assert max_source_shards(512, 384) == 2
+    # 512 -> 1024: each rank is half a shard, inside one
+    assert max_source_shards(512, 1024) == 1
+    # 512 -> 320: 8/5 per rank; rank 1 covers [1.6, 3.2) -> shards 1, 2, 3
+    assert max_source_shards(512, 320) == 3
+    # 640 -> 384 (5/3): rank 1 covers [5/3, 10/3) -> shards 1, 2, 3
+    assert max_source_shards(640, 384) == 3
+    # 512 -> 768 (2/3): rank 1 covers [2/3, 4/3) -> shards 0, 1
+    assert max_source_shards(512, 768) == 2
+    # 512 -> 200 (2.56): rank 2 covers [5.12, 7.68) -> 5, 6, 7; rank 7 [17.92, 20.48) -> 17..20
+    assert max_source_shards(512, 200) == 4
+    for old, new in [(512, 384), (512, 320), (640, 384), (512, 200), (96, 40)]:
+        assert max_source_shards(old, new) == overlaps_by_enumeration(old, new)
+
+
+def test_uneven_default_reads_three_shards():
+    d = solve(Params())
+    assert d.value("uneven_max_source_shards") == 3
+    assert d.value("uneven_bytes_per_rank_GB") == pytest.approx(1000 / 320)
+    # whole-file reads: 3 x 1.953 GB = 5.86 GB to use 3.125 GB
+    assert d.value("uneven_whole_file_read_GB") == pytest.approx(3 * 1000 / 512)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=st.integers(1, 120), new=st.integers(1, 120))
+def test_closed_form_matches_interval_enumeration(old, new):
+    assert max_source_shards(old, new) == overlaps_by_enumeration(old, new)
+
+
+def test_variant_405b_on_2048_gpus_every_20_minutes():
+    p = Params(params_b=405, gpus=2048, interval_min=20, burst_window_s=90, fast_server_write_GBps=25,
+               keep_last=3, milestone_every_h=48, run_days=60, old_shards=2048, new_ranks=1536)
+    d = solve(p)
+    ckpt_gb = 405 * 14  # 5,670 GB
+    assert d.value("checkpoint_TB") == pytest.approx(5.67)
+    assert d.value("aggregate_write_GBps") == pytest.approx(ckpt_gb / 90)  # 63 GB/s
+    assert d.value("per_gpu_write_GBps") == pytest.approx(63 / 2048)
+    assert d.value("peak_to_average") == pytest.approx(1200 / 90)
+    assert d.value("min_drain_GBps") == pytest.approx(ckpt_gb / 1200)  # 4.725 GB/s
+    # 63 x 2 = 126 GB/s over 25 GB/s servers -> 5.04 -> 6
+    assert d.value("fast_tier_servers") == 6
+    # 72 a day x 5.67 TB; keep 3 + 30 milestones
+    assert d.value("volume_per_day_TB") == pytest.approx(72 * 5.67)
+    assert d.value("retained_TB") == pytest.approx((3 + 30) * 5.67)
+    # 2048 -> 1536 is 4/3 again: two shards, 3.69 GB per rank
+    assert d.value("reshard_max_source_shards_per_rank") == 2
+    assert d.value("reshard_bytes_per_rank_GB") == pytest.approx(ckpt_gb / 1536)
+
+
+def test_preset_about_lines_hold():
+    q = QUESTIONS["checkpoint-storage"]
+    presets = {pr.name: pr.values for pr in q.content.presets}
+    d = solve(Params(**presets["A 405B model on the same cluster"]))
+    assert d.value("checkpoint_TB") == pytest.approx(5.67)
+    assert d.value("aggregate_write_GBps") == pytest.approx(94.5)
+    assert d.value("fast_tier_servers") == 19  # 189 / 10
+    assert d.value("min_drain_GBps") == pytest.approx(3.15)
+    d = solve(Params(**presets["Save every 10 minutes"]))
+    assert d.value("peak_to_average") == pytest.approx(10)
+    assert d.value("sync_stall_fraction") == pytest.approx(0.1)
+    d = solve(Params(**presets["No headroom on the burst tier"]))
+    assert d.value("fast_tier_servers") == 2
+    assert d.value("burst_one_server_down_s") == pytest.approx(100)
+
+
+sizes = st.floats(1, 2000)
+
+
+@settings(max_examples=150, deadline=None)
+@given(a=sizes, b=sizes)
+def test_bigger_model_needs_more_bandwidth_and_storage(a, b):
+    lo, hi = sorted((a, b))
+    d_lo, d_hi = solve(Params(params_b=lo)), solve(Params(params_b=hi))
+    for key in ["aggregate_write_GBps", "min_drain_GBps", "volume_per_day_TB", "retained_TB",
+                "reshard_bytes_per_rank_GB", "fast_tier_servers"]:
+        assert d_hi.value(key) >= d_lo.value(key) - 1e-12, key
+    # ... but the peak-to-average and the overlap count do not depend on size
+    assert d_hi.value("peak_to_average") == d_lo.value("peak_to_average")
+    assert d_hi.value("reshard_max_source_shards_per_rank") == d_lo.value("reshard_max_source_shards_per_rank")
+
+
+@settings(max_examples=150, deadline=None)
+@given(w1=st.floats(10, 600), w2=st.floats(10, 600))
+def test_longer_window_lowers_the_burst_not_the_drain(w1, w2):
+    lo, hi = sorted((w1, w2))
+    d_lo, d_hi = solve(Params(burst_window_s=lo)), solve(Params(burst_window_s=hi))
+    assert d_hi.value("aggregate_write_GBps") <= d_lo.value("aggregate_write_GBps")
+    assert d_hi.value("peak_to_average") <= d_lo.value("peak_to_average")
+    assert d_hi.value("min_drain_GBps") == d_lo.value("min_drain_GBps")
+    assert d_hi.value("sync_stall_fraction") >= d_lo.value("sync_stall_fraction")
+
+
+@settings(max_examples=150, deadline=None)
+@given(g1=st.integers(8, 100_000), g2=st.integers(8, 100_000))
+def test_more_gpus_share_the_same_burst(g1, g2):
+    lo, hi = sorted((g1, g2))
+    d_lo, d_hi = solve(Params(gpus=lo)), solve(Params(gpus=hi))
+    assert d_hi.value("per_gpu_write_GBps") <= d_lo.value("per_gpu_write_GBps")
+    assert d_hi.value("aggregate_write_GBps") == d_lo.value("aggregate_write_GBps")
+
+
+@settings(max_examples=150, deadline=None)
+@given(interval=st.floats(5, 240), window=st.floats(10, 600), size=sizes)
+def test_peak_to_average_is_burst_over_drain(interval, window, size):
+    d = solve(Params(interval_min=interval, burst_window_s=window, params_b=size))
+    assert d.value("peak_to_average") == pytest.approx(d.value("aggregate_write_GBps") / d.value("min_drain_GBps"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(h=st.floats(1, 4), rate=st.floats(1, 100), size=sizes)
+def test_headroom_never_makes_a_lost_server_hurt_more(h, rate, size):
+    d = solve(Params(fast_tier_headroom=h, fast_server_write_GBps=rate, params_b=size))
+    assert d.value("fast_tier_servers") >= d.value("servers_without_headroom") >= 2
+    assert d.value("burst_one_server_down_s") <= d.value("burst_one_down_without_headroom_s") + 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=st.integers(8, 4096), new=st.integers(8, 4096))
+def test_overlap_count_bounds(old, new):
+    n = max_source_shards(old, new)
+    assert 1 <= n <= math.ceil(old / new) + 1
+    if old % new == 0:
+        assert n == old // new
+    if new % old == 0:
+        assert n == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(k1=st.integers(1, 50), k2=st.integers(1, 50))
+def test_keeping_more_retains_more(k1, k2):
+    lo, hi = sorted((k1, k2))
+    assert solve(Params(keep_last=hi)).value("retained_TB") >= solve(Params(keep_last=lo)).value("retained_TB")
+
+
+def test_every_placeholder_resolves():
+    q = QUESTIONS["checkpoint-storage"]
+    d = solve(Params())
+    names = set(d.keys()) | set(knobs_of(Params))
+    c = q.content
+    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
+    found = [m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)]
+    assert found
+    assert set(found) <= names, set(found) - names
+    for dr in c.drills:
+        assert dr.key in d
+    # every figure the model computes is shown somewhere in the prose
+    prose = {m.group(1) for t in [c.hook, *(s.body for s in c.sections)] for m in PLACEHOLDER.finditer(t)}
+    assert set(d.keys()) <= prose, set(d.keys()) - prose
+
+
+def test_solve_is_fast():
+    p = Params()
+    solve(p)
+    t = time.process_time()
+    for _ in range(200):
+        solve(p)
+    assert (time.process_time() - t) / 200 * 1000 < 1.0
+
+
+def test_page_moves_prose_with_a_knob(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(QUESTIONS["checkpoint-storage"].page_path), default_timeout=30).run()
+    assert not at.exception
+    text = lambda: "\n".join(m.value for m in at.markdown)  # noqa: E731
+    assert "**16.67 MB/s**" in text()
+    at.select_slider(key="checkpoint-storage.gpus").set_value(2000).run()
+    assert not at.exception
+    # the same 16.67 GB/s burst over 2,000 GPUs: 8.333 MB/s each
+    assert "**8.333 MB/s**" in text()
+    assert "**16.67 GB/s**" in text()
