@@ -141,3 +141,57 @@ FOUNDATION = {"batched-inference-api", "checkpoint-distribution"}
 @pytest.mark.parametrize("q", [q for q in WRITTEN if q.slug in FOUNDATION], ids=sorted(FOUNDATION))
 def test_foundation_pages_have_two_teaching_presets(q):
     assert len(q.content.presets) >= 2
+
+
+# Every key figure each issue names, by exact step key (units are checked in each page's tests).
+KEY_FIGURES: dict[str, tuple[str, ...]] = {
+    "agent-sessions": ("expected_loss_per_failure_s", "gpu_duty_cycle", "kv_bytes_final", "kv_bytes_mean", "recompute_multiplier", "recompute_per_step_s", "reload_per_step_s", "replicas_to_hold_kv", "session_duration_s",),
+    "autoscaling-warm-pool": ("backlog_without_pool", "in_flight_base", "in_flight_peak", "scale_down_hold_s", "scale_up_cooldown_s", "warm_pool_replicas", "warm_replicas_per_second_of_cold_start",),
+    "batched-inference-api": ("batch_fill_time_s", "expected_batch_at_flush", "gpus_at_fill", "gpus_at_target_util", "gpus_floor", "gpus_with_timeout_flush", "per_gpu_rps_at_fill", "per_gpu_rps_full", "worst_batching_wait_s",),
+    "chat-one-to-one": ("heartbeats_per_s", "kafka_partitions", "peak_messages_per_s", "presence_shards", "storage_per_day_TB",),
+    "checkpoint-distribution": ("link_GBps", "lower_bound_s", "naive_pull_s", "pipeline_s", "tree_levels", "tree_per_level_s", "tree_s",),
+    "checkpoint-storage": ("aggregate_write_GBps", "min_drain_GBps", "peak_to_average", "per_gpu_write_GBps", "reshard_bytes_per_rank_GB", "reshard_max_source_shards_per_rank", "retained_TB", "volume_per_day_TB",),
+    "cluster-10k-gpus": ("checkpoint_write_GBps", "core_switches", "facility_power_MW", "interruptions_per_day", "it_load_MW", "leaf_switches", "mean_nodes_in_repair", "nodes_built", "nodes_needed", "spare_nodes_p99", "spine_switches", "total_switches",),
+    "continuous-batching": ("batch_cap_kv", "batch_cap_tpot", "kv_budget_bytes", "kv_bytes_per_token", "p95_tpot_s", "ridge_batch", "step_time_s", "tokens_per_s_per_replica",),
+    "data-platform-sensitivity": ("backfill_hours", "raw_per_day_TB", "storage_cost_per_month_usd", "stored_TB",),
+    "design-doc-review": ("gpus_needed_at_peak", "per_gpu_full_batch_rps", "risk_expected_annual_cost_usd", "risk_ranking", "shortfall_at_peak_gpus",),
+    "disaggregated-prefill-decode": ("crossover_load", "decode_arithmetic_intensity", "disaggregated_capacity_per_node", "kv_egress_per_prefill_node_Bps", "kv_transfer_bytes_per_request", "monolith_capacity_per_node", "prefill_arithmetic_intensity", "prefill_to_decode_node_ratio",),
+    "eval-pipeline": ("gpu_hours_per_checkpoint", "gpus_fast", "gpus_slow", "prompts_per_checkpoint", "replicas_fast", "replicas_slow", "tokens_per_checkpoint", "tokens_per_s_per_gpu",),
+    "gpu-cloud-control-plane": ("api_qps", "failure_detection_s", "heartbeat_writes_per_s", "meter_buffer_per_node_KB", "p_allocation_has_bad_node", "p_allocation_has_bad_node_gated",),
+    "gpu-credit-ledger": ("capacity_gpu_hours", "contention_allocation_gpus", "credits_to_issue_gpu_hours", "hours_to_exhaust_at_burst", "ledger_debits_per_s",),
+    "inference-observability": ("mbu", "metric_series_full_labels", "metric_series_without_tenant", "per_token_span_cost_per_day_usd", "span_cost_to_gpu_cost_ratio", "tenant_cost_usd",),
+    "interview-minute-plan": ("checkpoint_end_of_arithmetic", "checkpoint_end_of_depth", "checkpoint_end_of_failure_modes", "checkpoint_end_of_numbers", "checkpoint_end_of_shape", "gpus", "planned_minutes", "replicas", "request_rate", "slack_minutes", "uncached_prompt_tokens",),
+    "job-scheduler-100k": ("best_victim_cost_gpu_hours", "heap_ops_per_decision", "lost_work_with_checkpoint_on_signal_gpu_hours", "lost_work_without_signal_gpu_hours", "mean_wait_h", "naive_scan_s_per_tick",),
+    "kv-cache-tiers": ("break_even_bandwidth_Bps", "break_even_prefix_tokens_ssd", "conversation_kv_bytes", "kv_bytes_per_token", "recompute_s", "reload_s_dram", "reload_s_ssd",),
+    "llm-gateway": ("audit_bytes_per_month", "average_team_budget_usd", "cache_savings_per_month_usd", "keys_per_team", "spend_per_month_usd", "team_provider_routes", "unavailability_with_fallback",),
+    "ml-config-system": ("batch_divisibility_remainder", "config_sha256", "config_valid", "grad_accum_steps", "sweep_runs",),
+    "model-artifact-distribution": ("chunk_count", "chunked_relay_rollout_s", "docker_time_per_node_s", "naive_registry_rollout_s", "per_node_lower_bound_s", "registry_egress_TB",),
+    "moe-1t-serving": ("all_to_all_s", "decode_step_s", "imbalance_throughput_loss", "kv_bytes_per_token", "kv_read_s", "min_gpus_for_weights", "tokens_per_s", "tokens_per_s_per_user", "weight_bytes_per_gpu", "weight_read_s",),
+    "moe-1t-training": ("a2a_egress_per_gpu_GBps", "checkpoint_TB", "compute_ratio_if_active", "gpu_hours", "state_TB", "state_per_gpu_GB", "step_slowdown_from_imbalance", "train_flops_per_token",),
+    "multi-lora": ("adapter_bytes", "dedicated_gpus", "dedicated_weight_bytes", "mixed_batch_overhead_fraction", "multi_lora_gpus", "multi_lora_replica_weight_bytes",),
+    "multi-region-failover": ("backlog_after_window", "in_flight_lost", "n_minus_1_max_utilization", "required_capacity_per_region", "retry_rate_per_s", "survivor_utilization_after_loss",),
+    "playground-abuse": ("concurrent_streams", "egress_Bps", "free_tier_tokens_per_day", "gateway_memory_bytes", "kv_to_text_ratio", "per_user_daily_quota_tokens", "reprefill_on_resume_s",),
+    "pretraining-data-pipeline": ("clean_text_TB", "implied_training_gpus", "raw_PB", "shards_TB", "trainer_read_MBps", "training_duration_days",),
+    "prompt-playground-product": ("full_copies_KB", "revocation_staleness_bound_s", "snapshot_plus_diff_KB", "storage_saving_ratio", "worst_case_diffs_applied",),
+    "rag-10k-qps": ("embedder_gpus", "index_shards", "latency_budget_ms", "llm_node_seconds_per_query", "llm_nodes_no_cache", "llm_nodes_with_cache", "replicas_per_shard", "reranker_gpus",),
+    "research-cluster-fair-share": ("allocation_gpus", "borrowed_gpus", "decayed_usage_gpu_hours", "fair_share_factor", "lost_gpu_hours_with_checkpoint_on_signal", "lost_gpu_hours_without_warning", "preempted_gpus",),
+    "serverless-gpu": ("billed_fraction", "cold_start_s", "fleet_billed_utilization", "snapshot_start_s", "warm_pool_slots",),
+    "serving-platform": ("decode_busy_fraction", "gpus", "prefill_replica_equivalents", "replicas", "request_rate", "requests_in_flight",),
+    "speculative-decoding": ("break_even_batch_weights_only", "break_even_batch_with_kv", "expected_tokens_per_pass", "optimal_draft_tokens", "ridge_batch", "speedup_at_operating_batch", "speedup_small_batch",),
+    "token-rate-limiter": ("admits_per_min_reserving", "admits_per_min_settled", "cost_ratio_large_to_small", "counter_ops_per_s", "counter_shards", "input_refill_per_s", "output_refill_per_s", "over_reservation_factor", "oversubscription_ratio",),
+    "training-disaster-recovery": ("expected_interruptions", "fraction_lost", "gpu_hours_lost", "job_mtbf_h", "rpo_mean_min", "rpo_worst_min", "rto_min", "run_gpu_hours", "young_optimal_interval_min",),
+    "ttft-slo-200ms": ("chunk_time_s", "max_admissible_prompt_tokens", "max_prompt_tokens_linear", "max_prompt_tokens_with_attention", "max_utilization_mm1", "max_utilization_pooled", "prefill_budget_s", "replicas_pooled", "replicas_separate",),
+    "usage-billing-pipeline": ("dedup_index_GB", "events_per_month", "kafka_partitions", "revenue_lost_to_drops_per_month_usd", "rollup_rows_per_month",),
+    "video-generation": ("arithmetic_intensity_batch1", "flops_per_pass", "flops_per_request", "gpu_seconds_per_request", "gpus_for_load", "jobs_in_service", "tokens_per_pass", "wall_time_s",),
+}
+
+
+@pytest.mark.parametrize("q", WRITTEN, ids=IDS)
+def test_every_key_figure_the_issue_names_is_a_step(q):
+    d = q.solve(q.Params())
+    missing = [k for k in KEY_FIGURES.get(q.slug, ()) if k not in d]
+    assert not missing, f"{q.slug} lacks {missing}"
+
+
+def test_key_figures_cover_every_question_in_the_catalog():
+    assert set(KEY_FIGURES) == set(QUESTIONS)
