@@ -51,7 +51,6 @@ def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x
         height=360,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
         hovermode="x unified",
-        template="plotly_white",
     )
     if log_x:
         fig.update_xaxes(type="log")
