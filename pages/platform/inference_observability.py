@@ -1,0 +1,153 @@
+import math
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from models.platform import inference_observability as model
+from models.units import format_quantity
+from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+page = QuestionPage("inference-observability")
+LABEL_NAMES = {"replica": "replica", "route": "route", "status": "status", "bucket": "histogram bucket",
+               "tenant": "tenant"}
+
+
+@page.diagram("telemetry_path")
+def telemetry_path(ctx):
+    d = ctx.derivation
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("gw", "Gateway", "spans: root · gateway · queue · emits the usage event", 0, 0, "muted"),
+        Box("engine", f"Engine × {ctx.params.replicas:,}", f"per step: tokens · batch · KV % · DRAM active · "
+            f"MBU {show('mbu')}", 1, 0),
+        Box("metrics", "Metrics store", f"{show('metric_series_without_tenant')} without tenant · "
+            f"{show('metric_series_full_labels')} with it", 2, 0, "accent"),
+        Box("collector", "Trace collector", f"{show('spans_per_request')} per request · "
+            "head sample + keep errors and slow", 1, 1),
+        Box("traces", "Trace store", f"a span per token: {show('per_token_span_cost_per_day_usd')}/day", 2, 1, "danger"),
+        Box("usage", "Usage events → attribution", f"never sampled · tenant by batch share · "
+            f"{show('tenant_cost_usd')} for the long-context tenant", 0, 1),
+    ]
+    arrows = [
+        Arrow("gw", "engine", "request"),
+        Arrow("engine", "metrics", "scrape"),
+        Arrow("engine", "collector", "spans, async"),
+        Arrow("gw", "collector", ""),
+        Arrow("collector", "traces", "sampled"),
+        Arrow("gw", "usage", "one per request"),
+    ]
+    return box_diagram(boxes, arrows, title="Metrics, traces and usage events: three stores, with this scenario's numbers")
+
+
+@page.chart("trace_waterfall")
+def trace_waterfall(ctx):
+    spans = model.waterfall(ctx.params)
+    total = max(end for _, _, end, _ in spans) or 1.0
+    min_w = total * 0.006  # a 5 ms span on a 10 s request must stay visible
+    fig = go.Figure()
+    names = [s[0] for s in spans]
+    for i, (name, start, end, records) in enumerate(spans):
+        dur = end - start
+        fig.add_trace(go.Bar(
+            y=[name], x=[max(dur, min_w)], base=[start], orientation="h", showlegend=False,
+            marker=dict(color="#94a3b8" if name == "request" else PALETTE[i % len(PALETTE)]),
+            text=[format_quantity(dur, "s") if dur > 0 else "event"], textposition="outside",
+            cliponaxis=False,
+            hovertemplate=f"<b>{name}</b><br>{format_quantity(start, 's')} → {format_quantity(end, 's')}"
+                          f"<br>{records}<extra></extra>",
+        ))
+    ttft = ctx.derivation.value("ttft_s")
+    fig.add_vline(x=ttft, line=dict(color="#dc2626", dash="dot", width=1.5),
+                  annotation_text=f"first token {format_quantity(ttft, 's')}", annotation_position="bottom right")
+    base_layout(fig, "One request's trace: one decode span, not one per token", "Seconds since the request arrived", "")
+    fig.update_layout(height=330, hovermode="closest",
+                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
+                      xaxis=dict(range=[0, total * 1.15]))
+    return fig
+
+
+@page.chart("utilization_vs_throughput")
+def utilization_vs_throughput(ctx):
+    d = ctx.derivation
+    # Sweep up to a little past the roofline for this batch: beyond it the observations are impossible.
+    at_roofline = ctx.params.batch * d.value("peak_Bps") / d.value("step_bytes")
+    hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "tokens_per_s_replica",
+        {"gpu_util_counter_pct": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
+         "mfu": "Model FLOP utilization"},
+        title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
+        n=60, lo=max(10, at_roofline / 50), hi=hi,
+    )
+    fig.add_hline(y=100, line=dict(color="#0f172a", dash="dash", width=1))
+    return fig
+
+
+@page.chart("span_ratio_vs_price")
+def span_ratio_vs_price(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "span_price_per_million_usd",
+        {"span_cost_to_gpu_cost_ratio": "Span per token ÷ GPU cost of the token",
+         "span_cost_to_list_price_ratio": "Span per token ÷ list price of the token"},
+        title="Does a span per token cost more than the token? Depends which cost (log-log)",
+        y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
+    )
+    fig.add_hline(y=1, line=dict(color="#0f172a", dash="dash", width=1.5))
+    # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
+    fig.add_annotation(x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False,
+                       xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))
+    return fig
+
+
+@page.chart("tenant_cost_vs_context")
+def tenant_cost_vs_context(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "tenant_context_tokens",
+        {"tenant_cost_usd": "By batch share (bytes read per step)",
+         "tenant_cost_by_token_count_usd": "By token count alone"},
+        title="One tenant's daily GPU cost against its context length", y_title="USD per day",
+        x_title="The tenant's mean context (tokens)", n=60,
+    )
+
+
+@page.sim("cardinality")
+def cardinality(ctx):
+    p = ctx.params
+    st.markdown("##### Which labels does the latency histogram carry?")
+    sizes = {"replica": p.replicas, "route": p.routes, "status": p.status_codes, "bucket": p.histogram_buckets,
+             "tenant": p.tenants}
+    cols = st.columns(len(model.LABELS))
+    chosen = []
+    for col, name in zip(cols, model.LABELS):
+        if col.checkbox(f"{LABEL_NAMES[name]} ({sizes[name]:,})", value=True, key=f"{ctx.slug}.sim_label_{name}"):
+            chosen.append(name)
+    series = model.series_count(p, set(chosen))
+    memory = series * p.bytes_per_series
+    over = series / p.series_budget
+    m = st.columns(3)
+    m[0].metric("Series", f"{series:,}", border=True)
+    m[1].metric("Store memory", format_quantity(memory, "B"), border=True)
+    m[2].metric("Of the budget", f"{over * 100:,.1f}%" if over < 10 else f"{over:,.0f}×", border=True,
+                delta="over budget" if over > 1 else "within budget", delta_color="inverse" if over > 1 else "normal")
+    running, xs, ys = 1, [], []
+    for name in chosen:
+        running *= sizes[name]
+        xs.append(f"× {LABEL_NAMES[name]}")
+        ys.append(running)
+    fig = go.Figure(go.Bar(x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
+                           text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False))
+    fig.add_hline(y=p.series_budget, line=dict(color="#dc2626", dash="dash", width=1.5))
+    fig.add_annotation(x=0, xref="paper", y=math.log10(p.series_budget), text=f"budget {p.series_budget:,.0f}",
+                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))
+    base_layout(fig, "Series as each label multiplies in (log scale)", "", "series", log_y=True)
+    top = max([p.series_budget, *ys]) if ys else p.series_budget
+    fig.update_layout(height=320, hovermode="closest",
+                      yaxis=dict(range=[0, math.log10(top) + 0.8]))
+    st.plotly_chart(fig, key=f"{ctx.slug}.sim.cardinality", config={"displaylogo": False})
+    st.caption("The product is the worst case: every combination of values appears. A load-balanced fleet reaches it, "
+               "because any tenant's request can land on any replica, route and status within a retention window.")
+
+
+page.render()

@@ -1,0 +1,173 @@
+import math
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from models.platform import job_scheduler_100k as model
+from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+page = QuestionPage("job-scheduler-100k")
+STEP_KEY = "job-scheduler-100k.sim_step"
+BUG_KEY = "job-scheduler-100k.sim_bug"
+JOB_COLORS = {"A": PALETTE[0], "B": PALETTE[2], "C": PALETTE[5], "D": PALETTE[3], model.URGENT: PALETTE[4]}
+
+
+@page.diagram("scheduler_shape")
+def scheduler_shape(ctx):
+    d = ctx.derivation
+    p = ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("api", "Job API", f"submit · cancel · status · {show('state_writes_per_s')}", 0, 0, "muted"),
+        Box("db", "Job store (SQL)", f"jobs · allocations · events log · {show('job_table_bytes')} of records",
+            1, 0),
+        Box("sched", "Scheduler (leader)", f"{show('size_classes')} per queue · pop = {show('heap_ops_per_decision')} · "
+            f"{show('decisions_per_s')}", 2, 0, "accent"),
+        Box("free", "Free-capacity index", "free GPUs per block · reservations", 3, 0),
+        Box("evict", "Preemption controller", f"victims by lost work + restart · best {d['best_victim_set'].value}",
+            2, 1, "danger"),
+        Box("agents", "Node agents", f"SIGTERM · {p.grace_min:g} min grace · report exit + commit", 1, 1),
+        Box("ckpt", "Checkpoint store", f"write ≈ {p.checkpoint_write_min:g} min · commit = pointer moves", 0, 1,
+            "muted"),
+    ]
+    arrows = [
+        Arrow("api", "db", "insert · CAS"),
+        Arrow("db", "sched", "events"),
+        Arrow("sched", "free", "place"),
+        Arrow("sched", "evict", "no room"),
+        Arrow("evict", "agents", "signal"),
+        Arrow("agents", "ckpt", "save"),
+        Arrow("agents", "db", "exited + committed", dashed=True),
+    ]
+    return box_diagram(boxes, arrows, title="Job store, indexed scheduler and the preemption path, with this scenario's numbers")
+
+
+@page.chart("scan_vs_jobs")
+def scan_vs_jobs(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "jobs",
+        {"naive_scan_s_per_tick": "Naive tick: check every job", "indexed_tick_s": "Indexed tick: heaps"},
+        title="Scheduler time per tick against the queue length (log-log)", y_title="Seconds per tick",
+        log_y=True, n=50,
+    )
+    budget = ctx.params.tick_s * ctx.params.scan_budget_fraction
+    # On log axes an annotation's coordinate is given in log10 units (shapes take data units).
+    for y, text, style in ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"),
+                           (budget, "placement budget", "dot")):
+        fig.add_hline(y=y, line=dict(color="#0f172a" if style == "dash" else "#94a3b8", dash=style, width=1.5))
+        fig.add_annotation(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left",
+                           yanchor="bottom", font=dict(size=11, color="#475569"))
+    return fig
+
+
+@page.chart("loss_vs_write")
+def loss_vs_write(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "checkpoint_write_min",
+        {"lost_work_without_signal_gpu_hours": "Killed outright: work since last checkpoint",
+         "lost_work_with_checkpoint_on_signal_gpu_hours": "Checkpoint on the signal"},
+        title="GPU-hours the preemption loses against the checkpoint write time", y_title="GPU-hours",
+        n=80, line_shape="linear",
+    )
+    fig.add_vline(x=ctx.params.grace_min, line=dict(color="#dc2626", dash="dash", width=1.5))
+    fig.add_annotation(x=math.log10(ctx.params.grace_min), y=1, yref="paper", text="grace period", showarrow=False,
+                       xanchor="left", yanchor="top", font=dict(size=11, color="#dc2626"))
+    return fig
+
+
+def _ledger_figure(frame: model.Frame) -> go.Figure:
+    """One bar of the ledger (what the scheduler believes) and one of the devices (what is really on them)."""
+    c = frame.cluster
+    fig = go.Figure()
+    rows = ("Ledger", "On the GPUs")
+    for job in c.jobs:
+        ledger = job.gpus if job.holds else 0
+        real = job.gpus if job.state in model.HOLDING else 0
+        fig.add_trace(go.Bar(
+            y=rows, x=[ledger, real], orientation="h", name=f"{job.name} ({job.gpus})",
+            marker=dict(color=JOB_COLORS.get(job.name, PALETTE[1]),
+                        pattern=dict(shape="/" if job.state == "PREEMPTING" else "")),
+            text=[job.name if ledger else "", job.name if real else ""], textposition="inside",
+            hovertemplate=f"{job.name}: {job.state}<extra></extra>",
+        ))
+    fig.add_trace(go.Bar(y=rows, x=[c.free, max(0, c.capacity - c.occupied)], orientation="h", name="free",
+                         marker=dict(color="#e2e8f0"), hovertemplate="free: %{x}<extra></extra>"))
+    fig.add_vline(x=c.capacity, line=dict(color="#dc2626" if frame.overcommitted else "#0f172a", width=2, dash="dash"),
+                  annotation_text=f"capacity {c.capacity}", annotation_position="bottom right")
+    base_layout(fig, "The GPU ledger against the devices (hatched: PREEMPTING, still writing)", "GPUs", "")
+    fig.update_layout(barmode="stack", height=300, hovermode="closest",
+                      legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
+                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows))),
+                      xaxis=dict(range=[0, max(c.capacity, c.occupied) * 1.08]))
+    return fig
+
+
+def _go(delta: int, n: int) -> None:
+    st.session_state[STEP_KEY] = min(max(0, st.session_state.get(STEP_KEY, 0) + delta), n - 1)
+
+
+@page.sim("lifecycle")
+def lifecycle(ctx):
+    p = ctx.params
+    st.markdown("##### Step through a preemption, one event at a time")
+    bug = st.toggle("Free a victim's GPUs on the signal (the common bug)", key=BUG_KEY,
+                    help="The ledger releases GPUs on SIGTERM instead of on exit with a committed checkpoint.")
+    frames = model.scenario(p, release_on_signal=bug)
+    n = len(frames)
+    if STEP_KEY not in st.session_state:
+        raw = st.query_params.get(STEP_KEY)
+        st.session_state[STEP_KEY] = int(raw) if raw is not None and raw.isdigit() else 0
+    st.session_state[STEP_KEY] = min(max(0, st.session_state[STEP_KEY]), n - 1)
+    i = st.session_state[STEP_KEY]
+    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
+    cols[0].button("Back", key=f"{ctx.slug}.sim_back", icon=":material/arrow_back:", disabled=i == 0,
+                   on_click=_go, args=(-1, n), width="stretch")
+    cols[1].button("Next event", key=f"{ctx.slug}.sim_next", icon=":material/arrow_forward:", disabled=i >= n - 1,
+                   on_click=_go, args=(1, n), width="stretch")
+    cols[2].button("Restart", key=f"{ctx.slug}.sim_restart", on_click=_go, args=(-n, n), width="stretch")
+    cols[3].caption(f"Event {i} of {n - 1}")
+    if st.query_params.get(STEP_KEY) != str(i):
+        st.query_params[STEP_KEY] = str(i)
+
+    frame = frames[i]
+    c = frame.cluster
+    header = f"**{frame.job}: `{frame.event}`.** " if frame.job else ""
+    text = header + frame.message + (f" {frame.note}" if frame.note else "")
+    if frame.overcommitted:
+        st.error(text + f" **{frame.overcommitted} GPUs are double-booked.**", icon=":material/error:")
+    elif not frame.accepted:
+        st.warning(text, icon=":material/hourglass_top:")
+    else:
+        st.info(text, icon=":material/swap_horiz:")
+    m = st.columns(4)
+    m[0].metric("Ledger: taken", f"{c.allocated} of {c.capacity}", border=True)
+    m[1].metric("Really on GPUs", f"{c.occupied}", delta=f"+{frame.overcommitted} over" if frame.overcommitted else None,
+                delta_color="inverse", border=True)
+    m[2].metric("Ledger: free", f"{c.free}", border=True)
+    m[3].metric("Work lost so far (GPU-h)", f"{frame.lost_gpu_hours:,.2f}", border=True)
+    st.plotly_chart(_ledger_figure(frame), key=f"{ctx.slug}.sim.ledger", config={"displaylogo": False})
+    st.dataframe(
+        {"Job": [j.name for j in c.jobs], "GPUs": [j.gpus for j in c.jobs], "State": [j.state for j in c.jobs],
+         "Ledger holds its GPUs": ["yes" if j.holds else "no" for j in c.jobs],
+         "Processes on its GPUs": ["yes" if j.state in model.HOLDING else "no" for j in c.jobs]},
+        hide_index=True, width="stretch", key=f"{ctx.slug}.sim.jobs",
+    )
+    final = frames[-1].lost_gpu_hours
+    st.caption(
+        f"This run ends with {final:,.2f} GPU-hours of work lost "
+        + ("(the victims were killed before their checkpoints committed). " if bug else "(the checkpoint writes). ")
+        + "Restarts are not counted here; they cost the same in both versions."
+    )
+    with st.expander("The transition table (pure data in models/platform/job_scheduler_100k.py)"):
+        table = model.BUGGY_TABLE if bug else model.TABLE
+        st.dataframe(
+            {"From": [t.src for t in table.values()], "Event": [t.event for t in table.values()],
+             "To": [t.dst for t in table.values()], "GPUs": [t.gpus for t in table.values()],
+             "Why": [t.why for t in table.values()]},
+            hide_index=True, width="stretch", key=f"{ctx.slug}.sim.table",
+        )
+
+
+page.render()

@@ -1,0 +1,305 @@
+"""inference-observability: the seed's two claims checked against first principles (the GPU counter
+reads 100% at any load; a span per token costs more than the token's GPU time but not more than its
+list price), hand-worked variants, properties, and the page's live cardinality toggles."""
+
+import math
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from models.content import PLACEHOLDER
+from models.core import knobs_of
+from models.platform import inference_observability as m
+from models.platform.inference_observability import Params, solve
+from models.registry import QUESTIONS, ROOT
+
+SLUG = "inference-observability"
+KEY_FIGURES = {
+    "mbu": "%",
+    "per_token_span_cost_per_day_usd": "USD",
+    "span_cost_to_gpu_cost_ratio": "1",
+    "metric_series_full_labels": "1",
+    "metric_series_without_tenant": "1",
+    "tenant_cost_usd": "USD",
+}
+
+# Llama-3-70B by hand: 70.6e9 params x 2 B; KV = 2 (K, V) x 80 layers x 8 KV heads x 128 x 2 B
+W = 70.6e9 * 2
+KV_TOKEN = 2 * 80 * 8 * 128 * 2
+H100_BPS, H100_FLOPS = 3.35e12, 989e12
+
+
+def test_catalog_shape_by_hand():
+    assert KV_TOKEN == 327_680
+    d = solve(Params())
+    assert d.value("weight_bytes") == pytest.approx(W)
+    assert d.value("kv_bytes_per_token") == KV_TOKEN
+
+
+def test_gpu_utilization_reads_100_percent_and_says_nothing():
+    # "GPU utilization at 100% tells you nothing": steps back to back fill every sample window
+    for tps in (100, 600, 2400, 5000):
+        for batch in (1, 64, 200):
+            assert solve(Params(tokens_per_s_replica=tps, batch=batch)).value("gpu_util_counter_pct") == pytest.approx(100)
+
+
+def test_mbu_and_mfu_by_hand():
+    d = solve(Params())
+    ctx = 1800 + 400 / 2
+    step_bytes = W + 64 * ctx * KV_TOKEN
+    step_s = 64 / 2400
+    assert d.value("context_tokens") == 2000
+    assert d.value("step_bytes") == pytest.approx(step_bytes)
+    assert d.value("step_time_s") == pytest.approx(step_s)
+    assert d.value("mbu") == pytest.approx(100 * step_bytes / step_s / (4 * H100_BPS))
+    assert d.value("mbu") == pytest.approx(51.25, abs=0.01)
+    assert d.value("mfu") == pytest.approx(100 * 2 * 70.6e9 * 2400 / (4 * H100_FLOPS))
+    assert d.value("tokens_per_s_per_gpu") == 600
+    assert d.value("mbu_plausible") == "yes"
+
+
+def test_headroom_by_hand():
+    d = solve(Params())
+    room = 4 * 80e9 * 0.9 - W
+    kv_seq = 2000 * KV_TOKEN
+    max_b = math.floor(room / kv_seq)
+    assert d.value("max_batch_by_kv") == max_b == 223
+    ceiling = max_b / ((W + max_b * kv_seq) / (4 * H100_BPS)) / 4
+    assert d.value("ceiling_tokens_per_s_per_gpu") == pytest.approx(ceiling)
+    assert d.value("headroom_ratio") == pytest.approx(ceiling / 600)
+
+
+def test_a_span_per_token_against_both_costs():
+    d = solve(Params())
+    tokens_day = 64 * 2400 * 86_400
+    gpu_day = 64 * 4 * 24 * 2.5
+    spans_day = tokens_day * 2.0 / 1e6
+    assert d.value("fleet_tokens_per_day") == tokens_day
+    assert d.value("gpu_cost_per_day_usd") == pytest.approx(15_360)
+    assert d.value("per_token_span_cost_per_day_usd") == pytest.approx(spans_day) == pytest.approx(26_542.08)
+    # "a trace per token would cost more than the tokens": true against the GPU time ...
+    assert d.value("span_cost_to_gpu_cost_ratio") == pytest.approx(spans_day / gpu_day)
+    assert d.value("span_cost_to_gpu_cost_ratio") > 1
+    # ... false against the list price of the same tokens
+    assert d.value("span_cost_to_list_price_ratio") == pytest.approx(2.0 / 3.0)
+    assert d.value("span_cost_to_list_price_ratio") < 1
+    # the request-level layout: 7 spans per 400-token request
+    assert d.value("spans_per_request") == 7
+    assert d.value("request_span_cost_per_day_usd") == pytest.approx(tokens_day / 400 * 7 * 2.0 / 1e6)
+    assert d.value("gpu_cost_per_million_tokens_usd") == pytest.approx(gpu_day / tokens_day * 1e6)
+
+
+def test_cardinality_by_hand():
+    d = solve(Params())
+    assert d.value("metric_series_full_labels") == 64 * 4 * 5 * 12 * 5000 == 76_800_000
+    assert d.value("metric_series_without_tenant") == 64 * 4 * 5 * 12 == 15_360
+    assert d.value("tenant_counter_series") == 5000 * 4 * 5
+    assert d.value("full_labels_memory_bytes") == pytest.approx(76_800_000 * 4000)
+    assert d.value("full_labels_over_budget") == pytest.approx(76.8)
+
+
+def test_tenant_cost_by_batch_share_by_hand():
+    d = solve(Params())
+    step_bytes = W + 64 * 2000 * KV_TOKEN
+    share = (W / 64 + 16_000 * KV_TOKEN) / step_bytes
+    step_cost = 4 * 2.5 / 3600 * (64 / 2400)
+    assert d.value("tenant_step_share") == pytest.approx(100 * share)
+    assert d.value("tenant_cost_usd") == pytest.approx(50e6 * step_cost * share)
+    by_count = 50e6 * (4 * 2.5 / 3600) / 2400
+    assert d.value("tenant_cost_by_token_count_usd") == pytest.approx(by_count)
+    assert d.value("tenant_cost_ratio") == pytest.approx(step_cost * share * 50e6 / by_count)
+
+
+# --- variants by hand --------------------------------------------------------------------------------
+
+
+def test_variant_h200_eight_way():
+    p = Params(gpu="H200", gpus_per_replica=8, batch=128, tokens_per_s_replica=3200, prompt_tokens=1000,
+               output_tokens=200, replicas=10, span_price_per_million_usd=0.5, gpu_hour_usd=4,
+               tenants=100, routes=2, status_codes=3, histogram_buckets=10)
+    d = solve(p)
+    step_bytes = W + 128 * 1100 * KV_TOKEN
+    step_s = 128 / 3200
+    assert d.value("mbu") == pytest.approx(100 * step_bytes / step_s / (8 * 4.8e12))
+    assert d.value("mfu") == pytest.approx(100 * 2 * 70.6e9 * 3200 / (8 * 989e12))
+    tokens_day = 10 * 3200 * 86_400
+    gpu_day = 80 * 24 * 4
+    assert d.value("per_token_span_cost_per_day_usd") == pytest.approx(tokens_day * 0.5e-6)
+    assert d.value("span_cost_to_gpu_cost_ratio") == pytest.approx(tokens_day * 0.5e-6 / gpu_day)
+    assert d.value("metric_series_full_labels") == 10 * 2 * 3 * 10 * 100
+    assert d.value("metric_series_without_tenant") == 600
+    # H200: 8 x 141 GB x 0.9 - 141.2 GB of KV room
+    assert d.value("kv_room_bytes") == pytest.approx(8 * 141e9 * 0.9 - W)
+
+
+def test_variant_impossible_observations_are_flagged():
+    # batch 4 at 5,000 tokens/s: a 0.8 ms step would move 141 GB -> far above the roofline
+    d = solve(Params(batch=4, tokens_per_s_replica=5000))
+    assert d.value("mbu") > 100
+    assert d.value("mbu_plausible") == "no"
+
+
+def test_variant_self_hosted_tracing_breaks_the_claim():
+    d = solve(Params(span_price_per_million_usd=0.1))
+    assert d.value("span_cost_to_gpu_cost_ratio") == pytest.approx(0.1e-6 * 64 * 2400 * 86_400 / 15_360)
+    assert d.value("span_cost_to_gpu_cost_ratio") < 1
+
+
+# --- properties ------------------------------------------------------------------------------------
+
+FAST = settings(max_examples=150, deadline=None)
+
+
+@FAST
+@given(t1=st.floats(10, 50_000), t2=st.floats(10, 50_000), batch=st.integers(1, 512))
+def test_more_throughput_raises_mbu_not_the_counter(t1, t2, batch):
+    lo, hi = sorted((t1, t2))
+    d_lo = solve(Params(tokens_per_s_replica=lo, batch=batch))
+    d_hi = solve(Params(tokens_per_s_replica=hi, batch=batch))
+    assert d_hi.value("mbu") >= d_lo.value("mbu")
+    assert d_hi.value("mfu") >= d_lo.value("mfu")
+    assert d_hi.value("gpu_util_counter_pct") == pytest.approx(d_lo.value("gpu_util_counter_pct")) == pytest.approx(100)
+
+
+@FAST
+@given(price=st.floats(0.01, 20), gpu_price=st.floats(0.5, 10), list_price=st.floats(0.1, 100))
+def test_span_ratios_follow_the_prices(price, gpu_price, list_price):
+    d = solve(Params(span_price_per_million_usd=price, gpu_hour_usd=gpu_price, list_price_per_million_tokens_usd=list_price))
+    # the ratio is simply price per span over cost per token
+    assert d.value("span_cost_to_gpu_cost_ratio") == pytest.approx(price / d.value("gpu_cost_per_million_tokens_usd"))
+    assert d.value("span_cost_to_list_price_ratio") == pytest.approx(price / list_price)
+    # 7 spans per 400-token request against 400 spans per request
+    assert d.value("request_span_cost_per_day_usd") == pytest.approx(d.value("per_token_span_cost_per_day_usd") * 7 / 400)
+
+
+@FAST
+@given(replicas=st.integers(1, 10_000), tenants=st.integers(1, 1_000_000), buckets=st.integers(1, 50))
+def test_tenant_label_multiplies_the_series(replicas, tenants, buckets):
+    p = Params(replicas=replicas, tenants=tenants, histogram_buckets=buckets)
+    d = solve(p)
+    assert d.value("metric_series_full_labels") == d.value("metric_series_without_tenant") * tenants
+    assert m.series_count(p, set(m.LABELS)) == d.value("metric_series_full_labels")
+    assert m.series_count(p, set(m.LABELS) - {"tenant"}) == d.value("metric_series_without_tenant")
+    assert m.series_count(p, set()) == 1
+
+
+@FAST
+@given(ctx=st.floats(100, 128_000), batch=st.integers(1, 512))
+def test_long_context_tenants_pay_more_per_token(ctx, batch):
+    p = Params(tenant_context_tokens=ctx, batch=batch)
+    d = solve(p)
+    avg_ctx = d.value("context_tokens")
+    ratio = d.value("tenant_cost_ratio")
+    if ctx > avg_ctx * 1.0001:
+        assert ratio > 1
+    elif ctx < avg_ctx * 0.9999:
+        assert ratio < 1
+    # a tenant at the average context pays exactly the token-count price
+    q = Params(tenant_context_tokens=avg_ctx, batch=batch)
+    assert solve(q).value("tenant_cost_ratio") == pytest.approx(1)
+
+
+def test_waterfall_layout():
+    p = Params()
+    spans = m.waterfall(p)
+    d = solve(p)
+    names = [s[0] for s in spans]
+    assert names[0] == "request" and len(spans) == d.value("spans_per_request")
+    assert "decode" in names and not any("token" in n for n in names)  # no span per token
+    by = {s[0]: s for s in spans}
+    assert by["decode"][1] == pytest.approx(d.value("ttft_s"))
+    assert by["decode"][2] == pytest.approx(by["request"][2]) == pytest.approx(d.value("request_s"))
+    # prefill by hand: 2 x 70.6e9 x 1,800 / (4 x 989e12 x 0.4)
+    assert d.value("prefill_s") == pytest.approx(2 * 70.6e9 * 1800 / (4 * 989e12 * 0.4))
+    assert d.value("decode_s") == pytest.approx(399 * 64 / 2400)
+    for _, start, end, _ in spans:
+        assert 0 <= start <= end <= by["request"][2] + 1e-12
+
+
+def test_solve_is_fast():
+    p = Params()
+    solve(p)
+    t = time.process_time()
+    for _ in range(200):
+        solve(p)
+    assert (time.process_time() - t) / 200 * 1000 < 1.0
+
+
+# --- contract ----------------------------------------------------------------------------------------
+
+
+def test_key_figures_exist_with_units():
+    d = solve(Params())
+    for key, unit in KEY_FIGURES.items():
+        assert key in d, key
+        assert d[key].unit == unit, (key, d[key].unit)
+
+
+def test_every_placeholder_resolves():
+    q = QUESTIONS[SLUG]
+    d = q.solve(q.Params())
+    names = set(d.keys()) | set(knobs_of(q.Params))
+    c = q.content
+    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
+        for match in PLACEHOLDER.finditer(text):
+            assert match.group(1) in names, match.group(1)
+    for dr in c.drills:
+        assert dr.key in d and d[dr.key].is_numeric, dr.key
+    assert len(c.drills) >= 6
+    assert {dr.phase for dr in c.drills} >= {"numbers", "arithmetic", "depth", "failure_modes"}
+    assert set(KEY_FIGURES) <= c.placeholders()
+    words = len((c.intro + " ".join(s.body for s in c.sections)).split())
+    assert 900 <= words <= 1600, words
+    assert {("chart", "trace_waterfall"), ("diagram", "telemetry_path"), ("sim", "cardinality")} <= set(c.directives())
+
+
+def test_presets_say_what_they_claim():
+    presets = {pr.name: pr.values for pr in QUESTIONS[SLUG].content.presets}
+    quiet = solve(Params(**presets["A quiet replica"]))
+    assert quiet.value("mbu") == pytest.approx(12.8, abs=0.1)
+    assert quiet.value("gpu_util_counter_pct") == pytest.approx(100)
+    assert solve(Params(**presets["Self-hosted tracing"])).value("span_cost_to_gpu_cost_ratio") < 1
+    frontier = solve(Params(**presets["A frontier-priced API"]))
+    assert frontier.value("span_cost_to_list_price_ratio") == pytest.approx(2 / 15)
+    assert frontier.value("span_cost_to_gpu_cost_ratio") > 1
+    big = solve(Params(**presets["A 500-replica fleet"]))
+    assert big.value("metric_series_full_labels") == 600_000_000
+    assert big.value("metric_series_without_tenant") == 120_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_mock_draws_stay_physical(data):
+    """Every knob drawn from its draw range: the observations stay under the roofline and fit in HBM."""
+    values = {}
+    for name, knob in knobs_of(Params).items():
+        default = getattr(Params(), name)
+        if knob.draw is None or isinstance(default, str):
+            continue
+        lo, hi = knob.draw
+        values[name] = data.draw(st.integers(int(lo), int(hi)) if isinstance(default, int) else st.floats(lo, hi))
+    values["gpu"] = data.draw(st.sampled_from(["H100 SXM", "H200", "B200"]))
+    d = solve(Params(**values))
+    assert d.value("mbu_plausible") == "yes", values
+    assert d.value("kv_fits") == "yes", values
+
+
+# --- the page ----------------------------------------------------------------------------------------
+
+
+def test_page_label_toggles_change_the_series(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
+    at = AppTest.from_file(str(ROOT / "pages" / "platform" / "inference_observability.py"), default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {x.label: x.value for x in at.metric}
+    assert metrics["Series"] == "76,800,000"
+    assert metrics["Memory-bandwidth utilization"] == "51.25%"
+    at.checkbox(key=f"{SLUG}.sim_label_tenant").uncheck().run()
+    assert {x.label: x.value for x in at.metric}["Series"] == "15,360"
+    at.checkbox(key=f"{SLUG}.sim_label_bucket").uncheck().run()
+    assert {x.label: x.value for x in at.metric}["Series"] == "1,280"  # 64 x 4 x 5
+    assert len(at.get("plotly_chart")) >= 5
