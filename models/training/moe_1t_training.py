@@ -1,0 +1,430 @@
+"""Training a 1T-parameter mixture of experts: is 1T total or active? (seeds 000 and 004)
+
+Storage follows total parameters, compute follows active ones. The catalog gives the model
+(Kimi K2: 1T total, 32B active, 384 routed experts, top-8) and the GPU; the walkthrough derives,
+in interview order:
+
+    training state      16 B/param x total (bf16 weights 2 + bf16 grads 2 + fp32 master, m, v 12)
+    checkpoint          14 B/param x total (no gradients)
+    FLOPs per token     6 x active; a 1T *active* model costs total / active times more
+    GPU-hours           tokens x 6 x active / (dense BF16 peak x MFU)
+
+    the layout          expert parallelism (EP) inside one 8-GPU NVLink node by default; pipeline
+                        stages (PP) as few as fit the per-GPU state budget; data parallelism (DP)
+                        over the rest, with ZeRO-1 sharding the optimizer state across DP replicas.
+                        Always-on weights (attention, shared expert, dense layer, embeddings) are
+                        replicated on each EP rank of a stage; routed experts are split across them:
+                            state per GPU = 4 B x P_gpu + 12 B x P_gpu / DP,
+                            P_gpu = (always-on + routed / EP) / PP
+    all-to-all          four per MoE layer per token (dispatch and combine forward, their gradients
+                        backward), top-k copies of a d_model bf16 vector each, (EP - 1) / EP of them
+                        leaving the GPU; rate = bytes per token x tokens/s per GPU at the MFU.
+                        The a2a time as a share of compute time is that rate over the link rate.
+    cross-node EP       when EP spans nodes, one copy per destination node (forwarded over NVLink
+                        inside it), at most M nodes per token (DeepSeek-V3's node-limited routing)
+    imbalance           the hottest EP rank gets `router_imbalance` x the mean routed tokens; its
+                        expert compute and its all-to-all stretch by that factor and every rank
+                        waits for it (no overlap of all-to-all with compute: an upper bound)
+
+Modelling choices stated on the page: Adam conventions from the catalog even though Kimi K2 used
+Muon (one momentum buffer, less state); uniform routing for the byte counts; no activation
+recomputation (it would repeat the forward all-to-alls).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import model_validator
+
+from models.catalog import (
+    ADAM_MIXED_BYTES_PER_PARAM,
+    CHECKPOINT_BYTES_PER_PARAM,
+    LINKS,
+    LLAMA3_INTERRUPTIONS,
+    TRAIN_FLOPS_PER_PARAM_TOKEN,
+    gpu as catalog_gpu,
+    model as catalog_model,
+)
+from models.core import Derivation, Knob, StrictModel
+from models.serving.moe_1t_serving import DENSE_LAYERS
+
+GPUS_PER_NODE = 8  # an HGX/DGX baseboard: eight SXM GPUs on one NVSwitch domain
+WEIGHT_BYTES = 2  # bf16 working weights
+GRAD_BYTES = ADAM_MIXED_BYTES_PER_PARAM - CHECKPOINT_BYTES_PER_PARAM  # 2: the checkpoint drops them
+OPTIMIZER_BYTES = CHECKPOINT_BYTES_PER_PARAM - WEIGHT_BYTES  # 12: fp32 master, m and v
+A2A_BYTES_PER_ELEM = 2  # bf16 hidden vectors (FP8 dispatch would halve the dispatch half)
+A2A_PER_MOE_LAYER = 4  # forward dispatch + combine, and the gradient of each in the backward pass
+
+# DeepSeek-V3 Technical Report, arXiv 2412.19437: Table 1 (pre-training 2,664K H800 GPU-hours for
+# 14.8T tokens) and section 3.2 (64-way expert parallelism over 8 nodes; node-limited routing,
+# each token to at most 4 nodes). H800 SXM has the H100 SXM's dense BF16 peak (same GH100 compute;
+# only NVLink and FP64 are cut), so the catalog's H100 SXM stands in for it.
+DSV3_PRETRAIN_GPU_HOURS = 2.664e6
+DSV3_PRETRAIN_TOKENS = 14.8e12
+DSV3_GPU = "H100 SXM"
+DSV3_EP = 64
+
+TrainModel = Literal["Kimi-K2 1T", "DeepSeek-V3"]
+TrainGPU = Literal["H100 SXM", "H200", "B200"]
+ClusterSize = Literal[1024, 2048, 4096, 8192, 16384]
+EPSize = Literal[4, 8, 16, 32, 64]
+NIC = Literal["IB NDR 400G", "IB XDR 800G", "400GbE", "200GbE"]
+
+
+class Params(StrictModel):
+    model: Annotated[
+        TrainModel, Knob("Model", help="Mixtures of experts from the catalog: total and active parameters, experts, top-k.")
+    ] = "Kimi-K2 1T"
+    gpu: Annotated[TrainGPU, Knob("GPU", help="HBM, dense BF16 peak and NVLink from the catalog.")] = "H100 SXM"
+    gpus: Annotated[
+        ClusterSize, Knob("GPUs in the job", "GPUs", 1024, 16384, log=True, draw=(2048, 16384),
+                          help="Whole 8-GPU nodes; a power of two so the layout divides it.")
+    ] = 4096
+    train_tokens_t: Annotated[
+        float,
+        Knob("Training tokens", "T tokens", 1, 100, 0.5, log=True,
+             help="Pre-training tokens (Kimi K2: 15.5T; DeepSeek-V3: 14.8T).", draw=(5, 30)),
+    ] = 15
+    mfu: Annotated[
+        float,
+        Knob("MFU", "", 0.15, 0.7, 0.01, percent=True,
+             help="Share of dense BF16 peak the whole run achieves, counting 6 x active FLOPs per token.",
+             draw=(0.25, 0.5)),
+    ] = 0.4
+    state_share_of_hbm: Annotated[
+        float,
+        Knob("HBM for training state", "", 0.2, 0.9, 0.05, percent=True,
+             help="Share of each GPU's HBM given to weights, gradients and optimizer state; the rest holds "
+                  "activations, communication buffers and fragmentation.", draw=(0.35, 0.7)),
+    ] = 0.5
+    ep_size: Annotated[
+        EPSize, Knob("Expert-parallel size", "GPUs", 4, 64, draw=(8, 32),
+                     help="GPUs that split one layer's routed experts; 8 fills one NVLink node.")
+    ] = 8
+    nic: Annotated[NIC, Knob("NIC per GPU", help="The scale-out port each GPU owns (catalog).")] = "IB NDR 400G"
+    max_nodes_per_token: Annotated[
+        int,
+        Knob("Node limit per token", "nodes", 1, 16, 1,
+             help="When expert parallelism spans nodes: the most nodes one token's experts may sit on "
+                  "(DeepSeek-V3 used 4).", draw=(2, 4)),
+    ] = 4
+    router_imbalance: Annotated[
+        float,
+        Knob("Router imbalance", "×", 1, 4, 0.05,
+             help="Routed tokens on the hottest expert-parallel rank over the mean (1 = perfectly balanced).",
+             draw=(1.05, 2)),
+    ] = 1.3
+    capacity_factor: Annotated[
+        float,
+        Knob("Capacity factor", "×", 1, 4, 0.05,
+             help="Most tokens an expert rank accepts, as a multiple of the mean; the overflow is dropped.",
+             draw=(1, 2)),
+    ] = 1.25
+
+    @model_validator(mode="after")
+    def _layout_fits(self) -> "Params":
+        if layout(self) is None:
+            m, g = catalog_model(self.model), catalog_gpu(self.gpu)
+            deepest = 1
+            while deepest * 2 <= min(m.layers, self.gpus // self.ep_size):
+                deepest *= 2
+            raise ValueError(
+                f"{self.model}'s training state does not fit {self.gpus:,} {self.gpu}s with "
+                f"{self.state_share_of_hbm:.0%} of {g.memory_GB:g} GB for state at expert-parallel size "
+                f"{self.ep_size}: even {deepest} pipeline stages leave too much per GPU. "
+                "Use more GPUs, a larger HBM share or a larger expert-parallel size."
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class Layout:
+    expert_params: float  # one routed expert, summed over the MoE layers
+    always_on_params: float  # attention, shared expert, dense layer, embeddings
+    routed_params: float  # every routed expert
+    budget_bytes: float
+    pp: int
+    mp: int
+    dp: int
+    params_per_gpu: float
+    weights_grads_bytes: float
+    optimizer_bytes: float
+
+    @property
+    def state_bytes(self) -> float:
+        return self.weights_grads_bytes + self.optimizer_bytes
+
+
+def _per_gpu(always_on: float, routed: float, ep: int, pp: int, dp: int) -> tuple[float, float, float]:
+    params = (always_on + routed / ep) / pp
+    return params, (WEIGHT_BYTES + GRAD_BYTES) * params, OPTIMIZER_BYTES * params / dp
+
+
+def layout(p: Params) -> Layout | None:
+    """The smallest power-of-two pipeline depth whose per-GPU state fits the budget, or None."""
+    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
+    expert = (m.total_params - m.active_params) / (m.moe_experts - m.experts_per_token)
+    always_on = m.active_params - m.experts_per_token * expert
+    routed = m.moe_experts * expert
+    budget = g.memory_bytes * p.state_share_of_hbm
+    pp = 1
+    while pp <= m.layers and pp * p.ep_size <= p.gpus:
+        dp = p.gpus // (pp * p.ep_size)
+        params, wg, opt = _per_gpu(always_on, routed, p.ep_size, pp, dp)
+        if wg + opt <= budget:
+            return Layout(expert, always_on, routed, budget, pp, pp * p.ep_size, dp, params, wg, opt)
+        pp *= 2
+    return None
+
+
+def remote_node_copies(experts: int, top_k: int, nodes: int, node_limit: int) -> float:
+    """Expected copies of one token that cross the NIC in one all-to-all when expert parallelism spans
+    `nodes` nodes, with one copy per destination node and at most `node_limit` nodes per token.
+
+    Uniform routing: the token's nodes are `min(limit, nodes)` drawn at random, its top-k experts are
+    drawn among their experts; a chosen node is touched unless none of the k land on it, and a
+    touched node is the token's own with probability 1 / nodes.
+    """
+    if nodes <= 1:
+        return 0.0
+    chosen = min(node_limit, nodes)
+    per_node = experts // nodes
+    pool = chosen * per_node
+    untouched = math.comb(pool - per_node, top_k) / math.comb(pool, top_k)
+    return chosen * (1 - untouched) * (nodes - 1) / nodes
+
+
+def solve(p: Params) -> Derivation:
+    d = Derivation(p)
+    m, g, lay = catalog_model(p.model), catalog_gpu(p.gpu), layout(p)
+    assert lay is not None  # the validator guarantees it
+    k = m.experts_per_token
+
+    # --- numbers: storage follows total, compute follows active ---
+    total = d.step("total_params", f"{p.model}: every parameter, all experts (catalog)", m.total_params, "1",
+                   noun="parameters")
+    active = d.step("active_params", "Parameters one token passes through (catalog)", m.active_params, "1",
+                    noun="parameters")
+    d.step("adam_bytes_per_param", "Mixed-precision Adam state per parameter (catalog convention)",
+           ADAM_MIXED_BYTES_PER_PARAM, "B",
+           formula=f"{WEIGHT_BYTES} B bf16 weight + {GRAD_BYTES} B bf16 grad + {OPTIMIZER_BYTES} B fp32 master, m, v")
+    state = d.step("state_TB", "Training state: every parameter, expert or not",
+                   total * ADAM_MIXED_BYTES_PER_PARAM / 1e12, "TB",
+                   formula="{total_params} × {adam_bytes_per_param} B")
+    d.step("state_if_dense_active_TB", "The state of a dense model with the same per-token compute",
+           active * ADAM_MIXED_BYTES_PER_PARAM / 1e12, "TB",
+           formula="{active_params} × {adam_bytes_per_param} B")
+    d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: the state minus gradients (catalog)",
+           CHECKPOINT_BYTES_PER_PARAM, "B",
+           formula=f"{ADAM_MIXED_BYTES_PER_PARAM} B − {GRAD_BYTES} B of gradients")
+    ckpt = d.step("checkpoint_TB", "One resumable checkpoint", total * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
+                  formula="{total_params} × {checkpoint_bytes_per_param} B")
+    fpt = d.step("train_flops_per_token", "Training FLOPs per token: forward 2 + backward 4, active only",
+                 TRAIN_FLOPS_PER_PARAM_TOKEN * active, "FLOP",
+                 formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{active_params}}")
+    d.step("dense_flops_per_token", "The same, if all 1T were active",
+           TRAIN_FLOPS_PER_PARAM_TOKEN * total, "FLOP", formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{total_params}}")
+    ratio = d.step("compute_ratio_if_active", "Compute multiple if 'total' meant 'active'", total / active, "1",
+                   noun="×", formula="{total_params} / {active_params}")
+    tokens = d.step("train_tokens", "Training tokens", p.train_tokens_t * 1e12, "1", noun="tokens",
+                    formula="{train_tokens_t} × 10¹²")
+    run_flops = d.step("run_flops", "FLOPs for the whole run", fpt * tokens, "1", noun="FLOP",
+                       formula="{train_flops_per_token} × {train_tokens}")
+    peak = d.step("gpu_peak_flops", f"{p.gpu} dense BF16 peak (catalog)", g.dense_bf16_flops, "FLOP/s")
+    per_gpu = d.step("achieved_flops_per_gpu", "What one GPU delivers at the MFU", peak * p.mfu, "FLOP/s",
+                     formula="{gpu_peak_flops} × {mfu}")
+    gpu_h = d.step("gpu_hours", "GPU-hours for the run", run_flops / per_gpu / 3600, "h",
+                   formula="{run_flops} / {achieved_flops_per_gpu} FLOP/s / 3,600 s")
+    days = d.step("training_days", "Wall clock on the job's GPUs", gpu_h / p.gpus / 24, "d",
+                  formula="{gpu_hours} h / {gpus} GPUs / 24")
+    d.step("gpu_hours_if_active", "GPU-hours if all 1T were active", gpu_h * ratio, "h",
+           formula="{gpu_hours} h × {compute_ratio_if_active}")
+    d.step("training_days_if_active", "Wall clock if all 1T were active", days * ratio, "d",
+           formula="{training_days} d × {compute_ratio_if_active}")
+    dsv3 = catalog_model("DeepSeek-V3")
+    dsv3_mfu = d.step(
+        "dsv3_implied_mfu", "MFU DeepSeek-V3's reported pre-training implies (H800 = H100 SXM BF16 peak)",
+        100 * TRAIN_FLOPS_PER_PARAM_TOKEN * dsv3.active_params * DSV3_PRETRAIN_TOKENS
+        / (DSV3_PRETRAIN_GPU_HOURS * 3600 * catalog_gpu(DSV3_GPU).dense_bf16_flops), "%",
+        formula=(f"100 × {TRAIN_FLOPS_PER_PARAM_TOKEN} × {dsv3.active_params:.3g} × {DSV3_PRETRAIN_TOKENS:.3g} tokens / "
+                 f"({DSV3_PRETRAIN_GPU_HOURS:.4g} GPU-h × 3,600 s × "
+                 f"{catalog_gpu(DSV3_GPU).dense_bf16_flops:.3g} FLOP/s)"))
+    d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu / 100) / 3600, "h",
+           formula="{run_flops} / ({gpu_peak_flops} FLOP/s × {dsv3_implied_mfu}%) / 3,600 s")
+
+    # --- shape: the state budget per GPU and the layout that falls out ---
+    d.step("hbm_GB", f"{p.gpu} HBM (catalog)", g.memory_GB, "GB")
+    budget_gb = d.step("state_budget_per_gpu_GB", "HBM one GPU gives to training state",
+                       lay.budget_bytes / 1e9, "GB", formula="{hbm_GB} GB × {state_share_of_hbm}")
+    d.step("min_gpus_for_state", "GPUs the state needs if sharded perfectly at that budget",
+           math.ceil(state * 1000 / budget_gb - 1e-9), "1", noun="GPUs",
+           formula="ceil({state_TB} TB / {state_budget_per_gpu_GB} GB)")
+    d.step("perfect_shard_per_gpu_GB", "State per GPU if every GPU held an equal slice", state * 1000 / p.gpus,
+           "GB", formula="{state_TB} TB / {gpus} GPUs")
+    d.step("routed_experts", "Routed experts per MoE layer (catalog)", m.moe_experts, "1", noun="routed experts")
+    d.step("experts_per_token", "Routed experts each token picks (catalog)", k, "1", noun="experts")
+    d.step("expert_params", "One routed expert, summed over the MoE layers", lay.expert_params, "1",
+           noun="parameters",
+           formula="({total_params} − {active_params}) / ({routed_experts} − {experts_per_token})")
+    d.step("always_on_params", "Always-on weights: attention, shared expert, dense layer, embeddings",
+           lay.always_on_params, "1", noun="parameters",
+           formula="{active_params} − {experts_per_token} × {expert_params}")
+    d.step("routed_params", "All routed experts", lay.routed_params, "1", noun="parameters",
+           formula="{routed_experts} × {expert_params}")
+    d.step("expert_share_of_compute", "Routed experts' share of a token's FLOPs",
+           100 * k * lay.expert_params / active, "%",
+           formula="100 × {experts_per_token} × {expert_params} / {active_params}")
+    d.step("experts_per_gpu", "Routed experts per GPU per layer", m.moe_experts // p.ep_size, "1", noun="experts",
+           formula="{routed_experts} / {ep_size}")
+    d.step("ep_nodes", "Nodes one expert-parallel group spans", max(1, p.ep_size // GPUS_PER_NODE), "1",
+           noun="nodes", formula=f"max(1, {{ep_size}} / {GPUS_PER_NODE} GPUs per node)")
+    d.step("optimizer_per_gpu_GB", "Optimizer state per GPU, ZeRO-1 over the data-parallel replicas",
+           lay.optimizer_bytes / 1e9, "GB",
+           formula=f"{OPTIMIZER_BYTES} B × ({{always_on_params}} + {{routed_params}} / {{ep_size}}) / PP / DP "
+                   f"= {OPTIMIZER_BYTES} B × ({{always_on_params}} × {{ep_size}} + {{routed_params}}) / {{gpus}}")
+    pp = d.step("pp_size", "Pipeline stages: the smallest power of two whose state fits the budget", lay.pp, "1",
+                noun="stages",
+                formula=f"smallest PP = 2ⁿ with {WEIGHT_BYTES + GRAD_BYTES} B × ({{always_on_params}} + "
+                        f"{{routed_params}} / {{ep_size}}) / PP + {{optimizer_per_gpu_GB}} GB ≤ "
+                        "{state_budget_per_gpu_GB} GB")
+    d.step("model_parallel_gpus", "GPUs holding one copy of the weights", lay.mp, "1", noun="GPUs",
+                formula="{pp_size} × {ep_size}")
+    d.step("dp_size", "Data-parallel replicas", lay.dp, "1", noun="replicas",
+           formula="{gpus} / {model_parallel_gpus}")
+    d.step("layers_per_stage", "Transformer layers per pipeline stage", m.layers / pp, "1", noun="layers",
+           formula=f"{m.layers} layers / {{pp_size}}")
+    d.step("params_per_gpu", "Parameters resident on one GPU", lay.params_per_gpu, "1", noun="parameters",
+           formula="({always_on_params} + {routed_params} / {ep_size}) / {pp_size}")
+    d.step("weights_grads_per_gpu_GB", "Weights and gradients per GPU", lay.weights_grads_bytes / 1e9, "GB",
+           formula=f"{WEIGHT_BYTES + GRAD_BYTES} B × {{params_per_gpu}}")
+    per_gpu_state = d.step("state_per_gpu_GB", "Training state per GPU in this layout", lay.state_bytes / 1e9,
+                           "GB", formula="{weights_grads_per_gpu_GB} GB + {optimizer_per_gpu_GB} GB")
+    d.step("activation_room_GB", "HBM left for activations and buffers", g.memory_GB - per_gpu_state, "GB",
+           formula="{hbm_GB} GB − {state_per_gpu_GB} GB")
+    d.step("layout_copies_of_state", "State held by the job over one copy", per_gpu_state * p.gpus / (state * 1000),
+           "1", noun="×", formula="{state_per_gpu_GB} GB × {gpus} / {state_TB} TB")
+
+    # --- arithmetic: the all-to-all against NVLink and the NIC ---
+    tps = d.step("tokens_per_s_per_gpu", "Tokens one GPU trains per second at the MFU", per_gpu / fpt, "1/s",
+                 noun="tokens", formula="{achieved_flops_per_gpu} FLOP/s / {train_flops_per_token} FLOP")
+    moe_layers = d.step("moe_layers", "MoE layers", m.layers - DENSE_LAYERS[p.model], "1", noun="layers",
+                        formula=f"{m.layers} layers − {DENSE_LAYERS[p.model]} dense")
+    d.step("hidden_size", "Hidden vector per routed copy (catalog d_model)", m.d_model, "1", noun="elements")
+    copy_b = d.step("copy_bytes", "One routed copy of a token in bf16", m.d_model * A2A_BYTES_PER_ELEM, "B",
+                    formula=f"{{hidden_size}} × {A2A_BYTES_PER_ELEM} B")
+    remote = d.step("remote_copies_per_token", "Copies per token per all-to-all that leave the GPU",
+                    k * (p.ep_size - 1) / p.ep_size, "1", noun="copies",
+                    formula="{experts_per_token} × ({ep_size} − 1) / {ep_size}")
+    per_tok = d.step("a2a_bytes_per_token", "All-to-all bytes one token sends off its GPU, per training step",
+                     A2A_PER_MOE_LAYER * moe_layers * remote * copy_b, "B",
+                     formula=f"{A2A_PER_MOE_LAYER} all-to-alls × {{moe_layers}} × {{remote_copies_per_token}} × "
+                             "{copy_bytes} B")
+    egress = d.step("a2a_egress_per_gpu_GBps", "All-to-all egress per GPU, averaged over the step",
+                    per_tok * tps / 1e9, "GB/s", formula="{a2a_bytes_per_token} B × {tokens_per_s_per_gpu} /s")
+    nvl = d.step("nvlink_GBps", f"{p.gpu} NVLink, one direction (catalog)", g.nvlink_GBps_per_direction, "GB/s",
+                 formula=f"{g.nvlink_GBps:g} GB/s bidirectional / 2")
+    nic_gbps = d.step("nic_GBps", f"{p.nic}, one direction (catalog)", LINKS[p.nic].GBps, "GB/s")
+    d.step("nvlink_over_nic", "NVLink over the NIC", nvl / nic_gbps, "1", noun="×",
+           formula="{nvlink_GBps} GB/s / {nic_GBps} GB/s")
+    d.step("a2a_share_if_all_nvlink", "All-to-all time over compute time, all of it on NVLink",
+           100 * egress / nvl, "%", formula="100 × {a2a_egress_per_gpu_GBps} / {nvlink_GBps}")
+    nic_all = d.step("a2a_share_if_all_nic", "The same traffic through the NIC", 100 * egress / nic_gbps, "%",
+                     formula="100 × {a2a_egress_per_gpu_GBps} / {nic_GBps}")
+
+    # This layout: copies to GPUs in the same node ride NVLink; copies to other nodes go once per node.
+    nodes = max(1, p.ep_size // GPUS_PER_NODE)
+    in_node = min(p.ep_size, GPUS_PER_NODE)
+    # A copy that crossed to another node is forwarded over that node's NVLink to the GPU holding
+    # the expert, unless it landed on it: counted in full (an upper bound; NVLink has the headroom).
+    nvl_copies = d.step(
+        "nvlink_copies_per_token", "Copies per all-to-all on NVLink: same-node experts, plus forwarding",
+        k * (in_node - 1) / p.ep_size + k * (p.ep_size - in_node) / p.ep_size * (in_node - 1) / in_node, "1",
+        noun="copies",
+        formula=f"{{experts_per_token}} × (m − 1) / {{ep_size}} + {{experts_per_token}} × ({{ep_size}} − m) / "
+                f"{{ep_size}} × (m − 1) / m, m = min({{ep_size}}, {GPUS_PER_NODE})")
+    nic_copies = d.step(
+        "nic_copies_per_token", "Copies per all-to-all to other nodes (one per node, node-limited)",
+        remote_node_copies(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", noun="copies",
+        formula="E[remote nodes touched] over {ep_nodes} nodes, at most {max_nodes_per_token} per token")
+    scale = A2A_PER_MOE_LAYER * moe_layers * copy_b * tps / 1e9
+    nvl_rate = d.step("a2a_nvlink_GBps", "All-to-all egress on NVLink in this layout", nvl_copies * scale, "GB/s",
+                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nvlink_copies_per_token}} × {{copy_bytes}} B "
+                              "× {tokens_per_s_per_gpu} /s")
+    nic_rate = d.step("a2a_nic_GBps", "All-to-all egress on the NIC in this layout", nic_copies * scale, "GB/s",
+                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nic_copies_per_token}} × {{copy_bytes}} B "
+                              "× {tokens_per_s_per_gpu} /s")
+    share_nvl = d.step("a2a_share_nvlink", "NVLink all-to-all time over compute time", 100 * nvl_rate / nvl, "%",
+                       formula="100 × {a2a_nvlink_GBps} / {nvlink_GBps}")
+    share_nic = d.step("a2a_share_nic", "NIC all-to-all time over compute time", 100 * nic_rate / nic_gbps, "%",
+                       formula="100 × {a2a_nic_GBps} / {nic_GBps}")
+    r = d.step("a2a_share", "All-to-all time over compute time: the slower link sets it",
+               max(share_nvl, share_nic), "%", formula="max({a2a_share_nvlink}%, {a2a_share_nic}%)")
+
+    # --- depth: expert parallelism across nodes, DeepSeek-V3 style ---
+    w_nodes = DSV3_EP // GPUS_PER_NODE
+    d.step("wide_ep_size", "A wide layout: DeepSeek-V3's expert-parallel size", DSV3_EP, "1", noun="GPUs")
+    d.step("wide_ep_nodes", "Nodes it spans", w_nodes, "1", noun="nodes",
+           formula=f"{{wide_ep_size}} / {GPUS_PER_NODE}")
+    naive = d.step("wide_nic_copies_naive", "NIC copies per token per all-to-all, every expert its own copy",
+                   k * (DSV3_EP - GPUS_PER_NODE) / DSV3_EP, "1", noun="copies",
+                   formula=f"{{experts_per_token}} × ({{wide_ep_size}} − {GPUS_PER_NODE}) / {{wide_ep_size}}")
+    dedup = d.step("wide_nic_copies_dedup", "One copy per destination node, forwarded over NVLink inside it",
+                   remote_node_copies(m.moe_experts, k, w_nodes, w_nodes), "1", noun="copies",
+                   formula="{wide_ep_nodes} × (1 − P(a node gets none of the {experts_per_token})) × "
+                           "({wide_ep_nodes} − 1) / {wide_ep_nodes}")
+    limited = d.step("wide_nic_copies_limited", "And each token limited to a few nodes",
+                     remote_node_copies(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", noun="copies",
+                     formula="the same over min({max_nodes_per_token}, {wide_ep_nodes}) chosen nodes")
+    d.step("wide_nic_share_naive", "Wide layout, NIC time over compute, no routing limit",
+           100 * naive * scale / nic_gbps, "%",
+           formula=f"100 × {A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_naive}} × {{copy_bytes}} B × "
+                   "{tokens_per_s_per_gpu} /s / {nic_GBps} GB/s")
+    d.step("wide_nic_share_dedup", "Wide layout, one copy per node", 100 * dedup * scale / nic_gbps, "%",
+           formula="{wide_nic_share_naive}% × {wide_nic_copies_dedup} / {wide_nic_copies_naive}")
+    d.step("wide_nic_share_limited", "Wide layout, node-limited routing", 100 * limited * scale / nic_gbps, "%",
+           formula="{wide_nic_share_naive}% × {wide_nic_copies_limited} / {wide_nic_copies_naive}")
+
+    # --- failure modes: router imbalance and all-to-all congestion ---
+    s = k * lay.expert_params / active
+    rr = r / 100
+    imb = p.router_imbalance
+    slow = d.step("step_slowdown_from_imbalance", "Step time over the balanced step: every rank waits for the hottest",
+                  (1 + (imb - 1) * s + imb * rr) / (1 + rr), "1", noun="×",
+                  formula="(1 + ({router_imbalance} − 1) × {expert_share_of_compute}% + {router_imbalance} × "
+                          "{a2a_share}%) / (1 + {a2a_share}%)")
+    d.step("gpu_hours_lost_to_imbalance", "GPU-hours the imbalance adds to the run", gpu_h * (slow - 1), "h",
+           formula="{gpu_hours} h × ({step_slowdown_from_imbalance} − 1)")
+    capped = d.step("hot_rank_load_capped", "Load on the hottest rank under the capacity factor",
+                    min(imb, p.capacity_factor), "1", noun="×",
+                    formula="min({router_imbalance}, {capacity_factor})")
+    d.step("step_slowdown_capped", "Step slowdown with the cap",
+           (1 + (capped - 1) * s + capped * rr) / (1 + rr), "1", noun="×",
+           formula="(1 + ({hot_rank_load_capped} − 1) × {expert_share_of_compute}% + {hot_rank_load_capped} × "
+                   "{a2a_share}%) / (1 + {a2a_share}%)")
+    d.step("dropped_share_hot_rank", "Routed tokens the hottest rank drops under the cap",
+           100 * max(0.0, 1 - p.capacity_factor / imb), "%",
+           formula="100 × max(0, 1 − {capacity_factor} / {router_imbalance})")
+    d.step("hot_rank_ingress_GBps", "Bytes/s the hottest rank receives", imb * egress, "GB/s",
+           formula="{router_imbalance} × {a2a_egress_per_gpu_GBps} GB/s")
+    d.step("hot_rank_nic_load", "The hottest rank's load on its NIC if this all-to-all crossed it",
+           imb * nic_all, "%", formula="{router_imbalance} × {a2a_share_if_all_nic}%")
+    d.step("step_slowdown_if_a2a_on_nic", "Balanced step if this all-to-all crossed the NIC instead",
+           (1 + nic_all / 100) / (1 + rr), "1", noun="×",
+           formula="(1 + {a2a_share_if_all_nic}%) / (1 + {a2a_share}%)")
+
+    # --- the checkpoint, and how often the run will need it ---
+    d.step("checkpoint_per_gpu_GB", "Checkpoint bytes each GPU writes if all write in parallel",
+           ckpt * 1000 / p.gpus, "GB", formula="{checkpoint_TB} TB / {gpus} GPUs")
+    rate = LLAMA3_INTERRUPTIONS.per_gpu_day
+    per_day = d.step("interruptions_per_day", "Unexpected interruptions per day at the Llama 3 rate",
+                     rate * p.gpus, "1", noun="per day",
+                     formula=(f"{LLAMA3_INTERRUPTIONS.unexpected_interruptions} / ({LLAMA3_INTERRUPTIONS.days:g} days "
+                              f"× {LLAMA3_INTERRUPTIONS.gpus:,} GPUs) × {{gpus}}"))
+    d.step("job_mtbf_h", "Mean time between interruptions of the whole job", 24 / per_day, "h",
+           formula="24 h / {interruptions_per_day}")
+    d.step("expected_interruptions", "Interruptions over the run", per_day * days, "1", noun="interruptions",
+           formula="{interruptions_per_day} × {training_days} d")
+    return d

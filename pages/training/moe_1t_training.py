@@ -1,0 +1,104 @@
+import typing
+
+import plotly.graph_objects as go
+from pydantic import ValidationError
+
+from models.training import moe_1t_training as model
+from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+from ui.solve_cache import solve
+
+page = QuestionPage("moe-1t-training")
+
+
+@page.diagram("layout")
+def layout(ctx):
+    d, p = ctx.derivation, ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    pp = int(d.value("pp_size"))
+    boxes = [
+        Box("data", "Global batch", f"{show('dp_size')} · each feeds one pipeline", 0, 0, "muted"),
+        Box("s1", "Pipeline stage 1", f"{show('layers_per_stage')} on average · {p.ep_size} GPUs of EP", 1, 0),
+        Box("smid", "Stages 2 …", f"same shape · {pp} stages in all", 2, 0),
+        Box("sn", f"Stage {pp}", f"loss · backward flows back", 3, 0),
+        Box("ep", f"Expert-parallel group ({p.ep_size} GPUs)",
+            f"{show('experts_per_gpu')} per GPU per layer · all-to-all {show('a2a_egress_per_gpu_GBps')} per GPU · "
+            f"NVLink {show('a2a_share_nvlink')} / NIC {show('a2a_share_nic')} of compute", 1, 1, "accent"),
+        Box("gpu", "One GPU",
+            f"weights + grads {show('weights_grads_per_gpu_GB')} · optimizer {show('optimizer_per_gpu_GB')} (ZeRO-1) · "
+            f"state {show('state_per_gpu_GB')} of {show('hbm_GB')}", 2, 1),
+        Box("hot", "Hottest EP rank", f"{p.router_imbalance:g} × the mean tokens · step × "
+            f"{d.value('step_slowdown_from_imbalance'):.3g}", 3, 1, "danger"),
+    ]
+    arrows = [
+        Arrow("data", "s1", "micro-batches"),
+        Arrow("s1", "smid", "activations (NIC)"),
+        Arrow("smid", "sn", ""),
+        Arrow("s1", "ep", "dispatch / combine"),
+        Arrow("ep", "gpu", ""),
+        Arrow("gpu", "hot", "", dashed=True),
+    ]
+    return box_diagram(
+        boxes, arrows,
+        title=f"{p.gpus:,} GPUs = {d.value('dp_size')} replicas × {pp} stages × {p.ep_size} GPUs of expert parallelism",
+        height=420,
+    )
+
+
+def _ep_points(ctx):
+    """Solve the scenario at every expert-parallel size the knob offers; skip layouts that do not fit."""
+    out = []
+    base = ctx.params.model_dump()
+    for ep in typing.get_args(model.EPSize):
+        try:
+            params = model.Params(**{**base, "ep_size": ep})
+        except ValidationError:
+            continue
+        out.append((ep, solve(ctx.slug, params)))
+    return out
+
+
+@page.chart("a2a_vs_ep")
+def a2a_vs_ep(ctx):
+    points = _ep_points(ctx)
+    xs = [str(ep) for ep, _ in points]
+    fig = go.Figure()
+    series = (("a2a_share_nvlink", "NVLink time / compute"), ("a2a_share_nic", "NIC time / compute"))
+    for i, (key, name) in enumerate(series):
+        fig.add_trace(go.Bar(x=xs, y=[float(d.value(key)) for _, d in points], name=name,
+                             marker_color=PALETTE[i],
+                             marker_line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points],
+                                              color="#0f172a")))
+    fig.add_trace(go.Scatter(x=xs, y=[float(d.value("state_per_gpu_GB")) for _, d in points], yaxis="y2",
+                             name="State per GPU (GB)", mode="lines+markers", line=dict(color=PALETTE[2], width=2)))
+    base_layout(fig, f"All-to-all against compute, by expert-parallel size (now {ctx.params.ep_size}, outlined)",
+                "Expert-parallel size (GPUs; 8 per node)", "% of compute time")
+    fig.update_layout(barmode="group", yaxis2=dict(title="GB per GPU", overlaying="y", side="right", showgrid=False,
+                                                   rangemode="tozero"))
+    return fig
+
+
+@page.chart("node_limit")
+def node_limit(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "max_nodes_per_token",
+        {"wide_nic_share_naive": "A copy per expert", "wide_nic_share_dedup": "A copy per node",
+         "wide_nic_share_limited": "A copy per node, node-limited"},
+        title=f"EP over {ctx.derivation['wide_ep_size'].display()}: NIC all-to-all time over compute, by node limit",
+        y_title="% of compute time", lo=1, hi=max(8, ctx.params.max_nodes_per_token), line_shape="hv",
+    )
+
+
+@page.chart("imbalance")
+def imbalance(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "router_imbalance",
+        {"step_slowdown_from_imbalance": "Step slowdown, nothing dropped",
+         "step_slowdown_capped": f"With a capacity factor of {ctx.params.capacity_factor:g}"},
+        title="Step time over the balanced step, against the hottest rank's load", y_title="× the balanced step",
+        n=61,
+    )
+
+
+page.render()
