@@ -9,6 +9,8 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.safe import code_span
+
 from models.core import Derivation, knobs_of
 from models.units import format_number, format_quantity
 from ui.charts import PALETTE, base_layout, sweep, sweep_values
@@ -27,7 +29,14 @@ def _toggle() -> None:
         del st.query_params[PARAM]
 
 
+def check_param() -> None:
+    raw = str(st.query_params.get(PARAM, "")).lower()
+    if raw not in {"1", "true", "yes", "0", "false", "no", ""}:
+        st.info(f"Ignored {code_span(f'compare={raw}', 40)}: use compare=1 to compare two scenarios.", icon=":material/link:")
+
+
 def compare_toggle() -> None:
+    check_param()
     st.session_state["compare.toggle"] = is_comparing()
     st.sidebar.toggle("Compare two scenarios", key="compare.toggle", on_change=_toggle,
                       help="A second set of knobs (B); every figure for A and B with the delta and ratio.")

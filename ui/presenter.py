@@ -12,6 +12,8 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from ui.safe import code_span
+
 PARAM = "present"
 CHART_HEIGHT_PX = 540
 
@@ -31,14 +33,42 @@ _PRESENTER_CSS = """
 </style>
 """
 
+# High contrast on top of the large type: pure black on white, or white on black, by theme.
+_CONTRAST_LIGHT = """
+<style>
+[data-testid="stMain"] .stMarkdown, [data-testid="stMain"] h1, [data-testid="stMain"] h2,
+[data-testid="stMain"] h3, [data-testid="stMetricValue"] { color: #000000 !important; }
+[data-testid="stAppViewContainer"], [data-testid="stMain"] { background: #ffffff !important; }
+</style>
+"""
+_CONTRAST_DARK = """
+<style>
+[data-testid="stMain"] .stMarkdown, [data-testid="stMain"] h1, [data-testid="stMain"] h2,
+[data-testid="stMain"] h3, [data-testid="stMetricValue"] { color: #ffffff !important; }
+[data-testid="stAppViewContainer"], [data-testid="stMain"] { background: #000000 !important; }
+</style>
+"""
+VALID = {"1", "true", "yes", "0", "false", "no", ""}
+
 
 def is_presenting() -> bool:
     return str(st.query_params.get(PARAM, "")).lower() in ("1", "true", "yes")
 
 
+def _dark() -> bool:
+    try:
+        return st.context.theme.type == "dark"
+    except Exception:  # no browser theme known (tests, first paint): assume light
+        return False
+
+
 def apply_style() -> None:
+    raw = str(st.query_params.get(PARAM, "")).lower()
+    if raw not in VALID:
+        st.info(f"Ignored {code_span(f'present={raw}', 40)}: use present=1 for the presenter view.", icon=":material/link:")
     if is_presenting():
         st.markdown(_PRESENTER_CSS, unsafe_allow_html=True)  # constant: see the module docstring
+        st.markdown(_CONTRAST_DARK if _dark() else _CONTRAST_LIGHT, unsafe_allow_html=True)  # constants
 
 
 def _toggle() -> None:

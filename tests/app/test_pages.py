@@ -132,3 +132,23 @@ def test_unknown_url_parameter_is_announced():
     assert not at.exception
     notices = " ".join(i.value for i in at.info)
     assert "Ignored `gpus`" in notices and "no_such_knob" in notices
+
+
+@pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
+def test_garbage_for_every_knob_is_announced(q):
+    """Every knob given a value it cannot take: one notice each, no traceback, a page that works."""
+    from ui.knobs import specs
+
+    at = _page(q)
+    knobs = specs(q.Params)
+    for spec in knobs:
+        at.query_params[spec.key(q.slug)] = "not-a-value" if spec.kind != "bool" else "maybe"
+    at.query_params["present"] = "banana"
+    at.query_params["compare"] = "x"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    notices = " ".join(i.value for i in at.info)
+    for spec in knobs:
+        assert spec.key(q.slug) in notices, spec.key(q.slug)
+    assert "present=banana" in notices and "compare=x" in notices
+    assert len(at.metric) >= 3

@@ -65,8 +65,9 @@ def test_raw_html_only_for_the_constant_presenter_style_sheet():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and any(k.arg == "unsafe_allow_html" for k in node.keywords):
                 arg = node.args[0] if node.args else None
-                ok = (isinstance(arg, ast.Name) and isinstance(constants.get(arg.id), ast.Constant)
-                      and isinstance(constants[arg.id].value, str))
+                names = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+                ok = all(isinstance(a, ast.Name) and isinstance(constants.get(a.id), ast.Constant)
+                         and isinstance(constants[a.id].value, str) for a in names)
                 if not ok:
                     offenders.append(f"{p.relative_to(ROOT)}:{node.lineno}")
     assert not offenders, offenders
