@@ -1,0 +1,180 @@
+import streamlit as st
+
+from models.platform import gpu_cloud_control_plane as model
+from ui.charts import sweep_figure
+from ui.diagram import BOX_H, Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+SLUG = "gpu-cloud-control-plane"
+page = QuestionPage(SLUG)
+STEP_KEY = f"{SLUG}.sim_step"
+GATE_KEY = f"{SLUG}.sim_skip_gate"
+
+
+@page.diagram("control_plane")
+def control_plane(ctx):
+    d, p = ctx.derivation, ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("api", "Tenant API", f"reserve k nodes · handoff {d['handoff_s'].display('min')}", 0, 0, "muted"),
+        Box("store", "State store", "desired (spec) + observed (status) · leases", 1, 0),
+        Box("rec", "Reconcilers", f"{show('reconciles_per_s')} · {show('api_qps')} uncached · "
+            f"{show('api_qps_with_cache')} cached · workers {show('reconciler_utilization_pct')} busy", 2, 0,
+            "accent"),
+        Box("fabric", "Fabric manager", "IB partition keys · VLAN/VNI · NVLink partitions", 3, 0),
+        Box("health", "Health service", f"gate catches {p.gate_catch_fraction:.0%} · "
+            f"{show('nodes_in_repair')} in repair", 2, 1, "danger"),
+        Box("agents", "Node agents", f"{p.nodes:,} nodes · lease every {p.heartbeat_interval_s:g} s · "
+            f"dead after {show('failure_detection_s')}", 1, 1),
+        Box("meter", "Local meter → billing", f"{show('meter_buffer_per_node_KB')} per node for a "
+            f"{p.outage_h:g} h outage · replay {show('replay_records_per_s')}", 0, 1, "muted"),
+    ]
+    arrows = [
+        Arrow("api", "store", "write desired"),
+        Arrow("store", "rec", "watch"),
+        Arrow("rec", "fabric", "join / leave partition"),
+        Arrow("rec", "health", "check before handoff"),
+        Arrow("agents", "store", show("heartbeat_writes_per_s")),
+        Arrow("agents", "meter", "usage records", dashed=True),
+        Arrow("health", "agents", "diagnostics"),
+    ]
+    return box_diagram(boxes, arrows, title="The control plane, with this scenario's numbers")
+
+
+@page.chart("bad_node_vs_allocation")
+def bad_node_vs_allocation(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "allocation_nodes",
+        {"p_allocation_has_bad_node": "No gate", "p_allocation_has_bad_node_gated": "Behind the health gate"},
+        title="Chance an allocation holds at least one bad node, against its size (log x)",
+        y_title="% of allocations", n=80,
+    )
+
+
+@page.chart("api_load_vs_nodes")
+def api_load_vs_nodes(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "nodes",
+        {"api_qps": "Reconciles reading through the API", "heartbeat_writes_per_s": "Heartbeat writes",
+         "api_qps_with_cache": "Reconciles with a watch cache"},
+        title="Control-plane load against the fleet size (log-log)", y_title="Calls or writes per second",
+        log_y=True, n=60,
+    )
+
+
+# --- the step-through ---------------------------------------------------------------------------
+
+LAYOUT = {
+    "PROVISIONING": (0, 0), "BURN_IN": (1, 0), "READY": (2, 0), "ALLOCATED": (3, 0),
+    "RMA": (0, 1), "REPAIR": (1, 1), "DRAINING": (3, 1),
+}
+EDGES = [
+    ("PROVISIONING", "BURN_IN", "imaged"), ("BURN_IN", "READY", "burn_in ✓"),
+    ("READY", "ALLOCATED", "allocate"), ("READY", "REPAIR", "check ✗"), ("ALLOCATED", "DRAINING", "release · fault"),
+    ("DRAINING", "READY", "drained ✓"), ("DRAINING", "REPAIR", "drained ✗"),
+    ("REPAIR", "RMA", "rma"), ("RMA", "PROVISIONING", "replaced"),
+]
+# BURN_IN and REPAIR are joined both ways; two parallel arrows, drawn by hand, keep the labels apart.
+PARALLEL = (("BURN_IN", "REPAIR", "burn_in ✗", -0.09), ("REPAIR", "BURN_IN", "repair", 0.09))
+
+
+def _state_figure(frame: model.Frame):
+    fleet = frame.fleet
+    acted = fleet.node(frame.node) if frame.node else None
+    boxes = []
+    for state, (col, row) in LAYOUT.items():
+        members = [n.name + (f" ({n.tenant})" if n.tenant else "") for n in fleet.nodes if n.state == state]
+        tone = "default"
+        if acted is not None and acted.state == state:
+            tone = "danger" if not frame.accepted else "accent"
+        boxes.append(Box(state, state, " · ".join(members) if members else "—", col, row, tone))
+    arrows = [Arrow(a, b, label) for a, b, label in EDGES]
+    fig = box_diagram(boxes, arrows, title="Where every node is now (highlighted: the node this event touched)")
+    half_h = BOX_H / 2
+    for src, dst, label, dx in PARALLEL:
+        (c0, r0), (c1, r1) = LAYOUT[src], LAYOUT[dst]
+        down = r1 > r0
+        y0 = -r0 - half_h if down else -r0 + half_h
+        y1 = -r1 + half_h if down else -r1 - half_h
+        fig.add_annotation(x=c1 + dx, y=y1, ax=c0 + dx, ay=y0, xref="x", yref="y", axref="x", ayref="y",
+                           showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=1.8, arrowcolor="#334155", text="")
+        fig.add_annotation(x=c0 + dx, y=(y0 + y1) / 2, text=label, showarrow=False,
+                           xanchor="right" if dx < 0 else "left", xshift=-6 if dx < 0 else 6,
+                           font=dict(size=11, color="#334155"), bgcolor="rgba(255,255,255,0.85)")
+    return fig
+
+
+def _go(delta: int, n: int) -> None:
+    st.session_state[STEP_KEY] = min(max(0, st.session_state.get(STEP_KEY, 0) + delta), n - 1)
+
+
+@page.sim("node_lifecycle")
+def node_lifecycle(ctx):
+    st.markdown("##### Step through six nodes and two tenants, one event at a time")
+    skip = st.toggle("Skip the pre-handoff health check", key=GATE_KEY,
+                     help="Allocate straight from READY, as a design without a health gate would.")
+    frames = model.scenario(gate=not skip)
+    n = len(frames)
+    if STEP_KEY not in st.session_state:
+        raw = st.query_params.get(STEP_KEY)
+        st.session_state[STEP_KEY] = int(raw) if raw is not None and raw.isdigit() else 0
+    st.session_state[STEP_KEY] = min(max(0, st.session_state[STEP_KEY]), n - 1)
+    i = st.session_state[STEP_KEY]
+    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
+    cols[0].button("Back", key=f"{SLUG}.sim_back", icon=":material/arrow_back:", disabled=i == 0,
+                   on_click=_go, args=(-1, n), width="stretch")
+    cols[1].button("Next event", key=f"{SLUG}.sim_next", icon=":material/arrow_forward:", disabled=i >= n - 1,
+                   on_click=_go, args=(1, n), width="stretch")
+    cols[2].button("Restart", key=f"{SLUG}.sim_restart", on_click=_go, args=(-n, n), width="stretch")
+    cols[3].caption(f"Event {i} of {n - 1}")
+    if st.query_params.get(STEP_KEY) != str(i):
+        st.query_params[STEP_KEY] = str(i)
+
+    frame = frames[i]
+    fleet = frame.fleet
+    if frame.event == "fault":
+        head = f"**{frame.node}: a fault appears.** "
+    elif frame.node:
+        head = f"`{frame.event}`" + (f" for {frame.tenant}" if frame.tenant else "") + " · "
+    else:
+        head = ""
+    text = head + frame.message + (f" {frame.note}" if frame.note else "")
+    if not frame.accepted:
+        st.warning("Refused. " + text, icon=":material/block:")
+    elif frame.event == "fault":
+        st.error(text, icon=":material/warning:")
+    else:
+        st.info(text, icon=":material/swap_horiz:")
+    m = st.columns(4)
+    m[0].metric("READY", fleet.count("READY"), border=True)
+    m[1].metric("ALLOCATED", fleet.count("ALLOCATED"), border=True)
+    m[2].metric("REPAIR + RMA", fleet.count("REPAIR") + fleet.count("RMA"), border=True)
+    m[3].metric("Bad nodes handed out", frame.bad_handed, border=True,
+                help="Allocations so far that gave a tenant a node with a fault on it.")
+    st.plotly_chart(_state_figure(frame), key=f"{SLUG}.sim.states", config={"displaylogo": False})
+    fault_text = {"": "none", "detectable": "yes (a check can see it)", "silent": "yes (silent: checks miss it)"}
+    st.dataframe(
+        {"Node": [x.name for x in fleet.nodes], "State": [x.state for x in fleet.nodes],
+         "Tenant": [x.tenant or "—" for x in fleet.nodes],
+         "Fault (hidden truth)": [fault_text[x.fault] for x in fleet.nodes],
+         "Checked since READY": ["yes" if x.checked else "no" for x in fleet.nodes],
+         "Field repairs": [x.repairs for x in fleet.nodes]},
+        hide_index=True, width="stretch", key=f"{SLUG}.sim.nodes",
+    )
+    final = frames[-1].bad_handed
+    st.caption(
+        f"This run hands tenants {final} faulty node{'s' if final != 1 else ''} in total "
+        + ("(no check before the handoff: both faults reach acme). " if skip
+           else "(the check pulls the flapping link; the slow GPU is silent and gets through). ")
+        + "The same rule holds at every step: a node reaches a tenant only from READY, and never two tenants at once."
+    )
+    with st.expander("The transition table (pure data in models/platform/gpu_cloud_control_plane.py)"):
+        st.dataframe(
+            {"From": [t.src for t in model.TRANSITIONS], "Event": [t.event for t in model.TRANSITIONS],
+             "Guard": [model.GUARD_TEXT.get(t.guard, "—") for t in model.TRANSITIONS],
+             "To": [t.dst for t in model.TRANSITIONS], "Why": [t.why for t in model.TRANSITIONS]},
+            hide_index=True, width="stretch", key=f"{SLUG}.sim.table",
+        )
+
+
+page.render()
