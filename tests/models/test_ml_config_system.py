@@ -420,7 +420,7 @@ layers_strategy = st.dictionaries(st.sampled_from(["model", "optim", "batch", "l
                                                    "junk"]), json_values, max_size=5)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(a=layers_strategy, b=layers_strategy, strict=st.booleans())
 def test_resolve_never_raises_on_arbitrary_layers(a, b, strict):
     res = m.resolve([("base", m.BASE), ("experiment", a), ("command line", b)], m.PINS, strict=strict)
@@ -568,7 +568,7 @@ def test_more_relaunch_gpus_never_fit_fewer_replicas(p, extra):
     assert v(b, "relaunch_usable_gpus") >= v(a, "relaunch_usable_gpus")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(p=scenarios, axis=st.sampled_from(["sweep_lr_values", "sweep_warmup_values", "sweep_seeds"]))
 def test_sweep_grows_with_every_axis_and_a_typo_wastes_all_but_one_value(p, axis):
     hi = knobs_of(Params)[axis].max
