@@ -1,0 +1,109 @@
+import json
+
+import streamlit as st
+
+from models.product import data_platform_sensitivity as model
+from ui.charts import sweep_figure
+from ui.diagram import Arrow, Box, box_diagram
+from ui.question_page import QuestionPage
+
+SLUG = "data-platform-sensitivity"
+ROLE_KEY = f"{SLUG}.sim_role"
+
+page = QuestionPage(SLUG)
+
+TREATMENT_TEXT = {"clear": "clear", "masked": "masked", "dropped": "dropped"}
+
+
+@page.diagram("platform_shape")
+def platform_shape(ctx):
+    d = ctx.derivation
+    p = ctx.params
+    show = lambda key: d[key].display(hint=False)  # noqa: E731
+    boxes = [
+        Box("sources", "Sources", "services · databases (CDC) · partner files", 0, 0, "muted"),
+        Box("bus", "Bus + batch loader", f"{show('raw_per_day_TB')} a day · schema registry · replay {p.replay_days:g} days", 1, 0),
+        Box("bronze", "Bronze (raw)", f"append-only · by event hour · {show('compressed_per_day_TB')} a day", 2, 0),
+        Box("transform", "Idempotent transforms", "overwrite owned partitions · merge on event id", 3, 0, "accent"),
+        Box("gold", "Silver + gold", f"{show('stored_TB')} with bronze · hot {show('hot_days_effective')}", 3, 1),
+        Box("policy", "Policy engine", "labels · row filters · masks", 2, 1, "accent"),
+        Box("users", "Roles", "partner, analyst · support, finance · privacy officer", 1, 1, "muted"),
+        Box("audit", "Audit log", f"every read · {show('audit_per_year_GB')} a year", 1, 2),
+        Box("quarantine", "Quarantine + backfill", f"{show('partitions_to_rewrite')} · {show('backfill_hours')}",
+            3, 2, "danger"),
+    ]
+    arrows = [
+        Arrow("sources", "bus", ""),
+        Arrow("bus", "bronze", "schema"),
+        Arrow("bronze", "transform", ""),
+        Arrow("transform", "gold", ""),
+        Arrow("gold", "policy", ""),
+        Arrow("policy", "users", "allowed"),
+        Arrow("policy", "audit", "who, what, why"),
+        Arrow("gold", "quarantine", "failed checks", dashed=True),
+    ]
+    return box_diagram(boxes, arrows, title="Ingest, store, transform, serve by clearance, with this scenario's numbers")
+
+
+@page.chart("cost_vs_retention")
+def cost_vs_retention(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "retention_days",
+        {"storage_cost_per_month_usd": "Tiered (hot + cold)", "all_hot_cost_per_month_usd": "Everything hot"},
+        title="Storage bill a month at steady state against retention (log-log)", y_title="USD a month",
+        log_y=True, n=80,
+    )
+
+
+@page.chart("backfill_vs_detection")
+def backfill_vs_detection(ctx):
+    return sweep_figure(
+        ctx.slug, ctx.params, "detection_delay_h",
+        {"backfill_hours": "Backfill hours"},
+        title="Backfill time against time to detect (log-log)", y_title="Hours", log_y=True, n=80,
+    )
+
+
+def _cell(value) -> str:
+    return f"{value:,.2f}" if isinstance(value, float) else str(value)
+
+
+@page.sim("access")
+def access(ctx):
+    st.markdown("##### Pick a role: which rows and columns of `sales.customer_orders` survive")
+    names = list(model.ROLES)
+    role_name = st.segmented_control("Role", names, default=names[1], key=ROLE_KEY, required=True)
+    role = model.ROLES[role_name or names[1]]
+    result = model.apply_policy(role)
+    m = st.columns(4)
+    m[0].metric("Clearance", role.clearance, border=True)
+    m[1].metric("Row filter", role.row_rule, border=True)
+    m[2].metric("Rows returned", f"{len(result.rows)} of {len(model.SAMPLE_ROWS)}", border=True)
+    shown = sum(1 for _, how in result.columns if how != "dropped")
+    m[3].metric("Columns returned", f"{shown} of {len(model.COLUMNS)}", border=True)
+
+    st.dataframe(
+        {"Column": [c.name for c, _ in result.columns],
+         "Label": [c.label for c, _ in result.columns],
+         "For this role": [TREATMENT_TEXT[how] for _, how in result.columns],
+         "Rule above clearance": [f"one level up: {model.MASK_TEXT[c.mask]}; higher: dropped" if c.mask
+                                  else "dropped" for c, _ in result.columns]},
+        hide_index=True, width="stretch", key=f"{SLUG}.sim.columns",
+    )
+    if result.rows:
+        cols = [c.name for c, how in result.columns if how != "dropped"]
+        st.dataframe({c: [_cell(r[c]) for r in result.rows] for c in cols}, hide_index=True, width="stretch",
+                     key=f"{SLUG}.sim.rows")
+    else:
+        st.warning("No row survives this role's filter and clearance.", icon=":material/block:")
+    st.caption(
+        f"Withheld: {result.rows_by_filter} row(s) by the row filter, {result.rows_by_label} by their own label "
+        f"(a customer under legal hold is labelled restricted). Dataset label: {model.dataset_label()}, "
+        "the highest of its columns. A role never receives a column above its clearance in clear; "
+        "one level above, only its masked form if one exists."
+    )
+    with st.expander("The audit record this read writes"):
+        st.code(json.dumps(result.audit, indent=2), language="json")
+
+
+page.render()
