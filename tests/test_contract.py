@@ -193,3 +193,12 @@ def test_every_key_figure_the_issue_names_is_a_step(q):
 
 def test_key_figures_cover_every_question_in_the_catalog():
     assert set(KEY_FIGURES) == set(QUESTIONS)
+
+
+def test_every_question_in_the_catalog_is_written_with_six_drills():
+    """Coverage is strict now that every content issue has landed."""
+    missing = [q.slug for q in QUESTIONS.values() if not (q.module_path.exists() and q.content_path.exists()
+                                                           and q.page_path.exists())]
+    assert not missing, f"not written: {missing}"
+    thin = [q.slug for q in QUESTIONS.values() if len(q.drills) < 6]
+    assert not thin, f"fewer than six drills: {thin}"
