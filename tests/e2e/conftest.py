@@ -47,10 +47,15 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1400, "height": 1000}}
 
 
-def start_server(db: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """`python -m ui.launch` on a free port with its own database; returns once healthy."""
-    port = _free_port()
-    env = {**os.environ, "WALKTHROUGHS_DB": str(db), "PYTHONUNBUFFERED": "1"}
+def start_server(db: Path | str, log: Path, env: dict[str, str] | None = None,
+                 port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """`python -m ui.launch` on a free port with its own database; returns once healthy.
+
+    `db` is a DuckDB file or a postgresql:// URL (several servers may share one); `env`
+    overrides or adds environment variables for this server only.
+    """
+    port = port or _free_port()
+    env = {**os.environ, "WALKTHROUGHS_DB": str(db), "PYTHONUNBUFFERED": "1", **(env or {})}
     with open(log, "w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "ui.launch", "--server.port", str(port),
@@ -90,6 +95,6 @@ def app_url(tmp_path_factory):
     stop_server(proc)
 
 
-def wait_idle(page, timeout: float = 30_000) -> None:
+def wait_idle(page, timeout: float = 90_000) -> None:
     """Wait until the app has finished its current run (never a sleep)."""
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
