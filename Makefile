@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-models bench chromium clean
+.PHONY: run test test-models bench bench-load chromium servers clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,22 @@ chromium:
 	  exit 1; \
 	fi
 
-test: $(STAMP) chromium
+# The store tests also run on PostgreSQL (a throwaway cluster from Debian's binaries) and the
+# replica test puts nginx in front of two app servers: both come from Debian's packages.
+servers:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null 2>&1 || missing="$$missing nginx"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "Installing Debian's$$missing for the store and replica tests..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	else \
+	  echo "The store and replica tests need Debian's$$missing. Install with: sudo apt-get install$$missing"; \
+	  exit 1; \
+	fi
+
+test: $(STAMP) chromium servers
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 test-models: $(STAMP)
@@ -35,6 +50,10 @@ test-models: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# 20 browser sessions against 1 replica (DuckDB), 1 replica (PostgreSQL), 2 replicas behind nginx.
+bench-load: $(STAMP) chromium servers
+	$(BIN)/python -m bench.load --compare
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

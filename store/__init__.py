@@ -1,4 +1,7 @@
-"""Persistence: attempts and answers in DuckDB. No streamlit here; the UI caches the Store."""
+"""Persistence: attempts and answers in DuckDB (one process) or PostgreSQL (several replicas).
+
+No streamlit here; the UI caches the Store.
+"""
 
 from store.db import MEMORY, NOT_KEPT, AttemptClosedError, Store, StoreError, open_store
 from store.paths import ENV_VAR, default_db_path

@@ -1,12 +1,16 @@
-"""The answer store: attempts and their append-only answers, in one DuckDB file.
+"""The answer store: attempts and their append-only answers, in DuckDB or PostgreSQL.
 
-One Store (one duckdb connection) per process; the UI keeps it in st.cache_resource. Every
-method takes a fresh `cursor()` of that connection, so Streamlit's session threads never share
-one, and uses `?` placeholders only. Writes are committed before a method returns.
+One Store per process; the UI keeps it in st.cache_resource. `Store.open(location)` picks the
+engine: a file path (or ":memory:") is an embedded DuckDB database, the default for one person
+on a laptop; a `postgresql://` URL is a server shared by several app replicas (a class). Both run
+the same queries (`?` placeholders only, converted for psycopg in store/backends.py), the same
+migrations and the same tests. Every method takes its own cursor (DuckDB) or pooled connection
+(PostgreSQL), so Streamlit's session threads never share one. Writes are committed before a
+method returns.
 
-Failures of the file (locked by another process, not a DuckDB file, read-only folder) become a
-StoreError with a message fit to show the learner; bad arguments are programmer errors and
-raise ValueError.
+Failures of the file or the server (locked by another process, not a DuckDB file, read-only
+folder; server unreachable, login refused, database missing) become a StoreError with a message
+fit to show the learner; bad arguments are programmer errors and raise ValueError.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,11 +29,22 @@ from typing import Any
 import duckdb
 
 from store import schema
+from store.backends import (
+    LOCK_MIGRATIONS,
+    LOCK_STUDY,
+    DuckDBBackend,
+    PostgresBackend,
+    StoreError,
+    explain_duckdb,
+    is_server_url,
+)
 from store.paths import ENV_VAR, default_db_path
 
 MEMORY = ":memory:"
 MODES = frozenset({"study", "mock"})
 NOT_KEPT = "Answers will not be kept after you close the app."
+
+__all__ = ["MEMORY", "NOT_KEPT", "AttemptClosedError", "Store", "StoreError", "open_store"]
 
 
 class AttemptClosedError(ValueError):
@@ -48,83 +62,12 @@ _ANSWER_COLUMNS = (
 )
 
 
-class StoreError(Exception):
-    """The answer store can't be used; str(err) is a plain sentence for the learner.
-
-    `kind` is one of: 'locked', 'corrupt', 'permission', 'path', 'schema', 'closed', 'other'.
-    """
-
-    def __init__(self, message: str, *, kind: str = "other", path: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
-        self.path = path
-
-
 def _utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-# --- turning duckdb / OS failures into sentences -------------------------------------------
-
-
-def _explain(exc: BaseException, path: str, *, doing: str = "open") -> StoreError:
-    """Map a duckdb or OS error raised while using the file at `path` to a StoreError."""
-    raw = str(exc)
-    low = raw.lower()
-    change = f"set {ENV_VAR} to a different file"
-    if "lock" in low and ("could not set lock" in low or "conflicting lock" in low):
-        pid = re.search(r"\(PID (\d+)\)", raw)
-        holder = f" (process {pid.group(1)})" if pid else ""
-        return StoreError(
-            f"The answer store {path} is locked by another process{holder}: another copy of "
-            f"the app is probably running. Close it, or {change}.",
-            kind="locked",
-            path=path,
-        )
-    if (
-        "not a valid duckdb database" in low
-        or "corrupt" in low
-        or "checksum" in low
-        or "could not read enough bytes" in low
-        or isinstance(exc, duckdb.SerializationException)
-    ):
-        return StoreError(
-            f"The file {path} is not an answer store this app can read (it is not a DuckDB "
-            f"database, or it is damaged). Move it aside, or {change}.",
-            kind="corrupt",
-            path=path,
-        )
-    if (
-        isinstance(exc, PermissionError)
-        or "permission denied" in low
-        or "read-only file system" in low
-        or "operation not permitted" in low
-    ):
-        return StoreError(
-            f"Cannot write the answer store {path}: permission denied (the folder or the file "
-            f"is read-only). Make it writable, or {change} in a folder you can write to.",
-            kind="permission",
-            path=path,
-        )
-    if (
-        isinstance(exc, (NotADirectoryError, FileExistsError, FileNotFoundError, IsADirectoryError))
-        or "not a directory" in low
-        or "no such file or directory" in low
-        or "is a directory" in low
-    ):
-        return StoreError(
-            f"Cannot use {path} for the answer store: part of that path is not a folder, or "
-            f"the path is a folder rather than a file. {change[0].upper() + change[1:]}.",
-            kind="path",
-            path=path,
-        )
-    first_line = raw.strip().splitlines()[0] if raw.strip() else type(exc).__name__
-    return StoreError(
-        f"Could not {doing} the answer store {path}: {first_line}",
-        kind="other",
-        path=path,
-    )
+# DuckDB / OS failures -> sentences: store/backends.py (kept under this name for callers).
+_explain = explain_duckdb
 
 
 # --- argument checks (programmer errors -> ValueError) --------------------------------------
@@ -135,6 +78,8 @@ def _check_text(name: str, value: Any, *, allow_empty: bool = False) -> str:
         raise ValueError(f"{name} must be a str, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise ValueError(f"{name} must not be empty")
+    if "\x00" in value:  # PostgreSQL text cannot hold NUL; refused on both engines alike
+        raise ValueError(f"{name} must not contain NUL characters")
     return value
 
 
@@ -193,7 +138,7 @@ def _encode_params(params: Any) -> str:
 
 
 def _as_utc(value: datetime | None) -> datetime | None:
-    # duckdb hands TIMESTAMPTZ back in the session's local zone; callers get UTC.
+    # duckdb and psycopg hand TIMESTAMPTZ back in the session's zone; callers get UTC.
     return None if value is None else value.astimezone(timezone.utc)
 
 
@@ -205,17 +150,20 @@ class Store:
 
     def __init__(
         self,
-        conn: duckdb.DuckDBPyConnection,
+        backend: DuckDBBackend | PostgresBackend | duckdb.DuckDBPyConnection,
         path: str,
         *,
         clock: Callable[[], datetime] | None = None,
     ):
-        self._conn: duckdb.DuckDBPyConnection | None = conn
-        self.path = path
+        if isinstance(backend, duckdb.DuckDBPyConnection):
+            backend = DuckDBBackend(backend, path)
+        self._backend: DuckDBBackend | PostgresBackend | None = backend
+        self.backend = backend.name  # "duckdb" or "postgresql"
+        self.path = path  # the file, ":memory:", or the server URL with its password hidden
         self.in_memory = path == MEMORY
         self._clock = clock or _utcnow
-        self._write_lock = threading.Lock()
-        # study_attempt is find-or-create; the lock keeps two reruns from creating two.
+        # study_attempt is find-or-create; the lock keeps two reruns of this process from
+        # creating two (the backend's advisory lock does the same across replicas).
         self._study_lock = threading.Lock()
 
     # -- opening and closing ----------------------------------------------------------------
@@ -229,21 +177,18 @@ class Store:
     ) -> Store:
         """Open (creating and migrating as needed) the store at `path`.
 
-        None means default_db_path(); ":memory:" gives a store that lives only in this process.
-        Raises StoreError if the file can't be used.
+        None means default_db_path(); ":memory:" gives a store that lives only in this process;
+        "postgresql://user:password@host:port/database" a store on a PostgreSQL server.
+        Raises StoreError if the file or the server can't be used.
         """
         if path is None:
             path = default_db_path()
+        if is_server_url(path):
+            backend = PostgresBackend(str(path))  # raises StoreError with the server's reason
+            return cls._opened(backend, backend.shown, clock)
         path_str = os.fspath(path)
         if path_str == MEMORY:
-            conn = duckdb.connect(MEMORY)
-            store = cls(conn, MEMORY, clock=clock)
-            try:
-                store._migrate()
-            except BaseException:
-                conn.close()
-                raise
-            return store
+            return cls._opened(DuckDBBackend(duckdb.connect(MEMORY), MEMORY), MEMORY, clock, probe=False)
 
         file = Path(path_str).expanduser().absolute()
         shown = str(file)
@@ -258,20 +203,26 @@ class Store:
             conn = duckdb.connect(shown)
         except (duckdb.Error, OSError) as exc:
             raise _explain(exc, shown) from exc
-        store = cls(conn, shown, clock=clock)
+        return cls._opened(DuckDBBackend(conn, shown), shown, clock)
+
+    @classmethod
+    def _opened(cls, backend: DuckDBBackend | PostgresBackend, shown: str,
+                clock: Callable[[], datetime] | None, *, probe: bool = True) -> Store:
+        store = cls(backend, shown, clock=clock)
         try:
             store._migrate()
-            store._probe_write()
+            if probe:
+                store._probe_write()
         except BaseException:
-            conn.close()
+            backend.close()
             raise
         return store
 
     def close(self) -> None:
-        """Close the connection; safe to call twice."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        """Close the connection (or the pool); safe to call twice."""
+        backend, self._backend = self._backend, None
+        if backend is not None:
+            backend.close()
 
     def __enter__(self) -> Store:
         return self
@@ -280,106 +231,106 @@ class Store:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._conn is None else "open"
+        state = "closed" if self._backend is None else "open"
         return f"Store({self.path!r}, {state})"
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    @contextmanager
-    def _cursor(self, doing: str = "read") -> Iterator[duckdb.DuckDBPyConnection]:
-        conn = self._conn
-        if conn is None:
+    def _live(self) -> DuckDBBackend | PostgresBackend:
+        backend = self._backend
+        if backend is None:
             raise StoreError("The answer store is closed.", kind="closed", path=self.path)
+        return backend
+
+    @contextmanager
+    def _cursor(self, doing: str = "read") -> Iterator[Any]:
+        """A cursor outside any transaction (autocommit): for reads."""
+        backend = self._live()
         try:
-            with conn.cursor() as cur:
+            with backend.cursor() as cur:
                 yield cur
-        except duckdb.Error as exc:
-            raise _explain(exc, self.path, doing=doing) from exc
+        except backend.errors as exc:
+            raise backend.explain(exc, doing=doing) from exc
+
+    @contextmanager
+    def _transaction(self, doing: str = "write to") -> Iterator[Any]:
+        """A cursor inside one transaction, committed when the block ends, rolled back on error."""
+        backend = self._live()
+        try:
+            with backend.transaction() as cur:
+                yield cur
+        except backend.errors as exc:
+            raise backend.explain(exc, doing=doing) from exc
 
     def _write(self, statements: list[tuple[str, list[Any]]]) -> None:
-        """Run statements in one transaction, committed before returning.
-
-        Writes are serialized: DuckDB aborts one of two concurrent transactions that update
-        the same row ("Conflict on update"), e.g. two reruns finishing one attempt. Only this
-        process owns the file and each write takes about a millisecond, so a lock costs
-        nothing worth having; reads stay concurrent.
-        """
-        with self._write_lock, self._cursor("write to") as cur:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                for sql, args in statements:
-                    cur.execute(sql, args)
-                cur.execute("COMMIT")
-            except BaseException:
-                try:
-                    cur.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass  # a failed COMMIT has already ended the transaction
-                raise
+        """Run statements in one transaction, committed before returning."""
+        with self._transaction() as cur:
+            for sql, args in statements:
+                cur.execute(sql, args)
 
     def _migrate(self) -> None:
+        """Apply the missing migrations, one transaction each.
+
+        Several replicas may open a new PostgreSQL database at once: each step takes the
+        migration lock and re-reads the version inside its transaction, so a step runs once and
+        the others find it done.
+        """
         migrations, target = schema.MIGRATIONS, schema.SCHEMA_VERSION
         assert target == len(migrations), "SCHEMA_VERSION must equal len(MIGRATIONS)"
-        with self._cursor() as cur:
-            found = cur.execute(
-                "SELECT count(*) FROM duckdb_tables() "
-                "WHERE database_name = current_database() AND schema_name = 'main' "
-                "AND table_name = ?",
-                [schema.SCHEMA_VERSION_TABLE],
-            ).fetchone()[0]
-            if found:
-                rows = cur.execute("SELECT version FROM schema_version").fetchall()
-                if len(rows) != 1:
-                    raise StoreError(
-                        f"The answer store {self.path} is damaged: its schema_version table "
-                        f"has {len(rows)} rows instead of 1. Move it aside, or set {ENV_VAR} "
-                        "to a different file.",
-                        kind="corrupt",
-                        path=self.path,
-                    )
-                version = int(rows[0][0])
-            else:
-                version = 0
-        if version > target:
-            raise StoreError(
-                f"The answer store {self.path} was written by a newer version of this app "
-                f"(schema version {version}; this version understands up to {target}). "
-                f"Update the app, or set {ENV_VAR} to a different file.",
-                kind="schema",
-                path=self.path,
-            )
-        for v in range(version, target):
-            with self._cursor() as cur:
-                cur.execute("BEGIN TRANSACTION")
-                try:
-                    for sql in migrations[v]:
-                        cur.execute(sql)
-                    cur.execute("UPDATE schema_version SET version = ?", [v + 1])
-                    cur.execute("COMMIT")
-                except (duckdb.Error, StoreError) as exc:
-                    try:
-                        cur.execute("ROLLBACK")
-                    except duckdb.Error:
-                        pass
-                    err = exc if isinstance(exc, StoreError) else _explain(exc, self.path)
-                    if err.kind == "other":
-                        err = StoreError(
-                            f"Could not upgrade the answer store {self.path} from schema "
-                            f"version {v} to {v + 1}: {str(exc).strip().splitlines()[0]}",
+        backend = self._live()
+        noun = backend.noun
+        while True:
+            version, migrating = 0, False
+            try:
+                with self._transaction("open") as cur:
+                    backend.lock(cur, LOCK_MIGRATIONS, "schema")
+                    version = self._schema_version(cur, noun)
+                    if version > target:
+                        raise StoreError(
+                            f"The answer store {self.path} was written by a newer version of this app "
+                            f"(schema version {version}; this version understands up to {target}). "
+                            f"Update the app, or set {ENV_VAR} to a different {noun}.",
                             kind="schema",
                             path=self.path,
                         )
-                    raise err from exc
+                    if version == target:
+                        return
+                    migrating = True
+                    for sql in schema.statements(migrations[version], backend.name):
+                        cur.execute(sql)
+                    cur.execute("UPDATE schema_version SET version = ?", [version + 1])
+            except StoreError as err:
+                if not migrating or err.kind != "other":
+                    raise
+                cause = err.__cause__ or err
+                raise StoreError(
+                    f"Could not upgrade the answer store {self.path} from schema "
+                    f"version {version} to {version + 1}: {str(cause).strip().splitlines()[0]}",
+                    kind="schema",
+                    path=self.path,
+                ) from cause
+
+    def _schema_version(self, cur: Any, noun: str) -> int:
+        """0 for a database the app never touched; StoreError if the version table is damaged."""
+        if not self._live().has_table(cur, schema.SCHEMA_VERSION_TABLE):
+            return 0
+        rows = cur.execute("SELECT version FROM schema_version").fetchall()
+        if len(rows) != 1:
+            raise StoreError(
+                f"The answer store {self.path} is damaged: its schema_version table "
+                f"has {len(rows)} rows instead of 1. Move it aside, or set {ENV_VAR} "
+                f"to a different {noun}.",
+                kind="corrupt",
+                path=self.path,
+            )
+        return int(rows[0][0])
 
     def _probe_write(self) -> None:
-        # An existing file in a read-only folder opens fine and fails at the first commit
-        # (duckdb can't create the .wal); find out now, not when the learner's answer is lost.
-        self._write(
-            [
-                ("CREATE TABLE _walkthroughs_write_probe (x INTEGER)", []),
-                ("DROP TABLE _walkthroughs_write_probe", []),
-            ]
-        )
+        backend = self._live()
+        try:
+            backend.probe_write()
+        except backend.errors as exc:
+            raise backend.explain(exc, doing="write to") from exc
 
     # -- attempts ---------------------------------------------------------------------------
 
@@ -409,16 +360,8 @@ class Store:
         settings_json = _encode_params(settings or {})
         started = _check_aware("now", now) or self._clock()
         attempt_id = uuid.uuid4().hex
-        self._write(
-            [
-                (
-                    f"INSERT INTO attempts ({_ATTEMPT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
-                    [attempt_id, profile, question, mode, seed, params_json, started,
-                     deadline, settings_json],
-                )
-            ]
-        )
+        self._write([_insert_attempt(attempt_id, profile, question, mode, seed, params_json, started,
+                                     deadline, settings_json)])
         return attempt_id
 
     def get_attempt(self, attempt_id: str) -> dict | None:
@@ -470,22 +413,28 @@ class Store:
         """
         _check_text("profile", profile)
         _check_text("question", question)
-        _encode_params(params)  # fail early even when an attempt already exists
+        params_json = _encode_params(params)  # fail early even when an attempt already exists
         now = self._clock()
         day_start = now.astimezone(timezone.utc).replace(hour=0, minute=0, second=0,
                                                         microsecond=0)
-        with self._study_lock:
-            with self._cursor() as cur:
-                row = cur.execute(
-                    "SELECT id FROM attempts WHERE profile = ? AND question = ? "
-                    "AND mode = 'study' AND finished_at IS NULL "
-                    "AND started_at >= ? AND started_at < ? "
-                    "ORDER BY started_at DESC, id DESC LIMIT 1",
-                    [profile, question, day_start, day_start + timedelta(days=1)],
-                ).fetchone()
+        # Find and create in one transaction under a lock on (profile, question): in this
+        # process the thread lock, across replicas on PostgreSQL an advisory lock, so two
+        # reruns racing on two servers still make one attempt.
+        with self._study_lock, self._transaction() as cur:
+            self._live().lock(cur, LOCK_STUDY, f"{profile}\x1f{question}")
+            row = cur.execute(
+                "SELECT id FROM attempts WHERE profile = ? AND question = ? "
+                "AND mode = 'study' AND finished_at IS NULL "
+                "AND started_at >= ? AND started_at < ? "
+                "ORDER BY started_at DESC, id DESC LIMIT 1",
+                [profile, question, day_start, day_start + timedelta(days=1)],
+            ).fetchone()
             if row is not None:
                 return row[0]
-            return self.start_attempt(profile, question, "study", params)
+            attempt_id = uuid.uuid4().hex
+            cur.execute(*_insert_attempt(attempt_id, profile, question, "study", None, params_json,
+                                         now, None, "{}"))
+            return attempt_id
 
     # -- answers ----------------------------------------------------------------------------
 
@@ -546,9 +495,9 @@ class Store:
         _check_text("attempt_id", attempt_id)
         with self._cursor() as cur:
             rows = cur.execute(
-                f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE attempt_id = ? "
-                "QUALIFY row_number() OVER "
-                "(PARTITION BY drill_key ORDER BY answered_at DESC, seq DESC) = 1 "
+                f"SELECT {_ANSWER_COLUMNS} FROM (SELECT {_ANSWER_COLUMNS}, row_number() OVER "
+                "(PARTITION BY drill_key ORDER BY answered_at DESC, seq DESC) AS newest "
+                "FROM answers WHERE attempt_id = ?) AS ranked WHERE newest = 1 "
                 "ORDER BY answered_at, seq",
                 [attempt_id],
             ).fetchall()
@@ -582,8 +531,9 @@ class Store:
         _check_text("attempt_id", attempt_id)
         with self._cursor() as cur:
             rows = cur.execute(
-                "SELECT phase, text, saved_at FROM notes WHERE attempt_id = ? "
-                "QUALIFY row_number() OVER (PARTITION BY phase ORDER BY saved_at DESC, seq DESC) = 1",
+                "SELECT phase, text, saved_at FROM (SELECT phase, text, saved_at, row_number() OVER "
+                "(PARTITION BY phase ORDER BY saved_at DESC, seq DESC) AS newest "
+                "FROM notes WHERE attempt_id = ?) AS ranked WHERE newest = 1",
                 [attempt_id],
             ).fetchall()
         return {phase: {"text": text, "saved_at": _as_utc(at)} for phase, text, at in rows}
@@ -649,6 +599,15 @@ class Store:
         """Number of answer rows in the whole store."""
         with self._cursor() as cur:
             return int(cur.execute("SELECT count(*) FROM answers").fetchone()[0])
+
+
+def _insert_attempt(attempt_id: str, profile: str, question: str, mode: str, seed: int | None,
+                    params_json: str, started: datetime, deadline: datetime | None,
+                    settings_json: str) -> tuple[str, list[Any]]:
+    return (
+        f"INSERT INTO attempts ({_ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)",
+        [attempt_id, profile, question, mode, seed, params_json, started, deadline, settings_json],
+    )
 
 
 def _attempt_dict(row: tuple) -> dict:

@@ -2,16 +2,26 @@
 
 MIGRATIONS[i] takes a database from schema version i to i + 1; the runner in db.py executes
 each one inside a transaction and then records the new version in `schema_version`.
-Version 0 is a DuckDB file with no `schema_version` table (new, or never touched by the app).
-Never edit a migration that has shipped: append a new one and bump SCHEMA_VERSION.
+Version 0 is a DuckDB file or a PostgreSQL schema with no `schema_version` table (new, or never
+touched by the app). Never edit a migration that has shipped: append a new one and bump
+SCHEMA_VERSION.
+
+The same list runs on DuckDB and on PostgreSQL, so the SQL is the part both speak: VARCHAR,
+BIGINT, DOUBLE PRECISION, TIMESTAMPTZ, sequences with nextval() defaults. Where the two must
+differ, a statement is a dict {"duckdb": ..., "postgresql": ...}: one version number, one
+variant per engine (`statements()` picks).
 """
 
 from __future__ import annotations
 
 SCHEMA_VERSION_TABLE = "schema_version"
 
-MIGRATIONS: list[list[str]] = [
-    # 0 -> 1
+Statement = str | dict[str, str]
+
+MIGRATIONS: list[list[Statement]] = [
+    # 0 -> 1. Written for DuckDB with DOUBLE; spelled DOUBLE PRECISION since the PostgreSQL
+    # store, which DuckDB reads as the very same DOUBLE type: a file made by either spelling
+    # has an identical schema (tests/test_store.py checks the column types).
     [
         "CREATE TABLE schema_version (version INTEGER NOT NULL)",
         "INSERT INTO schema_version (version) VALUES (0)",
@@ -26,7 +36,7 @@ MIGRATIONS: list[list[str]] = [
             started_at  TIMESTAMPTZ NOT NULL,
             deadline    TIMESTAMPTZ,
             finished_at TIMESTAMPTZ,
-            score       DOUBLE
+            score       DOUBLE PRECISION
         )
         """,
         # seq breaks ties between answers stamped in the same microsecond (or a clock that
@@ -38,11 +48,11 @@ MIGRATIONS: list[list[str]] = [
             attempt_id      VARCHAR NOT NULL,
             drill_key       VARCHAR NOT NULL,
             typed           VARCHAR NOT NULL,
-            parsed_value    DOUBLE,
+            parsed_value    DOUBLE PRECISION,
             parsed_unit     VARCHAR,
-            reference_value DOUBLE,
+            reference_value DOUBLE PRECISION,
             reference_unit  VARCHAR,
-            score           DOUBLE,
+            score           DOUBLE PRECISION,
             answered_at     TIMESTAMPTZ NOT NULL,
             seq             BIGINT NOT NULL DEFAULT nextval('answers_seq')
         )
@@ -94,3 +104,16 @@ MIGRATIONS.append(
 )
 
 SCHEMA_VERSION: int = len(MIGRATIONS)
+
+
+def statements(migration: list[Statement], dialect: str) -> list[str]:
+    """The migration's SQL for one engine ("duckdb" or "postgresql")."""
+    out = []
+    for stmt in migration:
+        if isinstance(stmt, dict):
+            if dialect not in stmt:
+                raise KeyError(f"a migration statement has no {dialect} variant: {stmt}")
+            out.append(stmt[dialect])
+        else:
+            out.append(stmt)
+    return out

@@ -1,4 +1,10 @@
-"""The answer store: round trips, ordering, injection, file failures, migrations, threads."""
+"""The answer store: round trips, ordering, injection, file and server failures, migrations, threads.
+
+Every test that is not about a DuckDB file runs twice, on DuckDB and on PostgreSQL (a throwaway
+cluster from tests/conftest_pg.py, one fresh database per test): `store_backend` is the
+parameter, `location` what Store.open is given, `raw` plain SQL on the same database behind
+the store's back.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,6 +25,7 @@ if str(ROOT) not in sys.path:  # pyproject sets no pytest pythonpath yet
 
 import store.paths  # noqa: E402
 from store import schema  # noqa: E402
+from store.backends import explain_postgres, redact_url, to_pyformat  # noqa: E402
 from store.db import NOT_KEPT, Store, StoreError, _explain, open_store  # noqa: E402
 
 INJECTIONS = ["'); DROP TABLE answers; --", "Robert'); --", "x' OR '1'='1", 'a"; DROP TABLE attempts; --']
@@ -40,43 +48,110 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+@pytest.fixture(params=["duckdb", "postgres"])
+def store_backend(request) -> str:
+    return request.param
+
+
 @pytest.fixture
-def db(tmp_path, clock):
-    s = Store.open(tmp_path / "w.duckdb", clock=clock)
+def location(store_backend, tmp_path, request):
+    """What Store.open is given: a DuckDB file path, or the URL of a new empty schema."""
+    if store_backend == "duckdb":
+        return tmp_path / "w.duckdb"
+    return request.getfixturevalue("pg_cluster").create_schema()
+
+
+def shown(location) -> str:
+    """How the store names `location` in Store.path and in its messages."""
+    return redact_url(location) if isinstance(location, str) else str(location)
+
+
+class DuckRaw:
+    dialect = "duckdb"
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def run(self, *statements: str | tuple[str, list]) -> list[tuple]:
+        conn = duckdb.connect(str(self.path))
+        try:
+            out: list[tuple] = []
+            for stmt in statements:
+                sql, args = stmt if isinstance(stmt, tuple) else (stmt, [])
+                out = conn.execute(sql, args).fetchall() if args else conn.execute(sql).fetchall()
+            return out
+        finally:
+            conn.close()
+
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.run("SELECT table_name FROM duckdb_tables()")}
+
+    def columns(self, table: str) -> list[str]:
+        return [r[0] for r in self.run(f"DESCRIBE {table}")]
+
+
+class PgRaw:
+    dialect = "postgresql"
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def run(self, *statements: str | tuple[str, list]) -> list[tuple]:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            out: list[tuple] = []
+            for stmt in statements:
+                sql, args = stmt if isinstance(stmt, tuple) else (stmt, [])
+                cur = conn.execute(to_pyformat(sql), args) if args else conn.execute(sql)
+                out = cur.fetchall() if cur.description else []
+            return out
+
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.run(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")}
+
+    def columns(self, table: str) -> list[str]:
+        return [r[0] for r in self.run((
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position", [table]))]
+
+
+@pytest.fixture
+def raw(location):
+    return PgRaw(location) if isinstance(location, str) else DuckRaw(location)
+
+
+@pytest.fixture
+def db(location, clock):
+    s = Store.open(location, clock=clock)
     yield s
     s.close()
 
 
-def _version(path: Path) -> int:
-    conn = duckdb.connect(str(path))
-    try:
-        return conn.execute("SELECT version FROM schema_version").fetchone()[0]
-    finally:
-        conn.close()
+def _version(raw) -> int:
+    return raw.run("SELECT version FROM schema_version")[0][0]
 
 
-def _make_v1(path: Path) -> None:
+def _make_v1(raw) -> None:
     """A database as version 1 of the app left it, built by hand with one attempt in it."""
-    conn = duckdb.connect(str(path))
-    for sql in schema.MIGRATIONS[0]:
-        conn.execute(sql)
-    conn.execute("UPDATE schema_version SET version = 1")
-    conn.execute(
+    raw.run(
+        *schema.statements(schema.MIGRATIONS[0], raw.dialect),
+        "UPDATE schema_version SET version = 1",
         "INSERT INTO attempts VALUES ('old', 'ann', 'kv-cache', 'study', 7, '{\"b\": 2}', "
-        "TIMESTAMPTZ '2024-01-01 00:00:00+00', NULL, NULL, NULL)"
+        "TIMESTAMPTZ '2024-01-01 00:00:00+00', NULL, NULL, NULL)",
     )
-    conn.close()
 
 
 # --- round trips ----------------------------------------------------------------------------
 
 
-def test_attempt_round_trip_and_reopen(tmp_path, clock):
-    path = tmp_path / "w.duckdb"
+def test_attempt_round_trip_and_reopen(location, clock):
+    path = location
     params = {"model": "llama-70b", "batch": 32, "ratio": 0.25, "flags": [True, None], "nest": {"a": [1, 2.5]}}
     deadline = datetime(2025, 3, 14, 11, 15, tzinfo=timezone(timedelta(hours=1)))
     with Store.open(path, clock=clock) as s:
-        assert s.path == str(path) and s.in_memory is False
+        assert s.path == shown(path) and s.in_memory is False
         aid = s.start_attempt("ann", "kv-cache", "mock", params, seed=2**62, deadline=deadline)
         assert len(aid) == 32 and int(aid, 16) >= 0
         clock.advance(minutes=40)
@@ -226,6 +301,8 @@ def test_programmer_errors_raise_value_error(db):
         lambda: db.record_answer(aid, "d", "1", True, None, 1.0, None, 0.5),
         lambda: db.record_answer(aid, "", "1", 1.0, None, 1.0, None, 0.5),
         lambda: db.record_answer("missing", "d", "1", 1.0, None, 1.0, None, 0.5),
+        lambda: db.record_answer(aid, "d", "1\x00", 1.0, None, 1.0, None, 0.5),  # PostgreSQL text has no NUL
+        lambda: db.save_note(aid, "numbers", "a\x00b"),
     ]
     for call in bad_calls:
         with pytest.raises(ValueError):
@@ -234,8 +311,8 @@ def test_programmer_errors_raise_value_error(db):
     assert len(db.attempts("ann")) == 1
 
 
-def test_closed_store_raises_store_error(tmp_path):
-    s = Store.open(tmp_path / "w.duckdb")
+def test_closed_store_raises_store_error(location):
+    s = Store.open(location)
     s.close()
     s.close()  # idempotent
     with pytest.raises(StoreError, match="closed"):
@@ -276,13 +353,16 @@ def test_missing_parent_directories_are_created(tmp_path):
 # --- file failures --------------------------------------------------------------------------
 
 
-def _assert_fallback(path: Path, kind: str) -> str:
+def _assert_fallback(path, kind: str) -> str:
     with pytest.raises(StoreError) as info:
         Store.open(path)
     err = info.value
     assert err.kind == kind, str(err)
-    assert str(path) in str(err) and "WALKTHROUGHS_DB" in str(err)
+    assert shown(path) in str(err) and "WALKTHROUGHS_DB" in str(err)
     assert "Traceback" not in str(err) and "\n" not in str(err)
+    if isinstance(path, str):  # a server URL: the password never reaches a banner
+        password = path.split("@")[0].rsplit(":", 1)[1]
+        assert password not in str(err) and err.path == shown(path)
     s, warning = open_store(path)
     try:
         assert s.in_memory and warning == f"{err} {NOT_KEPT}"
@@ -342,7 +422,7 @@ def test_zero_byte_file_opens_as_new_store(tmp_path):
     path.touch()
     with Store.open(path) as s:
         assert s.answer_count() == 0
-    assert _version(path) == schema.SCHEMA_VERSION
+    assert _version(DuckRaw(path)) == schema.SCHEMA_VERSION
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -392,32 +472,26 @@ def test_path_is_a_directory(tmp_path):
 # --- migrations -----------------------------------------------------------------------------
 
 
-def test_version_0_database_is_migrated(tmp_path):
-    path = tmp_path / "v0.duckdb"
-    conn = duckdb.connect(str(path))
-    conn.execute("CREATE TABLE unrelated (x INTEGER)")
-    conn.execute("INSERT INTO unrelated VALUES (42)")
-    conn.close()
-    Store.open(path).close()
-    assert _version(path) == schema.SCHEMA_VERSION
-    conn = duckdb.connect(str(path))
-    assert conn.execute("SELECT x FROM unrelated").fetchall() == [(42,)]
-    conn.close()
+def test_version_0_database_is_migrated(location, raw):
+    raw.run("CREATE TABLE unrelated (x INTEGER)", "INSERT INTO unrelated VALUES (42)")
+    Store.open(location).close()
+    assert _version(raw) == schema.SCHEMA_VERSION
+    assert raw.run("SELECT x FROM unrelated") == [(42,)]
 
 
-def test_handmade_v1_opens_and_keeps_data(tmp_path):
-    path = tmp_path / "v1.duckdb"
-    _make_v1(path)
+def test_handmade_v1_opens_and_keeps_data(location, raw):
+    path = location
+    _make_v1(raw)
     with Store.open(path) as s:
         old = s.get_attempt("old")
     assert old["params"] == {"b": 2} and old["seed"] == 7
     assert old["started_at"] == datetime(2024, 1, 1, tzinfo=timezone.utc)
-    assert _version(path) == schema.SCHEMA_VERSION
+    assert _version(raw) == schema.SCHEMA_VERSION
 
 
-def test_forward_migration_to_newer_schema(tmp_path, monkeypatch):
-    path = tmp_path / "v1.duckdb"
-    _make_v1(path)
+def test_forward_migration_to_newer_schema(location, raw, monkeypatch):
+    path = location
+    _make_v1(raw)
     shipped = schema.SCHEMA_VERSION
     nxt = ["CREATE TABLE extra (attempt_id VARCHAR NOT NULL, phase VARCHAR NOT NULL, text VARCHAR NOT NULL)"]
     after = ["ALTER TABLE extra ADD COLUMN updated_at TIMESTAMPTZ"]
@@ -426,16 +500,13 @@ def test_forward_migration_to_newer_schema(tmp_path, monkeypatch):
     with Store.open(path) as s:
         assert s.get_attempt("old")["params"] == {"b": 2}
         assert s.get_attempt("old")["settings"] == {}  # a column added by a later migration
-    assert _version(path) == shipped + 2
-    conn = duckdb.connect(str(path))
-    cols = [r[0] for r in conn.execute("DESCRIBE extra").fetchall()]
-    conn.close()
-    assert cols == ["attempt_id", "phase", "text", "updated_at"]
+    assert _version(raw) == shipped + 2
+    assert raw.columns("extra") == ["attempt_id", "phase", "text", "updated_at"]
 
 
-def test_failed_migration_rolls_back(tmp_path, monkeypatch):
-    path = tmp_path / "v1.duckdb"
-    _make_v1(path)
+def test_failed_migration_rolls_back(location, raw, monkeypatch):
+    path = location
+    _make_v1(raw)
     shipped = schema.SCHEMA_VERSION
     bad = ["CREATE TABLE half_done (x INTEGER)", "ALTER TABLE no_such_table ADD COLUMN y INTEGER"]
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, bad])
@@ -443,39 +514,32 @@ def test_failed_migration_rolls_back(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match=f"from schema version {shipped} to {shipped + 1}") as info:
         Store.open(path)
     assert info.value.kind == "schema"
-    assert _version(path) == shipped  # the good migrations before it stay applied
-    conn = duckdb.connect(str(path))
-    tables = {r[0] for r in conn.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    conn.close()
-    assert "half_done" not in tables
+    assert _version(raw) == shipped  # the good migrations before it stay applied
+    assert "half_done" not in raw.tables()
 
 
-def test_future_schema_version_refused(tmp_path):
-    path = tmp_path / "future.duckdb"
+def test_future_schema_version_refused(location, raw):
+    path = location
     Store.open(path).close()
-    conn = duckdb.connect(str(path))
-    conn.execute("UPDATE schema_version SET version = ?", [schema.SCHEMA_VERSION + 1])
-    conn.close()
+    raw.run(("UPDATE schema_version SET version = ?", [schema.SCHEMA_VERSION + 1]))
     msg = _assert_fallback(path, "schema")
     assert "newer version of this app" in msg and f"schema version {schema.SCHEMA_VERSION + 1}" in msg
-    assert _version(path) == schema.SCHEMA_VERSION + 1  # untouched
+    assert _version(raw) == schema.SCHEMA_VERSION + 1  # untouched
 
 
-def test_damaged_schema_version_table(tmp_path):
-    path = tmp_path / "twice.duckdb"
+def test_damaged_schema_version_table(location, raw):
+    path = location
     Store.open(path).close()
-    conn = duckdb.connect(str(path))
-    conn.execute("INSERT INTO schema_version VALUES (1)")
-    conn.close()
+    raw.run("INSERT INTO schema_version VALUES (1)")
     _assert_fallback(path, "corrupt")
 
 
 # --- threads --------------------------------------------------------------------------------
 
 
-def test_concurrent_answers_from_threads(tmp_path):
+def test_concurrent_answers_from_threads(location):
     n_threads, per_thread = 8, 25
-    with Store.open(tmp_path / "threads.duckdb") as s:
+    with Store.open(location) as s:
         # study mode: finishing does not close it, so answers and finishes can interleave
         attempt_ids = [s.start_attempt(f"user{i}", "q", "study", {"i": i}) for i in range(n_threads)]
         shared = s.start_attempt("everyone", "q", "study", {})
@@ -514,8 +578,8 @@ def test_concurrent_answers_from_threads(tmp_path):
         assert {a["id"] for a in all_rows} == {x for ids in returned for x in ids}
 
 
-def test_concurrent_study_attempt_creates_one(tmp_path):
-    with Store.open(tmp_path / "study.duckdb") as s:
+def test_concurrent_study_attempt_creates_one(location):
+    with Store.open(location) as s:
         barrier = threading.Barrier(8)
         got: list[str] = []
 
@@ -535,13 +599,13 @@ def test_concurrent_study_attempt_creates_one(tmp_path):
 
 # -- the mock interview ----------------------------------------------------------------------
 
-def test_mock_attempt_refuses_answers_after_its_deadline(tmp_path):
+def test_mock_attempt_refuses_answers_after_its_deadline(location):
     from datetime import datetime, timedelta, timezone
 
     from store import AttemptClosedError
 
     t0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-    with Store.open(tmp_path / "m.duckdb") as s:
+    with Store.open(location) as s:
         a = s.start_attempt("me", "q", "mock", {"x": 1}, seed=7, deadline=t0 + timedelta(minutes=45),
                             settings={"instant_feedback": False}, now=t0)
         s.record_answer(a, "k", "8", 8, "1", 8, "1", 1.0, now=t0 + timedelta(minutes=44, seconds=59))
@@ -553,21 +617,21 @@ def test_mock_attempt_refuses_answers_after_its_deadline(tmp_path):
         assert s.get_attempt(a)["settings"] == {"instant_feedback": False}
 
 
-def test_finished_mock_attempt_refuses_answers(tmp_path):
+def test_finished_mock_attempt_refuses_answers(location):
     from store import AttemptClosedError
 
-    with Store.open(tmp_path / "m.duckdb") as s:
+    with Store.open(location) as s:
         a = s.start_attempt("me", "q", "mock", {})
         s.finish_attempt(a, 0.5)
         with pytest.raises(AttemptClosedError, match="finished"):
             s.record_answer(a, "k", "1", 1, "1", 1, "1", 1.0)
 
 
-def test_notes_latest_per_phase_and_phase_marks(tmp_path):
+def test_notes_latest_per_phase_and_phase_marks(location):
     from datetime import datetime, timedelta, timezone
 
     t0 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
-    with Store.open(tmp_path / "m.duckdb") as s:
+    with Store.open(location) as s:
         a = s.start_attempt("me", "q", "mock", {}, deadline=t0 + timedelta(hours=1), now=t0)
         s.save_note(a, "numbers", "first", now=t0 + timedelta(seconds=1))
         s.save_note(a, "numbers", "second <script>", now=t0 + timedelta(seconds=2))
@@ -581,8 +645,8 @@ def test_notes_latest_per_phase_and_phase_marks(tmp_path):
         assert s.phase_marks(a)[1][1] == t0 + timedelta(minutes=6)
 
 
-def test_profile_answers_joins_question_and_mode(tmp_path):
-    with Store.open(tmp_path / "m.duckdb") as s:
+def test_profile_answers_joins_question_and_mode(location):
+    with Store.open(location) as s:
         a = s.study_attempt("ann", "q1", {})
         b = s.start_attempt("bob", "q2", "mock", {})
         s.record_answer(a, "k1", "1", 1, "1", 1, "1", 1.0)
@@ -591,11 +655,194 @@ def test_profile_answers_joins_question_and_mode(tmp_path):
         assert [(r["question"], r["mode"], r["drill_key"]) for r in rows] == [("q1", "study", "k1")]
 
 
-def test_presets_round_trip_per_profile(tmp_path):
-    with Store.open(tmp_path / "p.duckdb") as s:
+def test_presets_round_trip_per_profile(location):
+    with Store.open(location) as s:
         s.save_preset("ann", "q", "Twice the traffic", {"arrival_rps": 4000})
         s.save_preset("bob", "q", "Mine", {"arrival_rps": 1})
         got = s.presets("ann", "q")
         assert [(p["name"], p["params"]) for p in got] == [("Twice the traffic", {"arrival_rps": 4000})]
         with pytest.raises(ValueError):
             s.save_preset("ann", "q", "x" * 81, {})
+
+
+# --- one schema, two engines ----------------------------------------------------------------
+
+
+def test_duckdb_column_types_unchanged_by_portable_spelling(tmp_path):
+    # Migration 0 -> 1 now says DOUBLE PRECISION (PostgreSQL has no DOUBLE): DuckDB must build
+    # exactly the schema the shipped DOUBLE text built.
+    path = tmp_path / "types.duckdb"
+    Store.open(path).close()
+    raw = DuckRaw(path)
+    types = {(t, c): ty for t, c, ty in raw.run(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE table_name IN ('attempts', 'answers')")}
+    assert types[("attempts", "score")] == "DOUBLE"
+    assert types[("answers", "parsed_value")] == "DOUBLE"
+    assert types[("answers", "reference_value")] == "DOUBLE"
+    assert types[("answers", "answered_at")] == "TIMESTAMP WITH TIME ZONE"
+    assert types[("answers", "seq")] == "BIGINT"
+
+
+def test_to_pyformat_converts_placeholders_only_outside_quotes():
+    assert to_pyformat("SELECT a FROM t WHERE b = ? AND c = ?") == "SELECT a FROM t WHERE b = %s AND c = %s"
+    assert to_pyformat("SELECT '?', 'it''s ?', \"col?\" FROM t WHERE x = ?") == (
+        "SELECT '?', 'it''s ?', \"col?\" FROM t WHERE x = %s")
+    assert to_pyformat("SELECT 5 % 2, '100%' WHERE y = ?") == "SELECT 5 %% 2, '100%%' WHERE y = %s"
+
+
+def test_redact_url_hides_every_password():
+    assert redact_url("postgresql://ann:s3cr%40t@db:5432/w") == "postgresql://ann:***@db:5432/w"
+    assert redact_url("postgresql://ann@db/w") == "postgresql://ann@db/w"
+    assert redact_url("postgres://db/w?password=x&sslmode=require") == "postgres://db/w?password=***&sslmode=require"
+
+
+@pytest.mark.parametrize(
+    ("message", "sqlstate", "kind"),
+    [
+        ('connection failed: connection to server at "10.0.0.9", port 5432 failed: Connection refused\n'
+         "\tIs the server running on that host and accepting TCP/IP connections?", None, "unreachable"),
+        ("failed to resolve host 'db.example': [Errno -2] Name or service not known", None, "unreachable"),
+        ("server closed the connection unexpectedly", None, "unreachable"),
+        ("terminating connection due to administrator command", "57P01", "unreachable"),
+        ('connection failed: FATAL:  password authentication failed for user "ann"', None, "auth"),
+        ('connection failed: FATAL:  no pg_hba.conf entry for host "1.2.3.4", user "ann"', None, "auth"),
+        ('connection failed: FATAL:  database "w" does not exist', None, "missing"),
+        ("permission denied for table answers", "42501", "permission"),
+        ("cannot execute INSERT in a read-only transaction", "25006", "permission"),
+        ("syntax error at or near \"SELEC\"", "42601", "other"),
+    ],
+)
+def test_postgres_error_messages_are_plain(message, sqlstate, kind):
+    import psycopg
+
+    exc = psycopg.OperationalError(message)
+    if sqlstate:
+        exc = type("E", (psycopg.Error,), {"sqlstate": sqlstate})(message)
+    err = explain_postgres(exc, "postgresql://ann:***@db:5432/w", user="ann", dbname="w")
+    assert err.kind == kind, str(err)
+    assert "postgresql://ann:***@db:5432/w" in str(err) and "\n" not in str(err)
+    if kind != "other":
+        assert "WALKTHROUGHS_DB" in str(err)
+
+
+# --- PostgreSQL: the server's own failures --------------------------------------------------
+
+
+def test_postgres_url_from_the_environment(pg_cluster, monkeypatch):
+    url = pg_cluster.create_database()
+    monkeypatch.setenv("WALKTHROUGHS_DB", url)
+    assert store.paths.default_db_path() == url
+    with Store.open(None) as s:
+        assert s.backend == "postgresql" and s.path == redact_url(url) and not s.in_memory
+        assert pg_cluster.password not in repr(s)
+
+
+def test_postgres_server_unreachable(pg_cluster):
+    from tests.conftest_pg import free_port
+
+    url = f"postgresql://ann:hunter2@127.0.0.1:{free_port()}/walkthroughs"
+    started = time.monotonic()
+    msg = _assert_fallback(url, "unreachable")
+    assert "Cannot reach the PostgreSQL server" in msg and "Connection refused" in msg
+    assert time.monotonic() - started < 5
+
+
+def test_postgres_authentication_failed(pg_cluster):
+    url = pg_cluster.url("postgres", password="wrong-password")
+    msg = _assert_fallback(url, "auth")
+    assert "authentication failed" in msg and "walkthroughs" in msg  # the user name
+
+
+def test_postgres_database_missing(pg_cluster):
+    msg = _assert_fallback(pg_cluster.url("no_such_db"), "missing")
+    assert "The database no_such_db does not exist" in msg and "createdb no_such_db" in msg
+
+
+def test_postgres_user_without_write_privilege(pg_cluster):
+    url = pg_cluster.create_database()
+    Store.open(url).close()  # the owner migrates it
+    dbname = url.rsplit("/", 1)[1]
+    pg_cluster.sql("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'reader') "
+                   "THEN CREATE ROLE reader LOGIN PASSWORD 'r3ader'; END IF; END $$")
+    pg_cluster.sql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader", dbname)
+    msg = _assert_fallback(pg_cluster.url(dbname, user="reader", password="r3ader"), "permission")
+    assert "answers INSERT" in msg and "reader" in msg
+
+
+# --- PostgreSQL: several replicas on one database -------------------------------------------
+
+
+def _race(n: int, work) -> list:
+    barrier = threading.Barrier(n)
+    got: list = []
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            got.append(work(i))
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors, errors
+    return got
+
+
+def test_replicas_opening_a_new_database_at_once_migrate_it_once(pg_cluster):
+    url = pg_cluster.create_database()
+    stores = _race(6, lambda i: Store.open(url))  # six processes' worth of pools, at once
+    try:
+        assert PgRaw(url).run("SELECT version FROM schema_version") == [(schema.SCHEMA_VERSION,)]
+        aid = stores[0].start_attempt("ann", "q", "study", {})
+        assert all(s.get_attempt(aid)["id"] == aid for s in stores)
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_replicas_racing_on_study_attempt_create_one(pg_cluster):
+    # Two reruns for the same learner on two servers (a reconnect landing elsewhere): one Store
+    # per "replica", so only the database can keep them from creating two attempts.
+    url = pg_cluster.create_database()
+    replicas = [Store.open(url) for _ in range(4)]
+    try:
+        got = _race(12, lambda i: replicas[i % 4].study_attempt("ann", "q", {"i": i}))
+        assert len(set(got)) == 1
+        assert len(replicas[0].attempts("ann")) == 1
+    finally:
+        for s in replicas:
+            s.close()
+
+
+def test_answers_from_two_replicas_land_in_one_database(pg_cluster):
+    url = pg_cluster.create_database()
+    with Store.open(url) as a, Store.open(url) as b:
+        aid = a.start_attempt("ann", "q", "mock", {}, deadline=datetime.now(timezone.utc) + timedelta(hours=1))
+        a.record_answer(aid, "d1", "1", 1.0, None, 1.0, None, 1.0)
+        b.record_answer(aid, "d2", "2", 2.0, None, 2.0, None, 0.5)  # the attempt resumed elsewhere
+        b.record_answer(aid, "d1", "3", 3.0, None, 1.0, None, 0.0)
+        assert [r["typed"] for r in a.answers(aid)] == ["1", "2", "3"]
+        assert a.latest_answers(aid)["d1"]["typed"] == "3"
+        b.finish_attempt(aid, 0.25)
+        assert a.get_attempt(aid)["score"] == 0.25
+
+
+def test_dropped_connections_are_replaced(pg_cluster):
+    # A server restart or a proxy idle timeout kills pooled connections: the next call must
+    # reconnect rather than hand the learner an error.
+    url = pg_cluster.create_database()
+    dbname = url.rsplit("/", 1)[1]
+    with Store.open(url) as s:
+        aid = s.start_attempt("ann", "q", "study", {})
+        killed = pg_cluster.sql(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{dbname}' "
+            "AND pid <> pg_backend_pid()")
+        assert killed
+        s.record_answer(aid, "d", "1", 1.0, None, 1.0, None, 1.0)
+        assert s.answer_count() == 1

@@ -14,7 +14,7 @@ import streamlit as st
 from models.answers import score_answer
 from models.core import PHASE_TITLES, PHASES
 from models.mock import clock_state, drills_by_phase, phase_overrun_s, phase_plan, score_attempt
-from store import AttemptClosedError
+from store import AttemptClosedError, StoreError
 from ui.clock import now
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
@@ -71,7 +71,7 @@ def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
             float(step.value) if step.is_numeric else None, step.unit,
             result.fraction, now=now(),
         )
-    except AttemptClosedError as e:
+    except (AttemptClosedError, StoreError) as e:  # a full clock, or a store that went away
         st.session_state[f"mock.{drill.key}.problem"] = str(e)
         return
     st.session_state[f"mock.{drill.key}.problem"] = None if result.parsed.ok else result.message
@@ -112,7 +112,7 @@ def _notes(store, attempt: Attempt, phase: str, notes: dict, locked: bool) -> No
     def save() -> None:
         try:
             store.save_note(attempt.id, phase, st.session_state[key], now=now())
-        except AttemptClosedError as e:
+        except (AttemptClosedError, StoreError) as e:
             st.session_state[f"{key}.problem"] = str(e)
 
     st.text_area(f"Notes: {PHASE_TITLES[phase]}", key=key, height=120, on_change=save, disabled=locked,
