@@ -1,3 +1,11 @@
 """Fixtures shared by every test folder: the throwaway PostgreSQL cluster (tests/conftest_pg.py)."""
 
 from tests.conftest_pg import pg_cluster  # noqa: F401  (a fixture, found by name)
+
+from hypothesis import settings
+
+# Two cores shared by two test workers, browsers and servers: a property example can take
+# longer than hypothesis's 200 ms deadline for reasons that have nothing to do with the code.
+# Correctness is what these tests check; bench/ measures speed.
+settings.register_profile("walkthroughs", deadline=None)
+settings.load_profile("walkthroughs")
