@@ -170,7 +170,14 @@ def run_stack(backend: str, replicas: int, sessions: int, n_answers: int) -> dic
             split = dict(Counter(f"127.0.0.1:{ports[i % replicas]}" for i in range(sessions)))
         started = time.perf_counter()
         retries: list[str] = []
-        waits = asyncio.run(drive(url, ids, answers, CHROMIUM, cookies, retries))
+        try:
+            waits = asyncio.run(drive(url, ids, answers, CHROMIUM, cookies, retries))
+        except BaseException:
+            keep = Path(tempfile.mkdtemp(prefix="walkthroughs-load-failed-"))
+            for log in tmp.glob("*.log"):
+                shutil.copy(log, keep / log.name)
+            print(f"server logs kept in {keep}; re-clicks so far: {retries}", flush=True)
+            raise
         elapsed = time.perf_counter() - started
     finally:
         if nginx:
@@ -233,18 +240,29 @@ def main() -> None:
 
     configs = ([("duckdb", 1), ("postgres", 1), ("postgres", 2)] if args.compare
                else [("postgres" if args.postgres else "duckdb", args.replicas)])
-    results = []
+    results, failed = [], []
     for backend, replicas in configs:
         print(f"-- {replicas} replica(s), {backend}; load average before: {_loadavg()}", flush=True)
-        results.append(run_stack(backend, replicas, args.sessions, args.answers))
+        try:
+            results.append(run_stack(backend, replicas, args.sessions, args.answers))
+        except Exception as exc:  # noqa: BLE001 - one failed configuration must not hide the others
+            if not args.compare:
+                raise
+            failed.append(f"{replicas} replica(s), {backend}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+            print(f"FAILED {failed[-1]}", flush=True)
+            continue
         results[-1]["load_after"] = _loadavg()
         print_result(results[-1])
-    if len(results) > 1:
+    if args.compare:
         print(f"\n{args.sessions} sessions x {args.answers} answers; save -> confirmation (one page rerun)")
-        print(f"{'configuration':<34} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'stored':>8}")
+        print(f"{'configuration':<34} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'stored':>8} {'re-clicks':>9}")
         for r in results:
             print(f"{r['config']:<34} {r['median_ms']:>10.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
-                  f"{r['stored']:>4}/{r['expected']}")
+                  f"{r['stored']:>4}/{r['expected']} {len(r['retries']):>9}")
+        for f in failed:
+            print(f"failed: {f}")
+        if failed:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":
