@@ -98,3 +98,12 @@ def app_url(tmp_path_factory):
 def wait_idle(page, timeout: float = 90_000) -> None:
     """Wait until the app has finished its current run (never a sleep)."""
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _patient_actions(request):
+    """Playwright actions wait 30 s by default; a first render on a busy 2-core machine can take
+    longer. Give actions the same patience as assertions (only for tests that use a page)."""
+    if "page" in request.fixturenames:
+        request.getfixturevalue("page").set_default_timeout(90_000)
+    yield
