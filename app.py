@@ -4,9 +4,11 @@ import streamlit as st
 
 from ui.navigation import build_navigation, profile_box
 from ui.presenter import is_presenting
+from ui.run_timing import timed
 
 st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide",
                    initial_sidebar_state="collapsed" if is_presenting() else "auto")
-nav = build_navigation()
-profile_box()
-nav.run()
+with timed("page"):
+    nav = build_navigation()
+    profile_box()
+    nav.run()

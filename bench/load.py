@@ -127,11 +127,39 @@ async def drive(url: str, ids: list[str], answers: list[tuple[str, str]], chromi
     waits = [] if waits is None else waits  # the caller's list keeps the saves done before a failure
     cookies = cookies or [None] * len(ids)
     async with async_playwright() as p:
+        if BROWSERS_IDLE:
+            chromium = _idle_class(chromium)
+            _renice_children("node", 19)  # Playwright's driver
         browser = await p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         await asyncio.gather(*(one_session(browser, url, a, answers, waits, i * 0.5, cookies[i], retries)
                                for i, a in enumerate(ids)))
         await browser.close()
     return waits
+
+
+# In a class the browsers run on the students' laptops; here 20 of them share two cores with
+# the server, and at equal priority they take most of the CPU (load average 18 with 20 sessions),
+# so the server's own run times measured its wait for a core. Browsers in the idle scheduling
+# class get only the CPU the server leaves over (nice alone does not hold: Chromium sets its own
+# processes' nice values). `--equal-browsers` measures the all-equal case.
+BROWSERS_IDLE = True
+
+
+def _idle_class(chromium: str) -> str:
+    wrapper = Path(tempfile.mkdtemp(prefix="walkthroughs-idle-")) / "chromium"
+    wrapper.write_text(f'#!/bin/sh\nexec chrt --idle 0 "{chromium}" "$@"\n')
+    wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def _renice_children(name: str, nice: int) -> None:
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and int((proc / "stat").read_text().split(") ")[1].split()[1]) == os.getpid() \
+                    and name in (proc / "cmdline").read_text():
+                os.setpriority(os.PRIO_PROCESS, int(proc.name), nice)
+        except (OSError, IndexError, ValueError):
+            pass  # gone, or not ours to change
 
 
 def check(db: Path | str, ids: list[str], answers: list[tuple[str, str]]) -> dict:
@@ -148,6 +176,24 @@ def summarize(waits: list[float]) -> dict:
     w = sorted(waits)
     return {"saves": len(w), "median_ms": statistics.median(w) * 1000, "p95_ms": w[int(0.95 * (len(w) - 1))] * 1000,
             "max_ms": w[-1] * 1000}
+
+
+def server_runs(logs: list[Path]) -> dict:
+    """p95 of the server-side run times the replicas logged (ui/run_timing.py), by kind:
+    `drill` is a Save (the drill's fragment rerunning alone), `page` a full page run."""
+    by_kind: dict[str, list[float]] = {}
+    for log in logs:
+        if log.exists():
+            for line in log.read_text().splitlines():
+                kind, ms = line.split("\t")
+                by_kind.setdefault(kind, []).append(float(ms))
+    out = {}
+    for kind, ms in by_kind.items():
+        ms.sort()
+        out[f"server_{kind}_runs"] = len(ms)
+        out[f"server_{kind}_p95_ms"] = ms[int(0.95 * (len(ms) - 1))]
+        out[f"server_{kind}_median_ms"] = statistics.median(ms)
+    return out
 
 
 def run_stack(backend: str, replicas: int, sessions: int, n_answers: int) -> dict:
@@ -169,7 +215,8 @@ def run_stack(backend: str, replicas: int, sessions: int, n_answers: int) -> dic
         answers = plan_answers(n_answers)
         ports = [free_port() for _ in range(replicas)]
         for i, port in enumerate(ports):
-            servers.append(start_server(db, tmp / f"server{i}.log", port=port)[0])
+            servers.append(start_server(db, tmp / f"server{i}.log", port=port,
+                                        env={"WALKTHROUGHS_RUN_LOG": str(tmp / f"runs{i}.tsv")})[0])
         cookies: list[str | None] | None = None
         url = f"http://127.0.0.1:{ports[0]}"
         split = {f"127.0.0.1:{ports[0]}": sessions}
@@ -199,6 +246,7 @@ def run_stack(backend: str, replicas: int, sessions: int, n_answers: int) -> dic
         for proc in servers:
             stop_server(proc)  # a DuckDB file is readable only once its server lets go
         result = check(db, ids, answers)
+        result.update(server_runs([tmp / f"runs{i}.tsv" for i in range(replicas)]))
     finally:
         if nginx:
             nginx.stop()
@@ -227,11 +275,14 @@ def print_result(r: dict) -> None:
           f"p95 {r['p95_ms']:.0f} ms, max {r['max_ms']:.0f} ms; stored {r['stored']}/{r['expected']}, "
           f"duplicates {r['duplicates']}, wrong {r['sessions_with_wrong_rows']}; sessions per replica {r['split']}; "
           f"load average after: {r.get('load_after', _loadavg())}; stalls (no confirmation in 30 s): {len(r.get('retries', []))} "
-          f"{r.get('retries', [])[:5]}",
+          f"{r.get('retries', [])[:5]}; server-side p95: Save (drill fragment) {r.get('server_drill_p95_ms', float('nan')):.0f} ms "
+          f"(median {r.get('server_drill_median_ms', float('nan')):.0f}) over {r.get('server_drill_runs', 0)} runs, full page {r.get('server_page_p95_ms', float('nan')):.0f} ms "
+          f"over {r.get('server_page_runs', 0)} runs",
           flush=True)
 
 
 def main() -> None:
+    global BROWSERS_IDLE
     # A SIGTERM (a stopped CI job, `kill`) unwinds like Ctrl-C: the finally blocks stop the
     # servers, nginx and the PostgreSQL cluster instead of leaving them running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -241,9 +292,12 @@ def main() -> None:
     ap.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL cluster instead of a DuckDB file")
     ap.add_argument("--replicas", type=int, default=1, help="app servers; more than one puts nginx in front")
     ap.add_argument("--compare", action="store_true", help="1 replica on DuckDB, 1 and 2 on PostgreSQL")
+    ap.add_argument("--equal-browsers", action="store_true",
+                    help="browsers at the server's priority (default: idle class, standing in for students' laptops)")
     ap.add_argument("--url", help="drive this running deployment instead of starting one (needs --db)")
     ap.add_argument("--db", help="with --url: the deployment's WALKTHROUGHS_DB (postgresql://...)")
     args = ap.parse_args()
+    BROWSERS_IDLE = not args.equal_browsers
 
     if args.url:
         from tests.e2e.conftest import CHROMIUM
@@ -262,7 +316,8 @@ def main() -> None:
                else [("postgres" if args.postgres else "duckdb", args.replicas)])
     results, failed = [], []
     for backend, replicas in configs:
-        print(f"-- {replicas} replica(s), {backend}; load average before: {_loadavg()}", flush=True)
+        print(f"-- {replicas} replica(s), {backend}; browsers {'in the idle class' if BROWSERS_IDLE else 'at equal priority'}; load average before: {_loadavg()}",
+              flush=True)
         try:
             results.append(run_stack(backend, replicas, args.sessions, args.answers))
         except Exception as exc:  # noqa: BLE001 - one failed configuration must not hide the others
@@ -274,11 +329,14 @@ def main() -> None:
         results[-1]["load_after"] = _loadavg()
         print_result(results[-1])
     if args.compare:
-        print(f"\n{args.sessions} sessions x {args.answers} answers; save -> confirmation (one page rerun)")
-        print(f"{'configuration':<34} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} {'stored':>8} {'stalls':>7}")
+        print(f"\n{args.sessions} sessions x {args.answers} answers. Browser: click Save -> confirmation "
+              "visible (browsers share this machine). Server: the Save's run, and full page runs.")
+        print(f"{'configuration':<30} {'browser median':>14} {'p95':>6} {'max':>6} {'server Save p95':>15} "
+              f"{'page p95':>8} {'stored':>8} {'stalls':>6}")
         for r in results:
-            print(f"{r['config']:<34} {r['median_ms']:>10.0f} {r['p95_ms']:>8.0f} {r['max_ms']:>8.0f} "
-                  f"{r['stored']:>4}/{r['expected']} {len(r['retries']):>7}")
+            print(f"{r['config']:<30} {r['median_ms']:>14.0f} {r['p95_ms']:>6.0f} {r['max_ms']:>6.0f} "
+                  f"{r.get('server_drill_p95_ms', float('nan')):>15.0f} {r.get('server_page_p95_ms', float('nan')):>8.0f} "
+                  f"{r['stored']:>4}/{r['expected']} {len(r['retries']):>6}")
         for f in failed:
             print(f"failed: {f}")
         if failed:

@@ -16,6 +16,8 @@ from models.core import PHASE_TITLES, PHASES
 from models.mock import clock_state, drills_by_phase, phase_overrun_s, phase_plan, score_attempt
 from store import AttemptClosedError, StoreError
 from ui.clock import now
+from ui.countdown import countdown
+from ui.run_timing import fragment_run, timed
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
 from ui.safe import code_span, escape_markdown
@@ -32,32 +34,50 @@ def _elapsed_s(attempt: Attempt) -> float:
     return (now() - attempt.row["started_at"]).total_seconds()
 
 
-@st.fragment(run_every="1s")
-def clock_panel(store, attempt: Attempt) -> None:
+TICK_S = 15  # the phase plan, the progress bar and the overrun warning need no finer steps
+FINAL_S = 20  # the last seconds tick every second, so the page locks as the clock reaches zero
+
+
+def _minutes(seconds: float) -> str:
+    m = int(seconds // 60)
+    return "under a minute" if m < 1 else f"{m} min"
+
+
+def clock_panel(attempt: Attempt, phase: str, since: datetime) -> None:
+    """The seconds count in the browser (ui/countdown.py); the plan beside them reruns every
+    TICK_S. The phase comes from the full run that drew the page: only a full run (the "Move on"
+    button) changes it, so a tick costs no store query."""
+    remaining_s = clock_state(_elapsed_s(attempt), attempt.round_min).remaining_s
+    tick_s = 1 if remaining_s <= FINAL_S else TICK_S
+    cols = st.columns([1, 3])
+    with cols[0]:
+        countdown(remaining_s)
+    with cols[1]:
+        st.fragment(_plan_panel, run_every=tick_s)(attempt, phase, since, tick_s)
+
+
+def _plan_panel(attempt: Attempt, phase: str, since: datetime, tick_s: float) -> None:
     elapsed = _elapsed_s(attempt)
     state = clock_state(elapsed, attempt.round_min)
-    if state.over:
-        st.rerun(scope="app")  # lock every input, not only this fragment
-    phase, since = current_phase(store, attempt)
+    if state.over or (tick_s > 1 and state.remaining_s <= FINAL_S):
+        st.rerun(scope="app")  # lock every input, or start the final once-a-second ticks
+    plan = phase_plan(attempt.round_min)
+    labels = []
+    for name, minutes in plan:
+        label = f"{PHASE_TITLES[name]} {minutes:g}′"
+        if name == state.planned_phase:
+            label = f":blue-background[**▶ {label}**]"
+        labels.append(label)
+    st.markdown(" · ".join(labels))
+    st.progress(min(1.0, elapsed / (attempt.round_min * 60)))
     in_phase = (now() - since).total_seconds()
-    cols = st.columns([1, 3])
-    cols[0].metric("Time left", mmss(state.remaining_s), border=True)
-    with cols[1]:
-        plan = phase_plan(attempt.round_min)
-        labels = []
-        for name, minutes in plan:
-            label = f"{PHASE_TITLES[name]} {minutes:g}′"
-            if name == state.planned_phase:
-                label = f":blue-background[**▶ {label}**]"
-            labels.append(label)
-        st.markdown(" · ".join(labels))
-        st.progress(min(1.0, elapsed / (attempt.round_min * 60)))
-        over = phase_overrun_s(phase, in_phase, attempt.round_min)
-        text = f"You are on **{PHASE_TITLES[phase]}** for {mmss(in_phase)}."
-        if over > 0:
-            st.warning(f"{text} That is {mmss(over)} over its plan: wrap up and move on.", icon=":material/timer:")
-        else:
-            st.caption(f"{text} The plan says **{PHASE_TITLES[state.planned_phase]}**, {mmss(state.planned_phase_left_s)} left in it.")
+    over = phase_overrun_s(phase, in_phase, attempt.round_min)
+    text = f"You are on **{PHASE_TITLES[phase]}** for {_minutes(in_phase)}."
+    if over > 0:
+        st.warning(f"{text} That is {_minutes(over)} over its plan: wrap up and move on.", icon=":material/timer:")
+    else:
+        st.caption(f"{text} The plan says **{PHASE_TITLES[state.planned_phase]}**, "
+                   f"{_minutes(state.planned_phase_left_s)} left in it.")
 
 
 def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
@@ -77,7 +97,15 @@ def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
     st.session_state[f"mock.{drill.key}.problem"] = None if result.parsed.ok else result.message
 
 
+@st.fragment
 def _drill(store, attempt: Attempt, drill, latest: dict, locked: bool) -> None:
+    # A fragment: Save reruns this box only. A full rerun redraws every drill of every phase
+    # reached, and with 20 sessions on one machine the browsers' redrawing was most of the wait.
+    with timed("drill" if fragment_run() else None):
+        _drill_box(store, attempt, drill, latest, locked)
+
+
+def _drill_box(store, attempt: Attempt, drill, latest: dict, locked: bool) -> None:
     key = f"mock.{attempt.id}.{drill.key}"
     if f"{key}.typed" not in st.session_state and drill.key in latest:
         st.session_state[f"{key}.typed"] = latest[drill.key]["typed"]  # a reload shows what was saved
@@ -90,11 +118,14 @@ def _drill(store, attempt: Attempt, drill, latest: dict, locked: bool) -> None:
             saved = cols[1].form_submit_button("Save", disabled=locked, width="stretch")
         if saved and typed.strip():
             _save_answer(store, attempt, drill, typed.strip())
-            latest = store.latest_answers(attempt.id)
+            st.session_state[f"{key}.row"] = store.latest_answers(attempt.id).get(drill.key)
         problem = st.session_state.get(f"mock.{drill.key}.problem")
         if problem:
             st.warning(escape_markdown(problem))
-        row = latest.get(drill.key)
+        # `latest` is as of the last full run; this box's own save since then may be newer.
+        row, mine = latest.get(drill.key), st.session_state.get(f"{key}.row")
+        if mine and (not row or mine["answered_at"] >= row["answered_at"]):
+            row = mine
         if row:
             stamp = row["answered_at"].strftime("%H:%M:%S")
             st.caption(f"Saved at {stamp} UTC: {code_span(row['typed'])}")
@@ -136,12 +167,12 @@ def render_round(store, attempt: Attempt) -> None:
     if locked:
         finish(store, attempt)
         st.rerun()
-    clock_panel(store, attempt)
+    phase, since = current_phase(store, attempt)
+    clock_panel(attempt, phase, since)
     with st.container(border=True):
         st.markdown("**The scenario.** Size the design for these givens; answer in the units each prompt asks for.")
         show_givens(attempt.params)
 
-    phase, _ = current_phase(store, attempt)
     reached = PHASES[: PHASES.index(phase) + 1]
     latest = store.latest_answers(attempt.id)
     notes = store.latest_notes(attempt.id)
