@@ -31,21 +31,24 @@ def _rerun_ms(q, reruns: int) -> tuple[float, float]:
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(q.page_path), default_timeout=60).run()
-    # Alternate a knob between two values so every rerun is a real change, as a slider move is.
+    # Every rerun moves a knob to a value not seen before, as a slider drag does: a figure or
+    # solve cached by parameters cannot hide the work. Walk up from the default, then down.
     from ui.knobs import specs
 
     spec = next(s for s in specs(q.Params) if s.kind in ("int", "float") and not s.knob.log)
     field, knob = spec.field, spec.knob
     key = f"{q.slug}.{field}"
-    widget = at.slider(key=key)
     scale = 100 if knob.percent else 1
     step = (knob.step or 1) * scale
-    lo, hi = widget.value, widget.value + step
-    if hi > knob.max * scale:
-        lo, hi = widget.value - step, widget.value
+    start = at.slider(key=key).value
+    up = [start + i * step for i in range(1, reruns + 1) if start + i * step <= knob.max * scale + 1e-9]
+    down = [start - i * step for i in range(1, reruns + 1) if start - i * step >= knob.min * scale - 1e-9]
+    values = (up + down)[:reruns]
+    if isinstance(start, int):
+        values = [int(round(v)) for v in values]
     samples = []
-    for i in range(reruns):
-        widget = at.slider(key=key).set_value(hi if i % 2 == 0 else lo)
+    for value in values:
+        at.slider(key=key).set_value(value)
         t = time.perf_counter()
         at.run()
         samples.append((time.perf_counter() - t) * 1000)
@@ -56,11 +59,14 @@ def _rerun_ms(q, reruns: int) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reruns", type=int, default=15)
+    ap.add_argument("--reruns", type=int, default=20)
+    ap.add_argument("--only", nargs="*", help="these question slugs only")
     args = ap.parse_args()
     os.environ.setdefault("WALKTHROUGHS_DB", os.path.join(tempfile.mkdtemp(), "bench.duckdb"))
     rows = []
     for q in written():
+        if args.only and q.slug not in args.only:
+            continue
         solve_ms = _solve_ms(q)
         med, p95 = _rerun_ms(q, args.reruns)
         rows.append((q.slug, solve_ms, med, p95))

@@ -8,6 +8,7 @@ charts and the drill references. Nothing here imports Streamlit.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
@@ -121,6 +122,11 @@ class Step:
 _FORMULA_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+@lru_cache(maxsize=None)
+def _formula_names(template: str) -> tuple[str, ...]:
+    return tuple(_FORMULA_FIELD.findall(template))
+
+
 def render_formula(template: str, bindings: Mapping[str, Any]) -> str:
     def sub(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -163,10 +169,17 @@ class Derivation:
     ) -> Any:
         if key in self._steps:
             raise ValueError(f"step '{key}' recorded twice")
-        bindings = dict(self._scope)
-        if formula:
-            render_formula(formula, bindings)  # fail now, not when someone opens the derivation
-        self._steps[key] = Step(key, label, value, unit, noun, formula, note, bindings)
+        if formula:  # fail now, not when someone opens the derivation
+            for name in _formula_names(formula):
+                if name not in self._scope:
+                    raise KeyError(f"formula names '{name}', which is neither a param nor an earlier step")
+        # Steps share one scope instead of each copying it (sweeps solve thousands of times per
+        # rerun, and copying made solve quadratic in its steps). A formula only reads names that
+        # existed when its step was recorded, and those never change, unless a step takes a
+        # param's name: then the scope is copied first, so earlier steps keep the param's value.
+        if key in self._scope:
+            self._scope = dict(self._scope)
+        self._steps[key] = Step(key, label, value, unit, noun, formula, note, self._scope)
         self._scope[key] = value
         return value
 
