@@ -83,8 +83,8 @@ def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
     return out
 
 
-@dataclass(frozen=True)
-class Step:
+@dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__,
+class Step:              # and sweeps build tens of thousands of steps per rerun
     """One named figure of a derivation.
 
     `unit` is a pint-parsable string understood by `models.units.parse_unit` ("s", "GB/s",
