@@ -9,3 +9,9 @@ from hypothesis import settings
 # Correctness is what these tests check; bench/ measures speed.
 settings.register_profile("walkthroughs", deadline=None)
 settings.load_profile("walkthroughs")
+
+import os
+
+# Every figure a test draws goes through plotly's validation, which the app skips for speed
+# (ui/figures.py): a misspelt property fails here. Servers the browser tests start inherit it.
+os.environ["WALKTHROUGHS_VALIDATE_FIGURES"] = "1"

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from models.core import knobs_of
 from models.units import convert
+from ui.figures import figure
 from ui.solve_cache import solve
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
@@ -42,20 +43,22 @@ def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable)
     return out
 
 
-def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> go.Figure:
-    fig.update_layout(
+def layout_dict(title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> dict:
+    """The layout every chart shares, as a plain dict (see ui/figures.py for why)."""
+    return dict(
         title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
-        xaxis_title=x_title,
-        yaxis_title=y_title,
+        xaxis=dict(title=dict(text=x_title), **({"type": "log"} if log_x else {})),
+        yaxis=dict(title=dict(text=y_title), **({"type": "log"} if log_y else {})),
         margin=dict(l=10, r=10, t=50, b=10),
         height=360,
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
         hovermode="x unified",
     )
-    if log_x:
-        fig.update_xaxes(type="log")
-    if log_y:
-        fig.update_yaxes(type="log")
+
+
+def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> go.Figure:
+    """The shared layout applied to a figure a page built itself; one update, not three."""
+    fig.update_layout(layout_dict(title, x_title, y_title, log_x=log_x, log_y=log_y))
     return fig
 
 
@@ -82,9 +85,9 @@ def sweep_figure(
     knob = knobs_of(type(params))[field]
     xs = sweep_values(params, field, n, lo, hi)
     ys = sweep(slug, params, field, list(lines), xs)
-    fig = go.Figure()
     current = getattr(params, field)
     cur_solve = solve(slug, params)
+    traces: list[dict] = []
     for i, (key, name) in enumerate(lines.items()):
         y = ys[key]
         y_cur = float(cur_solve.value(key))
@@ -92,23 +95,22 @@ def sweep_figure(
             y = [convert(v, from_unit, y_unit) for v in y]
             y_cur = convert(y_cur, from_unit, y_unit)
         color = PALETTE[i % len(PALETTE)]
-        fig.add_trace(
-            go.Scatter(
-                x=[x * x_scale for x in xs], y=y, name=name, mode="lines",
-                line=dict(color=color, width=2.5, shape=line_shape),
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[current * x_scale], y=[y_cur], mode="markers", showlegend=False,
-                marker=dict(color=color, size=11, line=dict(color="white", width=2)),
-                hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
-            )
-        )
-    fig.add_vline(x=current * x_scale, line=dict(color="#64748b", dash="dot", width=1))
+        traces.append(dict(
+            type="scatter", x=[x * x_scale for x in xs], y=y, name=name, mode="lines",
+            line=dict(color=color, width=2.5, shape=line_shape),
+        ))
+        traces.append(dict(
+            type="scatter", x=[current * x_scale], y=[y_cur], mode="markers", showlegend=False,
+            marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+            hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
+        ))
     unit = "%" if knob.percent else knob.unit
-    base_layout(
-        fig, title, x_title or (f"{knob.label} ({unit})" if unit else knob.label), y_title,
+    layout = layout_dict(
+        title, x_title or (f"{knob.label} ({unit})" if unit else knob.label), y_title,
         log_x=knob.log if log_x is None else log_x, log_y=log_y,
     )
-    return fig
+    layout["shapes"] = [dict(  # the current value, as add_vline draws it
+        type="line", x0=current * x_scale, x1=current * x_scale, xref="x", y0=0, y1=1, yref="y domain",
+        line=dict(color="#64748b", dash="dot", width=1),
+    )]
+    return figure(traces, layout)

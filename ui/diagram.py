@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from ui.figures import figure
+
 BOX_W, BOX_H = 0.74, 0.66
 FILL = {"default": "#eff6ff", "accent": "#fef3c7", "muted": "#f1f5f9", "danger": "#fee2e2"}
 LINE = {"default": "#2563eb", "accent": "#d97706", "muted": "#64748b", "danger": "#dc2626"}
@@ -90,4 +92,4 @@ def box_diagram(boxes: list[Box], arrows: list[Arrow], *, title: str = "", heigh
         margin=dict(l=10, r=10, t=50 if title else 10, b=10),
         plot_bgcolor="white", paper_bgcolor="white", showlegend=False, dragmode=False,
     )
-    return go.Figure(layout=layout)
+    return figure([], layout)
