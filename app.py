@@ -2,13 +2,17 @@
 
 import streamlit as st
 
+from ui.gc_tuning import freeze_once
 from ui.navigation import build_navigation, profile_box
 from ui.presenter import is_presenting
 from ui.run_timing import timed
 
 st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide",
                    initial_sidebar_state="collapsed" if is_presenting() else "auto")
-with timed("page"):
-    nav = build_navigation()
-    profile_box()
-    nav.run()
+try:
+    with timed("page"):
+        nav = build_navigation()
+        profile_box()
+        nav.run()
+finally:  # st.rerun() ends a run by raising: the modules are loaded all the same
+    freeze_once()

@@ -25,6 +25,7 @@ from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
 from ui.derivation_view import derivation_view, metric_row
 from ui.drills import drill_box
+from ui.gc_tuning import freeze_once
 from ui.knobs import knob_panel
 from models.content import SEED_PRESET
 from ui.compare import compare_toggle, compare_view, is_comparing
@@ -172,6 +173,7 @@ class QuestionPage:
                     reveal_panel(derivation, f"{q.slug}.reveal")
                 else:
                     derivation_view(derivation)
+        freeze_once()  # here too, for a page run on its own (AppTest, bench) without app.py
         leftover = [d for ds in drills_by_phase.values() for d in ds]
         if leftover and not self.presenting:
             st.header("More drills")
