@@ -12,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from models.core import knobs_of
+from models.registry import QUESTIONS
 from models.units import convert
 from ui.figures import figure
 from ui.solve_cache import solve
@@ -36,8 +37,9 @@ def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, 
 
 def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {k: [] for k in keys}
+    solve_point = QUESTIONS[slug].solve  # uncached on purpose: see ui/solve_cache.py
     for x in xs:
-        d = solve(slug, params.model_copy(update={field: x}))
+        d = solve_point(params.model_copy(update={field: x}))
         for k in keys:
             out[k].append(float(d.value(k)))
     return out

@@ -15,6 +15,7 @@ registered renderer appears, so the prose and its figures are laid out in one pl
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -51,12 +52,17 @@ class PageContext:
 
 Renderer = Callable[[PageContext], Any]
 
+# The last page run in this process: when everything but the simulation panels had been drawn,
+# and when the run ended (bench/ reads it: the first is what a slider move waits for on screen).
+RUN_TIMES: dict[str, float] = {}
+
 
 class QuestionPage:
     def __init__(self, slug: str) -> None:
         self.question = QUESTIONS[slug]
         self.presenting = False
         self._renderers: dict[tuple[str, str], Renderer] = {}
+        self._deferred: list[tuple[Any, Renderer]] = []
 
     def _register(self, kind: str, name: str) -> Callable[[Renderer], Renderer]:
         def deco(fn: Renderer) -> Renderer:
@@ -89,7 +95,11 @@ class QuestionPage:
                 fig.update_layout(height=CHART_HEIGHT_PX, font=dict(size=18))
             st.plotly_chart(fig, key=f"{ctx.slug}.{kind}.{name}", config={"displaylogo": False})
         else:
-            fn(ctx)
+            # A simulation takes 20-150 ms per run (some panels run two or three scenarios): its
+            # panel is drawn last, into the place kept for it here, so the rest of the page (the
+            # prose, metrics and charts below it) reaches the browser first. Until then the
+            # previous run's panel stays on screen, greyed.
+            self._deferred.append((st.container(), fn))
 
     def _body(self, text: str, ctx: PageContext) -> None:
         """Prose between directives goes out as one Markdown block each."""
@@ -123,6 +133,7 @@ class QuestionPage:
         return out
 
     def render(self) -> None:
+        started = time.perf_counter()
         q = self.question
         content = q.content
         get_store(announce=True)  # open it now, so a locked or broken store is announced before any answer
@@ -173,10 +184,17 @@ class QuestionPage:
                     reveal_panel(derivation, f"{q.slug}.reveal")
                 else:
                     derivation_view(derivation)
-        freeze_once()  # here too, for a page run on its own (AppTest, bench) without app.py
         leftover = [d for ds in drills_by_phase.values() for d in ds]
         if leftover and not self.presenting:
             st.header("More drills")
             for drill in leftover:
                 st.caption(PHASE_TITLES[drill.phase])
                 drill_box(q.slug, drill, derivation, params)
+        content_drawn_s = time.perf_counter()
+        for slot, fn in self._deferred:
+            with slot:
+                fn(ctx)
+        self._deferred.clear()
+        RUN_TIMES.update(content_ms=(content_drawn_s - started) * 1000,
+                         total_ms=(time.perf_counter() - started) * 1000)
+        freeze_once()  # here too, for a page run on its own (AppTest, bench) without app.py
