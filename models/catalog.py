@@ -603,6 +603,37 @@ INFER_FLOPS_PER_PARAM_TOKEN = 2
 
 
 # ---------------------------------------------------------------------------------------------
+# Deployment conventions and model details several pages use
+# ---------------------------------------------------------------------------------------------
+
+# One HGX/DGX baseboard: eight SXM GPUs on one NVSwitch domain, one 400G NIC each.
+# Source: NVIDIA DGX H100 user guide, hardware overview (8x H100 SXM5, 4x NVSwitch, 8x ConnectX-7),
+# https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html
+GPUS_PER_NODE = 8
+
+# Share of HBM a serving engine gives to weights, adapters and KV; the rest is activations, CUDA
+# context, graphs and allocator slack. Source: vLLM engine arguments, gpu_memory_utilization
+# (default 0.9), https://docs.vllm.ai/en/latest/configuration/engine_args.html
+HBM_USABLE_FRACTION = 0.9
+
+# Multi-Instance GPU on A100/H100/H200: 8 memory slices and 7 compute slices; the smallest profile
+# (1g) owns one memory slice, and at most seven instances run at once. Source: NVIDIA MIG user
+# guide, "Supported MIG profiles", https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+MIG_MEMORY_SLICES = 8
+MIG_MAX_INSTANCES = 7
+
+# MLP (gate/up/down) width of Llama-3-70B. Source: Llama 3 paper, 'The Llama 3 Herd of Models',
+# arXiv 2407.21783, Table 3 (FFN dimension 28,672 for 70B);
+# https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json ("intermediate_size": 28672).
+LLAMA3_70B_FFN_DIM = 28_672
+
+# Dense (non-MoE) transformer layers at the bottom of an MoE stack, by catalog model name.
+# Sources: the MODELS entries' own notes: Kimi K2 "61 layers incl. 1 dense" (moonshotai/Kimi-K2
+# model card); DeepSeek-V3 "first 3 layers are dense FFN" (arXiv 2412.19437, section 4.2).
+DENSE_LAYERS = {"Kimi-K2 1T": 1, "DeepSeek-V3": 3}
+
+
+# ---------------------------------------------------------------------------------------------
 # Look-ups
 # ---------------------------------------------------------------------------------------------
 

@@ -27,15 +27,12 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from models.catalog import GPUS, INFER_FLOPS_PER_PARAM_TOKEN, MODELS
+from models.catalog import GPUS, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, MODELS
 from models.core import Derivation, Knob, StrictModel
 from models.units import format_number
 
 MODEL = MODELS["Llama-3-70B"]
 BF16_BYTES = 2
-# Share of HBM an engine can give to weights and KV (the rest: activations, CUDA context,
-# allocator slack); a common engine default (vLLM's gpu_memory_utilization is 0.9).
-HBM_USABLE_FRACTION = 0.9
 # Gateway work before the engine sees a request (auth, rate limit, routing): an assumption.
 GATEWAY_S = 0.005
 SECONDS_PER_DAY = 86_400

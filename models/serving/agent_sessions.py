@@ -22,14 +22,11 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import GPUS, INFER_FLOPS_PER_PARAM_TOKEN, LINKS, MODELS
+from models.catalog import GPUS, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, LINKS, MODELS
 from models.core import Derivation, Knob, StrictModel
 
 MODEL = MODELS["Llama-3-70B"]
 BF16_BYTES = 2
-# Share of HBM an engine can give to weights and KV (the rest: activations, CUDA context,
-# allocator slack). A common engine default is 0.9 (vLLM's gpu_memory_utilization).
-HBM_USABLE_FRACTION = 0.9
 # Text stored as UTF-8 runs about 4 bytes per token for English with a Llama-3-size vocabulary.
 TEXT_BYTES_PER_TOKEN = 4
 PCIE = LINKS["PCIe Gen5 x16"]

@@ -33,15 +33,20 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import GPUS, INFER_FLOPS_PER_PARAM_TOKEN, LINKS, MODELS
+from models.catalog import (
+    GPUS,
+    GPUS_PER_NODE,
+    HBM_USABLE_FRACTION,
+    INFER_FLOPS_PER_PARAM_TOKEN,
+    LINKS,
+    MODELS,
+)
 from models.core import Derivation, Knob, StrictModel
 from models.serving.llm_arith import attention_flops_per_token_per_position
 from models.sim import kv_tiers
 
 MODEL = MODELS["Llama-3-70B"]
 BF16_BYTES = 2
-HBM_USABLE_FRACTION = 0.9  # the engine default (vLLM's gpu_memory_utilization)
-GPUS_PER_NODE = 8
 PCIE = LINKS["PCIe Gen5 x16"]
 NVME = LINKS["NVMe Gen5 SSD"]
 TPOT_S = 0.03  # decode pace of a reply in the simulation: a common interactive target

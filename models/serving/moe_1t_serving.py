@@ -35,7 +35,7 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import LINKS, gpu as catalog_gpu, model as catalog_model
+from models.catalog import DENSE_LAYERS, LINKS, gpu as catalog_gpu, model as catalog_model
 from models.core import Derivation, Knob, StrictModel
 from models.serving.llm_arith import BYTES_PER_PARAM, KV_BYTES_PER_ELEM, USABLE_HBM_FRACTION, Precision, peak_flops
 
@@ -43,10 +43,6 @@ MoEModel = Literal["Kimi-K2 1T", "DeepSeek-V3"]
 RackGPU = Literal["B200", "H200"]
 ScaleLink = Literal["NVLink5", "NVLink4", "IB XDR 800G", "IB NDR 400G"]
 
-# Dense (non-MoE) transformer layers at the bottom of the stack. Not yet a catalog field; the values
-# are the catalog entries' own source notes: Kimi K2 "61 layers incl. 1 dense", DeepSeek-V3 "First 3
-# layers are dense FFN".
-DENSE_LAYERS = {"Kimi-K2 1T": 1, "DeepSeek-V3": 3}
 COMBINE_BYTES_PER_ELEM = 2.0  # the combine returns expert outputs in bf16 whatever the weights
 SCALE_OUT_COMPARISON = "IB XDR 800G"  # the fastest per-GPU scale-out NIC in the catalog
 

@@ -26,21 +26,13 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import GPUS, LINKS, MODELS
+from models.catalog import GPUS, HBM_USABLE_FRACTION, LINKS, LLAMA3_70B_FFN_DIM, MODELS
 from models.core import Derivation, Knob, StrictModel
 
 BASE = MODELS["Llama-3-70B"]
 
-# MLP (gate/up/down) width of Llama-3-70B. Not yet a field of catalog.LLM.
-# Source: Llama 3 paper, 'The Llama 3 Herd of Models', arXiv 2407.21783, Table 3 (FFN dimension
-# 28,672 for 70B); https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json
-# ("intermediate_size": 28672).
-LLAMA3_70B_FFN_DIM = 28_672
 
 BF16_BYTES = 2
-# Share of HBM an engine can give to weights, adapters and KV (the rest: activations, CUDA
-# context, allocator slack). A common engine default is 0.9 (vLLM's gpu_memory_utilization).
-HBM_USABLE_FRACTION = 0.9
 PCIE = LINKS["PCIe Gen5 x16"]
 NVME = LINKS["NVMe Gen5 SSD"]
 

@@ -24,16 +24,11 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN, gpu, model
+from models.catalog import GPUS_PER_NODE, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, gpu, model
 from models.core import Derivation, Knob, StrictModel
 from models.units import format_number
 
 ANSWER_MODEL = "Llama-3-70B"
-# One HGX/DGX baseboard: the 8-GPU server every datasheet in the catalog describes.
-GPUS_PER_NODE = 8
-# Share of HBM the serving engine may fill with weights and KV; the rest is activations,
-# CUDA graphs and allocator slack.
-HBM_USABLE_FRACTION = 0.9
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
 HNSW_LINK_BYTES = 4
 # Bytes per stored vector element for each format; PQ stores a fixed 64-byte code per vector.

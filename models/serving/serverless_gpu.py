@@ -36,6 +36,7 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
+from models.catalog import MIG_MAX_INSTANCES, MIG_MEMORY_SLICES
 from models.catalog import gpu as catalog_gpu
 from models.catalog import link as catalog_link
 from models.catalog import model as catalog_model
@@ -43,10 +44,6 @@ from models.core import Derivation, Knob, StrictModel
 from models.serving import llm_arith as la
 from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
 
-# NVIDIA Multi-Instance GPU user guide (A100/H100/H200): a GPU splits into 8 memory slices and
-# 7 compute slices; the smallest profile (1g) owns one memory slice. Proposed for models/catalog.py.
-MIG_MEMORY_SLICES = 8
-MIG_MAX_INSTANCES = 7
 HOST_LINK = "PCIe Gen5 x16"
 SECONDS_PER_MONTH = 30 * 86_400  # a 30-day month  # host-to-GPU link of each GPU, for loading weights into HBM
 

@@ -34,6 +34,7 @@ from typing import Annotated, Literal
 
 from models.catalog import (
     CHECKPOINT_BYTES_PER_PARAM,
+    GPUS_PER_NODE,
     LLAMA3_INTERRUPTIONS,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
     gpu as catalog_gpu,
@@ -41,7 +42,6 @@ from models.catalog import (
 )
 from models.core import Derivation, Knob, StrictModel
 
-GPUS_PER_NODE = 8  # an HGX/DGX baseboard: eight SXM GPUs, one 400G NIC each
 SECONDS_PER_DAY = 86_400
 HOURS_PER_YEAR = 8_760
 

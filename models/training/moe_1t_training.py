@@ -42,6 +42,8 @@ from pydantic import model_validator
 from models.catalog import (
     ADAM_MIXED_BYTES_PER_PARAM,
     CHECKPOINT_BYTES_PER_PARAM,
+    DENSE_LAYERS,
+    GPUS_PER_NODE,
     LINKS,
     LLAMA3_INTERRUPTIONS,
     TRAIN_FLOPS_PER_PARAM_TOKEN,
@@ -49,9 +51,7 @@ from models.catalog import (
     model as catalog_model,
 )
 from models.core import Derivation, Knob, StrictModel
-from models.serving.moe_1t_serving import DENSE_LAYERS
 
-GPUS_PER_NODE = 8  # an HGX/DGX baseboard: eight SXM GPUs on one NVSwitch domain
 WEIGHT_BYTES = 2  # bf16 working weights
 GRAD_BYTES = ADAM_MIXED_BYTES_PER_PARAM - CHECKPOINT_BYTES_PER_PARAM  # 2: the checkpoint drops them
 OPTIMIZER_BYTES = CHECKPOINT_BYTES_PER_PARAM - WEIGHT_BYTES  # 12: fp32 master, m and v
