@@ -6,6 +6,7 @@ with one knob changed, so a chart cannot disagree with the prose.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -36,12 +37,30 @@ def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, 
 
 
 def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable) -> dict[str, list[float]]:
+    """Each key's value at each x, every point a solve of the scenario with `field` set to x."""
+    current = getattr(params, field)
+    xs = list(xs)
+    grid = tuple(x for x in xs if x != current)
+    cached = _sweep_grid(slug, params.model_copy(update={field: None}), field, tuple(keys), grid)
+    here = solve(slug, params)  # the page's own scenario: already solved and cached
     out: dict[str, list[float]] = {k: [] for k in keys}
-    solve_point = QUESTIONS[slug].solve  # uncached on purpose: see ui/solve_cache.py
     for x in xs:
-        d = solve_point(params.model_copy(update={field: x}))
         for k in keys:
-            out[k].append(float(d.value(k)))
+            out[k].append(float(here.value(k)) if x == current else cached[k][x])
+    return out
+
+
+@lru_cache(maxsize=512)
+def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: tuple) -> dict[str, dict]:
+    """The sweep's fixed grid for one setting of every other knob. Moving the swept knob itself
+    leaves it unchanged (only the marked point moves), so that slider move solves nothing here.
+    Only floats are kept: whole derivations are solved, read and dropped (see ui/solve_cache.py)."""
+    solve_point = QUESTIONS[slug].solve  # uncached on purpose
+    out: dict[str, dict] = {k: {} for k in keys}
+    for x in grid:
+        d = solve_point(rest.model_copy(update={field: x}))
+        for k in keys:
+            out[k][x] = float(d.value(k))
     return out
 
 

@@ -25,6 +25,7 @@ batch (it is part of the experiment).
 from __future__ import annotations
 
 import difflib
+from functools import lru_cache
 import hashlib
 import itertools
 import json
@@ -733,7 +734,15 @@ def scenario_layers(p: Params) -> list[tuple[str, dict]]:
 
 
 def resolve_scenario(p: Params, strict: bool = True) -> Resolution:
-    return resolve(scenario_layers(p), PINS, strict=strict)
+    # Only the command-line layer varies, and only with the seven knobs it writes: resolving
+    # (merge, validate, hash) is most of a solve, and a sweep over any other knob repeats it.
+    return _resolve_cached(json.dumps(cli_layer(p)), strict)
+
+
+@lru_cache(maxsize=64)
+def _resolve_cached(cli_json: str, strict: bool) -> Resolution:
+    layers = [("base", BASE), ("experiment", EXPERIMENT), ("command line", json.loads(cli_json))]
+    return resolve(layers, PINS, strict=strict)
 
 
 # ---------------------------------------------------------------------------------------------
