@@ -8,12 +8,12 @@ from pydantic import ValidationError
 
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
-from ui.charts import PALETTE, base_layout, sweep_values
+from ui.figures import figure
+from ui.charts import layout_dict, PALETTE, base_layout, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.replay import replay
 from ui.sim_panel import cached_simulation, seed_input
-from ui.solve_cache import solve
 
 page = QuestionPage("continuous-batching")
 REPLAY_DT_S = 0.25  # replay positions: a quarter second of simulated time each
@@ -26,7 +26,7 @@ def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
     for x in sweep_values(ctx.params, field, n, lo, hi):
         try:
             p = ctx.params.model_copy(update={field: x, **(also(x) if also else {})})
-            d = solve(ctx.slug, model.Params.model_validate(p.model_dump()))
+            d = model.solve(model.Params.model_validate(p.model_dump()))  # uncached: see ui/solve_cache.py
         except ValidationError:
             continue
         xs.append(x)
@@ -39,6 +39,14 @@ def _mark(fig, x, label, log_x=True):
     fig.add_vline(x=x, line=dict(color="#64748b", dash="dot", width=1))
     fig.add_annotation(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
                        xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
+
+
+def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:
+    """What _mark adds, as the (shape, annotation) dicts plotly would write (ui/figures.py)."""
+    return (dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain",
+                 line=dict(color="#64748b", dash="dot", width=1)),
+            dict(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
+                 xanchor="left", yanchor="top", font=dict(size=11, color="#475569")))
 
 
 @page.diagram("request_path")
@@ -76,17 +84,17 @@ def caps_vs_context(ctx):
     keys = ["batch_cap_kv", "batch_cap_tpot", "ridge_batch"]
     xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
                     also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2)})
-    fig = go.Figure()
     names = {"batch_cap_kv": "KV cap (all at full context)", "batch_cap_tpot": "TPOT cap (worst step)",
              "ridge_batch": "Ridge batch (compute-bound above)"}
-    for i, k in enumerate(keys):
-        fig.add_trace(go.Scatter(x=xs, y=ys[k], name=names[k], mode="lines",
-                                 line=dict(color=PALETTE[i], width=2.5, dash="dash" if k == "ridge_batch" else "solid",
-                                           shape="hv" if k != "ridge_batch" else "linear")))
-    _mark(fig, ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
-    base_layout(fig, "Batch caps against the max context (log-log)", "Max context (tokens)", "Sequences",
-                log_x=True, log_y=True)
-    return fig
+    traces = [dict(type="scatter", x=xs, y=ys[k], name=names[k], mode="lines",
+                   line=dict(color=PALETTE[i], width=2.5, dash="dash" if k == "ridge_batch" else "solid",
+                             shape="hv" if k != "ridge_batch" else "linear"))
+              for i, k in enumerate(keys)]
+    layout = layout_dict("Batch caps against the max context (log-log)", "Max context (tokens)", "Sequences",
+                         log_x=True, log_y=True)
+    shape, note = _mark_dicts(ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
+    layout.update(shapes=[shape], annotations=[note])
+    return figure(traces, layout)
 
 
 @page.chart("step_sides_vs_context")
@@ -96,20 +104,22 @@ def step_sides_vs_context(ctx):
     # stand aside so short and very long contexts stay valid scenarios.
     xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
                     also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2), "tpot_target_ms": 500.0})
-    fig = go.Figure()
-    for i, (k, name) in enumerate([(keys[0], "Bytes side: weights + every sequence's KV"),
-                                   (keys[1], "FLOP side: the same batch's math")]):
-        fig.add_trace(go.Scatter(x=xs, y=[v * 1000 for v in ys[k]], name=name, mode="lines",
-                                 line=dict(color=PALETTE[i], width=2.5)))
-    _mark(fig, ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
+    traces = [dict(type="scatter", x=xs, y=[v * 1000 for v in ys[k]], name=name, mode="lines",
+                   line=dict(color=PALETTE[i], width=2.5))
+              for i, (k, name) in enumerate([(keys[0], "Bytes side: weights + every sequence's KV"),
+                                             (keys[1], "FLOP side: the same batch's math")])]
+    layout = layout_dict("A decode step at the KV cap: bytes against FLOP", "Max context (tokens)", "ms per step",
+                         log_x=True)
+    shape, note = _mark_dicts(ctx.params.max_context_tokens, f"{ctx.params.max_context_tokens:,} tokens")
+    shapes, notes = [shape], [note]
     cross = ctx.derivation.value("bandwidth_bound_above_tokens")
     if math.isfinite(cross) and xs and xs[0] <= cross <= xs[-1]:
-        fig.add_vline(x=cross, line=dict(color="#16a34a", dash="dash", width=1))
-        fig.add_annotation(x=math.log10(cross), y=0.5, yref="paper", text="bandwidth-bound →", showarrow=False,
-                           xanchor="left", font=dict(size=11, color="#16a34a"))
-    base_layout(fig, "A decode step at the KV cap: bytes against FLOP", "Max context (tokens)", "ms per step",
-                log_x=True)
-    return fig
+        shapes.append(dict(type="line", x0=cross, x1=cross, xref="x", y0=0, y1=1, yref="y domain",
+                           line=dict(color="#16a34a", dash="dash", width=1)))
+        notes.append(dict(x=math.log10(cross), y=0.5, yref="paper", text="bandwidth-bound →", showarrow=False,
+                          xanchor="left", font=dict(size=11, color="#16a34a")))
+    layout.update(shapes=shapes, annotations=notes)
+    return figure(traces, layout)
 
 
 @page.chart("tpot_vs_chunk")
