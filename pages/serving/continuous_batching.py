@@ -126,19 +126,27 @@ def step_sides_vs_context(ctx):
 def tpot_vs_chunk(ctx):
     keys = ["p95_tpot_s", "replica_capacity_rps"]
     xs, ys = _sweep(ctx, "chunk_tokens", keys, n=50)
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=xs, y=[v * 1000 for v in ys["p95_tpot_s"]], name="p95 TPOT (worst step), ms",
-                             line=dict(color=PALETTE[0], width=2.5)), secondary_y=False)
-    fig.add_trace(go.Scatter(x=xs, y=ys["replica_capacity_rps"], name="Replica capacity, req/s",
-                             line=dict(color=PALETTE[2], width=2.5)), secondary_y=True)
-    fig.add_hline(y=ctx.params.tpot_target_ms, line=dict(color=PALETTE[1], dash="dash", width=1),
-                  annotation_text="TPOT target", annotation_position="top left")
-    _mark(fig, ctx.params.chunk_tokens, f"{ctx.params.chunk_tokens:,} tokens")
-    base_layout(fig, "Chunk size: token latency against request capacity", "Prefill chunk (tokens)", "ms",
-                log_x=True)
-    fig.update_yaxes(title_text="requests/s", secondary_y=True, showgrid=False, rangemode="tozero")
-    fig.update_yaxes(rangemode="tozero", secondary_y=False)
-    return fig
+    # Two y axes (the latency left, the capacity right), written out as make_subplots with
+    # secondary_y and add_hline would write them (ui/figures.py).
+    traces = [
+        dict(type="scatter", x=xs, y=[v * 1000 for v in ys["p95_tpot_s"]], name="p95 TPOT (worst step), ms",
+             line=dict(color=PALETTE[0], width=2.5), xaxis="x", yaxis="y"),
+        dict(type="scatter", x=xs, y=ys["replica_capacity_rps"], name="Replica capacity, req/s",
+             line=dict(color=PALETTE[2], width=2.5), xaxis="x", yaxis="y2"),
+    ]
+    layout = layout_dict("Chunk size: token latency against request capacity", "Prefill chunk (tokens)", "ms",
+                         log_x=True)
+    layout["xaxis"].update(anchor="y", domain=[0.0, 0.94])
+    layout["yaxis"].update(anchor="x", domain=[0.0, 1.0], rangemode="tozero")
+    layout["yaxis2"] = dict(anchor="x", overlaying="y", side="right", title=dict(text="requests/s"),
+                            showgrid=False, rangemode="tozero")
+    target = ctx.params.tpot_target_ms
+    shape, note = _mark_dicts(ctx.params.chunk_tokens, f"{ctx.params.chunk_tokens:,} tokens")
+    layout["shapes"] = [dict(type="line", x0=0, x1=1, xref="x domain", y0=target, y1=target, yref="y",
+                             line=dict(color=PALETTE[1], dash="dash", width=1)), shape]
+    layout["annotations"] = [dict(text="TPOT target", showarrow=False, x=0, xanchor="left", xref="x domain",
+                                  y=target, yanchor="bottom", yref="y"), note]
+    return figure(traces, layout)
 
 
 # ---------------------------------------------------------------------------------------------
