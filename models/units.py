@@ -186,6 +186,8 @@ def format_quantity(
         return f"{format_number(value)}%"
     if unit == "d":
         return f"{format_number(value)} days"
+    if unit == "h" and noun:  # GPU-hours: "2,949,120 GPU-h", not "2,949,120 h GPU"
+        return f"{format_number(value)} {noun}-h"
     if unit in ("1", ""):
         return f"{format_number(value)} {noun}".rstrip()
     if unit == "1/min":

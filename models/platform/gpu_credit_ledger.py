@@ -303,12 +303,12 @@ def solve(p: Params) -> Derivation:
     # --- numbers: capacity, overbooking, grants ---
     hours = d.step("hours_in_period", "Hours in the period", p.period_days * 24, "h", formula="{period_days} days × 24")
     cap = d.step("capacity_gpu_hours", "GPU-hours the cluster can deliver in the period", p.gpus * hours, "h",
-                 formula="{gpus} × {hours_in_period} h")
+                 formula="{gpus} × {hours_in_period} h", noun="GPU")
     credits = d.step("credits_to_issue_gpu_hours", "Credits to issue so the expected spend fills the cluster",
                      cap / p.expected_spend_fraction, "h",
-                     formula="{capacity_gpu_hours} h / {expected_spend_fraction}")
+                     formula="{capacity_gpu_hours} GPU-h / {expected_spend_fraction}", noun="GPU")
     d.step("overbooking_ratio", "Credits issued over capacity", credits / cap, "1", noun="×",
-           formula="{credits_to_issue_gpu_hours} h / {capacity_gpu_hours} h")
+           formula="{credits_to_issue_gpu_hours} GPU-h / {capacity_gpu_hours} GPU-h")
     d.step("unhonourable_if_all_spend", "Credits that cannot run this period if every team spends all of its grant",
            100 * (credits - cap) / credits, "%",
            formula="100 × ({credits_to_issue_gpu_hours} − {capacity_gpu_hours}) / {credits_to_issue_gpu_hours}")
@@ -318,7 +318,7 @@ def solve(p: Params) -> Derivation:
     for k, name in zip(TEAM_KEYS, TEAMS):
         grants[k] = d.step(f"grant_{k}_gpu_hours", f"{name}'s grant for the period",
                            credits * getattr(p, f"weight_{k}") / total_w if total_w else 0.0, "h",
-                           formula=f"{{credits_to_issue_gpu_hours}} h × {{weight_{k}}} / {{total_weight}}")
+                           formula=f"{{credits_to_issue_gpu_hours}} h × {{weight_{k}}} / {{total_weight}}", noun="GPU")
 
     # --- arithmetic: the debit path ---
     jobs = d.step("jobs_running", "Jobs running when every GPU is busy", p.gpus / p.gpus_per_job, "1", noun="jobs",
@@ -335,15 +335,15 @@ def solve(p: Params) -> Derivation:
     d.step("postings_per_period", "Ledger rows in a period (two postings per transaction)", 2 * per_period, "1",
            noun="rows", formula="2 × {debits_per_period}")
     d.step("debit_per_interval_gpu_hours", "One debit for one job", p.gpus_per_job * p.meter_interval_s / 3600, "h",
-           formula="{gpus_per_job} × {meter_interval_s} s / 3,600")
+           formula="{gpus_per_job} × {meter_interval_s} s / 3,600", noun="GPU")
     hold = d.step("hold_gpu_hours", "Hold taken at admission: GPUs × maximum runtime",
-                  p.gpus_per_job * p.max_runtime_h, "h", formula="{gpus_per_job} × {max_runtime_h} h")
+                  p.gpus_per_job * p.max_runtime_h, "h", formula="{gpus_per_job} × {max_runtime_h} h", noun="GPU")
     held = d.step("held_gpu_hours_total", "Credits locked in holds with every GPU busy", jobs * hold, "h",
-                  formula="{jobs_running} × {hold_gpu_hours} h")
+                  formula="{jobs_running} × {hold_gpu_hours} GPU-h", noun="GPU")
     d.step("held_share_of_credits", "Share of the period's credits locked in holds at once", 100 * held / credits,
            "%", formula="100 × {held_gpu_hours_total} / {credits_to_issue_gpu_hours}")
     d.step("unmetered_exposure_gpu_hours", "GPU time a lost metering interval leaves unbilled, whole cluster",
-           p.gpus * p.meter_interval_s / 3600, "h", formula="{gpus} × {meter_interval_s} s / 3,600")
+           p.gpus * p.meter_interval_s / 3600, "h", formula="{gpus} × {meter_interval_s} s / 3,600", noun="GPU")
 
     # The ledger example (`job_ledger` posts it row by row): Research starts one average job.
     ran = d.step("job_billed_h", "Hours the example job is billed (it stops at its hold)",
@@ -351,12 +351,12 @@ def solve(p: Params) -> Derivation:
     d.step("job_debits", "Debits the example job posts", math.ceil(ran * 3600 / p.meter_interval_s - EPS), "1",
            noun="debits", formula="ceil({job_billed_h} h × 3,600 / {meter_interval_s} s)")
     spend = d.step("job_spend_gpu_hours", "What the example job spends", p.gpus_per_job * ran, "h",
-                   formula="{gpus_per_job} × {job_billed_h} h")
+                   formula="{gpus_per_job} × {job_billed_h} h", noun="GPU")
     d.step("hold_release_gpu_hours", "What the release hands back", hold - spend, "h",
-           formula="{hold_gpu_hours} h − {job_spend_gpu_hours} h")
+           formula="{hold_gpu_hours} GPU-h − {job_spend_gpu_hours} GPU-h", noun="GPU")
     d.step("ledger_example_admitted", "Was the example job's hold accepted?",
            "yes" if hold <= grants["research"] + EPS else "no",
-           formula="{hold_gpu_hours} h ≤ {grant_research_gpu_hours} h")
+           formula="{hold_gpu_hours} GPU-h ≤ {grant_research_gpu_hours} GPU-h")
 
     # --- depth: contention, weighted max-min ---
     total_d = d.step("total_demand_gpus", "GPUs all teams want at once", sum(demands), "1", noun="GPUs",
@@ -404,11 +404,11 @@ def solve(p: Params) -> Derivation:
     burst = p.demand_pretraining_gpus
     d.step("hours_to_exhaust_at_burst", "Hours until Pretraining's grant runs out at its full demand",
            grants["pretraining"] / burst if burst else math.inf, "h",
-           formula="{grant_pretraining_gpu_hours} h / {demand_pretraining_gpus}")
+           formula="{grant_pretraining_gpu_hours} GPU-h / {demand_pretraining_gpus}")
     d.step("hours_to_exhaust_at_allocation", "The same at its contended allocation",
            grants["pretraining"] / whole[0] if whole[0] else math.inf, "h",
-           formula="{grant_pretraining_gpu_hours} h / {contention_allocation_gpus}")
+           formula="{grant_pretraining_gpu_hours} GPU-h / {contention_allocation_gpus}")
     d.step("jobs_per_grant_research", "Maximum-length holds Research's grant covers",
            math.floor(grants["research"] / hold + EPS), "1", noun="holds",
-           formula="floor({grant_research_gpu_hours} h / {hold_gpu_hours} h)")
+           formula="floor({grant_research_gpu_hours} GPU-h / {hold_gpu_hours} GPU-h)")
     return d

@@ -374,7 +374,7 @@ def solve(p: Params) -> Derivation:
                c.cycle_phase * interval_s, "s", formula=f"{c.cycle_phase} × {{checkpoint_interval_min}} min")
         d.step(f"cost_{k}_gpu_hours", f"{c.key}: GPU time lost if evicted with no warning, restart included",
                c.gpus * (c.cycle_phase * p.checkpoint_interval_min + p.restart_min) / 60, "h",
-               formula=f"{c.gpus} GPUs × ({{age_{k}_s}} s / 60 + {{restart_min}} min) / 60")
+               formula=f"{c.gpus} GPUs × ({{age_{k}_s}} s / 60 + {{restart_min}} min) / 60", noun="GPU")
     sets = victim_sets(p)
     best, best_cost = sets[0]
     d.step("block_gpus", "GPUs in the block (all four candidates)", BLOCK_GPUS, "1", noun="GPUs",
@@ -385,23 +385,23 @@ def solve(p: Params) -> Derivation:
     best_gpus = d.step("best_victim_gpus", "GPUs it frees", sum(c.gpus for c in best), "1", noun="GPUs",
                        formula=" + ".join(str(c.gpus) for c in best))
     d.step("best_victim_cost_gpu_hours", "Its cost: work since each victim's checkpoint, plus restarts",
-           best_cost, "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in best))
+           best_cost, "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in best), noun="GPU")
     nv = naive_victims(p)
     d.step("naive_victim", "The usual pick: the smallest single job that frees enough", _names(nv), "1")
     naive_cost = d.step("naive_victim_cost_gpu_hours", "Its cost",
                         sum(c.gpus * (c.cycle_phase * p.checkpoint_interval_min + p.restart_min) / 60 for c in nv),
-                        "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in nv))
+                        "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in nv), noun="GPU")
     d.step("eviction_saving_ratio", "Naive victim's cost over the checkpoint-aware choice", naive_cost / best_cost,
-           "1", noun="×", formula="{naive_victim_cost_gpu_hours} h / {best_victim_cost_gpu_hours} h")
+           "1", noun="×", formula="{naive_victim_cost_gpu_hours} GPU-h / {best_victim_cost_gpu_hours} GPU-h")
 
     # --- the preemption itself ----------------------------------------------------------------------
     age_terms = " + ".join(f"{c.gpus} × {{age_{c.key.lower()}_s}} s" for c in best)
     lost_kill = d.step("lost_work_without_signal_gpu_hours",
                        "Work lost if the victims are killed (no checkpoint on the signal)",
                        sum(c.gpus * c.cycle_phase * p.checkpoint_interval_min for c in best) / 60, "h",
-                       formula=f"({age_terms}) / 3600")
+                       formula=f"({age_terms}) / 3600", noun="GPU")
     d.step("restart_gpu_hours", "Restart cost of the victims (paid either way)",
-           best_gpus * p.restart_min / 60, "h", formula="{best_victim_gpus} GPUs × {restart_min} min / 60")
+           best_gpus * p.restart_min / 60, "h", formula="{best_victim_gpus} GPUs × {restart_min} min / 60", noun="GPU")
     fits = p.checkpoint_write_min <= p.grace_min
     d.step("checkpoint_fits_grace", "Does the write finish inside the grace period?", "yes" if fits else "no", "1",
            formula="{checkpoint_write_min} min ≤ {grace_min} min")
@@ -409,27 +409,27 @@ def solve(p: Params) -> Derivation:
         lost_sig = d.step("lost_work_with_checkpoint_on_signal_gpu_hours",
                           "Work lost with a checkpoint on the signal: the write only",
                           best_gpus * p.checkpoint_write_min / 60, "h",
-                          formula="{best_victim_gpus} GPUs × {checkpoint_write_min} min / 60")
+                          formula="{best_victim_gpus} GPUs × {checkpoint_write_min} min / 60", noun="GPU")
         d.step("preemptor_wait_s", "The urgent job waits for the write", p.checkpoint_write_min * 60, "s",
                       formula="{checkpoint_write_min} min × 60")
     else:
         lost_sig = d.step("lost_work_with_checkpoint_on_signal_gpu_hours",
                           "Work lost when the write overruns the grace: the kill's loss plus the wasted grace",
                           lost_kill + best_gpus * p.grace_min / 60, "h",
-                          formula="{lost_work_without_signal_gpu_hours} h + {best_victim_gpus} GPUs × {grace_min} min / 60")
+                          formula="{lost_work_without_signal_gpu_hours} GPU-h + {best_victim_gpus} GPUs × {grace_min} min / 60", noun="GPU")
         d.step("preemptor_wait_s", "The urgent job waits out the grace period", p.grace_min * 60, "s",
                       formula="{grace_min} min × 60")
     d.step("signal_saving_ratio", "Loss without the signal over loss with it", lost_kill / lost_sig, "1", noun="×",
-           formula="{lost_work_without_signal_gpu_hours} h / {lost_work_with_checkpoint_on_signal_gpu_hours} h")
+           formula="{lost_work_without_signal_gpu_hours} GPU-h / {lost_work_with_checkpoint_on_signal_gpu_hours} GPU-h")
     d.step("bug_cost_gpu_hours", "What freeing GPUs on the signal throws away (victims killed mid-write)",
            max(0.0, lost_kill - lost_sig), "h",
-           formula="{lost_work_without_signal_gpu_hours} h − {lost_work_with_checkpoint_on_signal_gpu_hours} h")
+           formula="{lost_work_without_signal_gpu_hours} GPU-h − {lost_work_with_checkpoint_on_signal_gpu_hours} GPU-h", noun="GPU")
     on_sig = victim_sets(p, on_signal=True)[0]
     d.step("best_victim_set_on_signal", "Cheapest set once every victim checkpoints on the signal",
            _names(on_sig[0]), "1")
     d.step("best_victim_cost_on_signal_gpu_hours", "Its cost: write plus restart per victim GPU",
            on_sig[1], "h",
-           formula=f"{sum(c.gpus for c in on_sig[0])} GPUs × ({{checkpoint_write_min}} + {{restart_min}}) min / 60")
+           formula=f"{sum(c.gpus for c in on_sig[0])} GPUs × ({{checkpoint_write_min}} + {{restart_min}}) min / 60", noun="GPU")
     return d
 
 

@@ -276,13 +276,12 @@ def solve(p: Params) -> Derivation:
     )
     u_hist = d.step(
         "decayed_usage_gpu_hours", "Pretraining's decayed usage this morning",
-        hist_p * memory, "h", formula="{history_pretrain_gpus} GPUs × {usage_memory_h} h",
-    )
+        hist_p * memory, "h", formula="{history_pretrain_gpus} GPUs × {usage_memory_h} h", noun="GPU")
     d.step("total_decayed_usage_gpu_hours", "Decayed usage of the whole cluster", hist_total * memory, "h",
-           formula="{history_charged_gpus} GPUs × {usage_memory_h} h")
+           formula="{history_charged_gpus} GPUs × {usage_memory_h} h", noun="GPU")
     u_p = d.step("normalized_usage_pretrain", "Pretraining's normalized usage u",
                  hist_p / hist_total if hist_total > 0 else 0.0, "1",
-                 formula="{decayed_usage_gpu_hours} h / {total_decayed_usage_gpu_hours} h")
+                 formula="{decayed_usage_gpu_hours} GPU-h / {total_decayed_usage_gpu_hours} GPU-h")
     d.step("normalized_share_pretrain", "Pretraining's normalized share s", s_p, "1",
            formula="{share_pretrain} / {share_total}")
     usage = [hist_p, hist_q, 0.0, charged_e]
@@ -362,13 +361,13 @@ def solve(p: Params) -> Derivation:
                    formula="⌊{allocation_gpus} / {job_gpus}⌋ + ⌊{allocation_posttrain_gpus} / {job_gpus}⌋")
     ckpt_h = p.checkpoint_minutes / 60
     d.step("lost_gpu_hours_without_warning", "Work lost, killed without warning (random victims)",
-           pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 2 / 60")
+           pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 2 / 60", noun="GPU")
     d.step("lost_gpu_hours_checkpoint_aware", "Work lost, no warning, victims closest to their last checkpoint",
            pre * ckpt_h * fs.expected_least_loss_fraction(victims, cands), "h",
            formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 60 × ({victim_jobs} + 1) / "
-                   "(2 × ({candidate_jobs} + 1))")
+                   "(2 × ({candidate_jobs} + 1))", noun="GPU")
     d.step("lost_gpu_hours_with_checkpoint_on_signal", "Work lost with a checkpoint on the signal: the save only",
-           pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes} min / 60")
+           pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes} min / 60", noun="GPU")
     frac = fs.expected_least_loss_fraction(victims, cands)
     d.step("break_even_checkpoint_minutes", "Checkpoint interval below which least-work-lost kills lose less than a save",
            p.save_minutes / frac if frac > 0 else math.inf, "min",
@@ -383,7 +382,7 @@ def solve(p: Params) -> Derivation:
 
     # --- hoarding -------------------------------------------------------------------------------
     d.step("hoard_idle_gpu_hours_per_day", "GPU time the hoard wastes a day", hoard * 24, "h",
-           formula="{hoard_gpus} GPUs × 24 h")
+           formula="{hoard_gpus} GPUs × 24 h", noun="GPU")
     shares = [s_p, s_q, s_i, s_e]
     tot_alloc = d.step("history_total_by_allocation_gpus", "Charged last week if holding counts (the full cluster)",
                        hist_p + hist_q + evals_alloc, "1", noun="GPUs",

@@ -804,7 +804,7 @@ def solve(p: Params) -> Derivation:
                   p.sweep_lr_values * p.sweep_warmup_values * p.sweep_seeds, "1", noun="runs",
                   formula="{sweep_lr_values} × {sweep_warmup_values} × {sweep_seeds}")
     sweep_h = d.step("sweep_gpu_hours", "GPU time the sweep costs", runs * p.sweep_gpus_per_run * p.sweep_run_hours,
-                     "h", formula="{sweep_runs} × {sweep_gpus_per_run} GPUs × {sweep_run_hours} h")
+                     "h", formula="{sweep_runs} × {sweep_gpus_per_run} GPUs × {sweep_run_hours} h", noun="GPU")
 
     # --- shape: resolve, validate, hash ---
     res = resolve_scenario(p)
@@ -856,7 +856,7 @@ def solve(p: Params) -> Derivation:
 
     # --- depth: what the flexible config costs, what the strict one costs ---
     typo_h = d.step("typo_cost_gpu_hours", "GPU time a silently ignored typo burns before anyone notices",
-                    gpus * p.hours_to_notice_typo, "h", formula="{gpus} GPUs × {hours_to_notice_typo} h")
+                    gpus * p.hours_to_notice_typo, "h", formula="{gpus} GPUs × {hours_to_notice_typo} h", noun="GPU")
     d.step("typo_cost_usd", "The same in money", typo_h * p.gpu_hour_usd, "USD",
            formula="{typo_cost_gpu_hours} GPU-h × {gpu_hour_usd} USD")
     d.step("sweep_distinct_runs_with_typo", "Runs that differ when the learning-rate axis key is misspelt",
@@ -864,7 +864,7 @@ def solve(p: Params) -> Derivation:
            formula="{sweep_runs} / {sweep_lr_values}")
     d.step("sweep_typo_wasted_gpu_hours", "Sweep GPU time spent on duplicates",
            sweep_h * (1 - 1 / p.sweep_lr_values), "h",
-           formula="{sweep_gpu_hours} h × (1 − 1 / {sweep_lr_values})")
+           formula="{sweep_gpu_hours} GPU-h × (1 − 1 / {sweep_lr_values})", noun="GPU")
     per_year = d.step("configs_per_year", "Resolved configs stored per year", p.runs_per_day * 365, "1",
                       noun="configs", formula="{runs_per_day} × 365")
     d.step("config_store_bytes", "Storing every resolved config for a year", per_year * nbytes, "B",

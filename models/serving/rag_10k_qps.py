@@ -491,8 +491,7 @@ def solve(p: Params) -> Derivation:
         p.corpus_passages * p.passage_tokens * INFER_FLOPS_PER_PARAM_TOKEN * p.embedder_params_m * 1e6
         / enc_rate / 3600, "h",
         formula="{corpus_passages} × {passage_tokens} tokens × 2 × {embedder_params_m}M / "
-                "{encoder_gpu_flops} FLOP/s / 3,600 s/h",
-    )
+                "{encoder_gpu_flops} FLOP/s / 3,600 s/h", noun="GPU")
 
     # --- latency budget to the first token, stage by stage --------------------------------------
     window_s = p.batch_window_ms / 1000

@@ -192,8 +192,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "sync_stall_gpu_hours_per_day", "GPU time a synchronous save costs per day",
         p.gpus * 24 * sync_frac, "h",
-        formula="{gpus} GPUs × 24 h × {sync_stall_fraction}",
-    )
+        formula="{gpus} GPUs × 24 h × {sync_stall_fraction}", noun="GPU")
     snapshot_GBps = LINKS[SNAPSHOT_LINK].GBps
     d.step(
         "snapshot_stall_s", "Asynchronous save: GPU pause to copy its share to host memory",

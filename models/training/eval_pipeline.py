@@ -214,9 +214,9 @@ def solve(p: Params) -> Derivation:
                     noun="tokens", formula="{tokens_per_checkpoint} × (1 − {result_cache_hit})")
     gpu_h = d.step("gpu_hours_per_checkpoint", "GPU-hours per checkpoint",
                    to_run / per_gpu / SECONDS_PER_HOUR, "h",
-                   formula="{tokens_to_run} / {tokens_per_s_per_gpu} tokens/s / 3,600 s/h")
+                   formula="{tokens_to_run} / {tokens_per_s_per_gpu} tokens/s / 3,600 s/h", noun="GPU")
     replica_h = d.step("replica_hours_per_checkpoint", "Replica-hours per checkpoint", gpu_h / p.gpus_per_replica,
-                       "h", formula="{gpu_hours_per_checkpoint} h / {gpus_per_replica}")
+                       "h", formula="{gpu_hours_per_checkpoint} GPU-h / {gpus_per_replica}")
 
     # --- the fleet for each turnaround ---
     startup_h = d.step("startup_h", "Start-up per replica, in hours", p.replica_startup_min / 60, "h",
@@ -302,7 +302,7 @@ def solve(p: Params) -> Derivation:
     d.step("idle_gpu_hours_by_eval", "GPU-hours the fast fleet sits idle waiting on the largest eval",
            (r_fast * max(avg_load, largest) - replica_s_total) * p.gpus_per_replica / SECONDS_PER_HOUR, "h",
            formula="({replicas_fast} × max({avg_load_fast_s} s, {largest_eval_replica_s} s) − {replica_s_to_run} s)"
-                   " × {gpus_per_replica} / 3,600")
+                   " × {gpus_per_replica} / 3,600", noun="GPU")
 
     # --- reproducibility: how small a regression one run can see ---
     pq = p.pass_rate * (1 - p.pass_rate)

@@ -237,11 +237,11 @@ def solve(p: Params) -> Derivation:
     per_gpu = d.step("achieved_flops_per_gpu", "What one GPU delivers at the MFU", peak * p.mfu, "FLOP/s",
                      formula="{gpu_peak_flops} × {mfu}")
     gpu_h = d.step("gpu_hours", "GPU-hours for the run", run_flops / per_gpu / 3600, "h",
-                   formula="{run_flops} / {achieved_flops_per_gpu} FLOP/s / 3,600 s")
+                   formula="{run_flops} / {achieved_flops_per_gpu} FLOP/s / 3,600 s", noun="GPU")
     days = d.step("training_days", "Wall clock on the job's GPUs", gpu_h / p.gpus / 24, "d",
-                  formula="{gpu_hours} h / {gpus} GPUs / 24")
+                  formula="{gpu_hours} GPU-h / {gpus} GPUs / 24")
     d.step("gpu_hours_if_active", "GPU-hours if all 1T were active", gpu_h * ratio, "h",
-           formula="{gpu_hours} h × {compute_ratio_if_active}")
+           formula="{gpu_hours} GPU-h × {compute_ratio_if_active}", noun="GPU")
     d.step("training_days_if_active", "Wall clock if all 1T were active", days * ratio, "d",
            formula="{training_days} d × {compute_ratio_if_active}")
     dsv3 = catalog_model("DeepSeek-V3")
@@ -253,7 +253,7 @@ def solve(p: Params) -> Derivation:
                  f"({DSV3_PRETRAIN_GPU_HOURS:.4g} GPU-h × 3,600 s × "
                  f"{catalog_gpu(DSV3_GPU).dense_bf16_flops:.3g} FLOP/s)"))
     d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu / 100) / 3600, "h",
-           formula="{run_flops} / ({gpu_peak_flops} FLOP/s × {dsv3_implied_mfu}%) / 3,600 s")
+           formula="{run_flops} / ({gpu_peak_flops} FLOP/s × {dsv3_implied_mfu}%) / 3,600 s", noun="GPU")
 
     # --- shape: the state budget per GPU and the layout that falls out ---
     d.step("hbm_GB", f"{p.gpu} HBM (catalog)", g.memory_GB, "GB")
@@ -396,7 +396,7 @@ def solve(p: Params) -> Derivation:
                   formula="(1 + ({router_imbalance} − 1) × {expert_share_of_compute}% + {router_imbalance} × "
                           "{a2a_share}%) / (1 + {a2a_share}%)")
     d.step("gpu_hours_lost_to_imbalance", "GPU-hours the imbalance adds to the run", gpu_h * (slow - 1), "h",
-           formula="{gpu_hours} h × ({step_slowdown_from_imbalance} − 1)")
+           formula="{gpu_hours} GPU-h × ({step_slowdown_from_imbalance} − 1)", noun="GPU")
     capped = d.step("hot_rank_load_capped", "Load on the hottest rank under the capacity factor",
                     min(imb, p.capacity_factor), "1", noun="×",
                     formula="min({router_imbalance}, {capacity_factor})")

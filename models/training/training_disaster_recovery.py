@@ -122,8 +122,7 @@ def solve(p: Params) -> Derivation:
     # --- Numbers: what the run is worth and how often it breaks ----------------------------
     run_h = d.step(
         "run_gpu_hours", "GPU time in the run", p.gpus * p.run_days * 24, "h",
-        formula="{gpus} GPUs × {run_days} days × 24 h",
-    )
+        formula="{gpus} GPUs × {run_days} days × 24 h", noun="GPU")
     ckpt_tb = d.step(
         "checkpoint_TB", "Checkpoint: resumable training state",
         p.params_b * 1e9 * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
@@ -170,11 +169,10 @@ def solve(p: Params) -> Derivation:
     )
     lost_h = d.step(
         "gpu_hours_lost", "GPU time lost to interruptions over the run", n_int * loss_min / 60 * p.gpus, "h",
-        formula="{expected_interruptions} × {loss_per_interruption_min} min / 60 × {gpus} GPUs",
-    )
+        formula="{expected_interruptions} × {loss_per_interruption_min} min / 60 × {gpus} GPUs", noun="GPU")
     lost_frac = d.step(
         "fraction_lost", "Share of the run lost to interruptions", lost_h / run_h, "1",
-        formula="{gpu_hours_lost} h / {run_gpu_hours} h",
+        formula="{gpu_hours_lost} GPU-h / {run_gpu_hours} GPU-h",
     )
     ckpt_frac = d.step(
         "checkpoint_overhead_fraction", "Share of the run spent paused for saves",
@@ -225,8 +223,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "site_loss_gpu_hours_worst", "Worst-case GPU time a site loss costs: lost progress plus the outage",
         p.gpus * (rpo_worst + rto) / 60, "h",
-        formula="{gpus} GPUs × ({rpo_worst_min} + {rto_min}) min / 60",
-    )
+        formula="{gpus} GPUs × ({rpo_worst_min} + {rto_min}) min / 60", noun="GPU")
     d.step(
         "second_site_gpus", "GPUs the run gets at the second site",
         math.floor(p.gpus * p.second_site_fraction + 1e-9), "1", noun="GPUs",
@@ -245,11 +242,10 @@ def solve(p: Params) -> Derivation:
     )
     drill_h = d.step(
         "drill_gpu_hours", "GPU time the drills cost", drills * p.drill_gpus * p.drill_hours, "h",
-        formula="{drills_per_run} × {drill_gpus} GPUs × {drill_hours} h",
-    )
+        formula="{drills_per_run} × {drill_gpus} GPUs × {drill_hours} h", noun="GPU")
     d.step(
         "drill_fraction", "Drills as a share of the run", drill_h / run_h, "1",
-        formula="{drill_gpu_hours} h / {run_gpu_hours} h",
+        formula="{drill_gpu_hours} GPU-h / {run_gpu_hours} GPU-h",
     )
     d.step(
         "silent_break_rpo_days", "RPO if replication breaks silently right after a drill",
