@@ -15,6 +15,8 @@ import streamlit as st
 from models.catalog import gpu as catalog_gpu, model as catalog_model
 from models.validation import (
     FIT_TOLERANCE,
+    LLM_ANALYSIS_TP2_PREFILL_MS,
+    LLM_ANALYSIS_TP2_TP_COMM_MS,
     METRIC_LABELS,
     METRICS,
     PROFILED_HBM_CEILING,
@@ -277,7 +279,12 @@ def _fit_a_prose(per_model, rows_a) -> None:
         f"{_signed(p1.error)} and {_signed(p2.error)}: **the TP-2 prefill misses the {_pct(FIT_TOLERANCE)} target.** "
         "The formula has no term for what splitting a 512-token prefill costs: an all-reduce after every attention "
         f"and every MLP block ({2 * catalog_model(tp1.model).layers} per forward pass) and matrix multiplies half as "
-        "wide, which run further from peak."
+        "wide, which run further from peak. A communication term does not close the gap either: the llm-analysis "
+        f"project models those all-reduces ({LLM_ANALYSIS_TP2_TP_COMM_MS:g} ms over NVLink) with its profiled "
+        f"efficiencies and predicts {LLM_ANALYSIS_TP2_PREFILL_MS:g} ms, "
+        f"{_signed(LLM_ANALYSIS_TP2_PREFILL_MS / tp2.prefill_ms - 1)} against the measurement, further off than the "
+        "fit here. Closing it honestly needs more tensor-parallel prefill measurements to fit a scaling term "
+        "against, not a knob per measurement."
     )
     st.markdown(
         f"**For the 70B and the 8B a per-model fit is exact and therefore uninformative**: one measurement per "

@@ -260,3 +260,16 @@ def test_nothing_is_nan():
     for f in fit_per_model() + fit_per_gpu():
         for r in f.rows:
             assert math.isfinite(r.predicted_s) and math.isfinite(r.error)
+
+
+def test_the_sources_own_tp2_prefill_prediction_misses_by_more():
+    """llm-analysis, with an all-reduce term and profiled efficiencies, predicts 32.98 ms for the
+    45.45 ms TP-2 prefill: (32.98 - 45.45) / 45.45 = -27.4%, the figure its README prints. The
+    fit here misses by less (-20.6%), so a communication term alone is not what is missing."""
+    from models.validation import LLM_ANALYSIS_TP2_PREFILL_MS
+
+    tp2 = SETUP_BY_KEY["13b-a100-tp2"]
+    assert (LLM_ANALYSIS_TP2_PREFILL_MS - tp2.prefill_ms) / tp2.prefill_ms == pytest.approx(-0.274, abs=0.0005)
+    f13 = _fit(fit_per_model(), "GPT-13B")
+    ours = next(r.error for r in f13.rows if (r.setup.key, r.metric) == TP2_PREFILL)
+    assert abs(ours) < abs((LLM_ANALYSIS_TP2_PREFILL_MS - tp2.prefill_ms) / tp2.prefill_ms)
