@@ -1,6 +1,6 @@
 """Benchmark: per question, median `solve` time and median full-page rerun time (AppTest).
 
-    make bench          # or: .venv/bin/python -m bench [--reruns 15]
+    make bench          # or: .venv/bin/python -m bench [--reruns 20] [--only slug ...]
 
 Not a timed test: it prints a table to paste into notes and the README.
 """
