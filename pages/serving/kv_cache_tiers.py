@@ -7,7 +7,8 @@ import streamlit as st
 from models.serving import kv_cache_tiers as model
 from models.sim.kv_tiers import DRAM, FIRST, HBM, MISS, OUTCOMES, SSD, TIER_NAMES
 from ui.replay import replay
-from ui.charts import PALETTE, base_layout, sweep, sweep_values
+from ui.charts import PALETTE, base_layout, layout_dict, sweep, sweep_values
+from ui.figures import figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -60,10 +61,9 @@ def reload_vs_recompute(ctx):
     names = {"recompute_s": "Recompute (prefill with attention)", "reload_s_ssd": "Reload from SSD",
              "reload_s_dram": "Reload from DRAM"}
     colors = {"recompute_s": TIER_COLORS[MISS], "reload_s_ssd": TIER_COLORS[SSD], "reload_s_dram": TIER_COLORS[DRAM]}
-    fig = go.Figure()
-    for key in keys:
-        fig.add_trace(go.Scatter(x=xs, y=ys[key], name=names[key], mode="lines",
-                                 line=dict(color=colors[key], width=2.5)))
+    # Built as dicts (ui/figures.py): the same JSON plotly's add_trace/add_vline would write.
+    traces = [dict(type="scatter", x=xs, y=ys[key], name=names[key], mode="lines",
+                   line=dict(color=colors[key], width=2.5)) for key in keys]
     notes = []
     for tier, key, reload_key in (("SSD", "break_even_prefix_tokens_ssd", "reload_s_ssd"),
                                   ("DRAM", "break_even_prefix_tokens_dram", "reload_s_dram")):
@@ -71,21 +71,22 @@ def reload_vs_recompute(ctx):
         if step.is_numeric and step.value > 0:
             n_star = int(round(float(step.value)))
             at = solve(ctx.slug, p.model_copy(update={"conversation_tokens": n_star}))
-            fig.add_trace(go.Scatter(
-                x=[n_star], y=[at.value(reload_key)], mode="markers+text", showlegend=False,
+            traces.append(dict(
+                type="scatter", x=[n_star], y=[at.value(reload_key)], mode="markers+text", showlegend=False,
                 marker=dict(color="#0f172a", size=12, symbol="x"), text=[f"{tier} break-even {n_star:,.0f}"],
                 textposition="top left", hovertemplate=f"{tier} reload = recompute at %{{x:,.0f}} tokens<extra></extra>",
             ))
         else:
             notes.append(f"{tier}: no crossing, reload wins at every length")
-    fig.add_vline(x=p.conversation_tokens, line=dict(color="#64748b", dash="dot", width=1))
-    base_layout(fig, "Getting a prefix back: reload against recompute (log time)", "Prefix length (tokens)",
-                "Seconds", log_y=True)
+    layout = layout_dict("Getting a prefix back: reload against recompute (log time)", "Prefix length (tokens)",
+                         "Seconds", log_y=True)
+    layout["shapes"] = [dict(type="line", x0=p.conversation_tokens, x1=p.conversation_tokens, xref="x", y0=0, y1=1,
+                             yref="y domain", line=dict(color="#64748b", dash="dot", width=1))]
     if notes:
-        fig.add_annotation(x=0, y=0, xref="paper", yref="paper", text=" · ".join(notes), showarrow=False,
-                           xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))
-    fig.update_layout(height=400)
-    return fig
+        layout["annotations"] = [dict(x=0, y=0, xref="paper", yref="paper", text=" · ".join(notes), showarrow=False,
+                                      xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))]
+    layout["height"] = 400
+    return figure(traces, layout)
 
 
 @page.chart("shares_vs_think")
@@ -96,15 +97,14 @@ def shares_vs_think(ctx):
     ys = sweep(ctx.slug, p, "think_median_s", keys, xs)
     names = ["HBM", "DRAM", "SSD", "miss: recompute"]
     colors = [TIER_COLORS[HBM], TIER_COLORS[DRAM], TIER_COLORS[SSD], TIER_COLORS[MISS]]
-    fig = go.Figure()
-    for key, name, color in zip(keys, names, colors):
-        fig.add_trace(go.Scatter(x=xs, y=ys[key], name=name, mode="lines", stackgroup="share",
-                                 line=dict(color=color, width=1)))
-    fig.add_vline(x=p.think_median_s, line=dict(color="#0f172a", dash="dot", width=1.5))
-    base_layout(fig, "Where returning turns find their KV, against the median think time (estimate)",
-                "Median think time (s, log)", "% of returning turns", log_x=True)
-    fig.update_yaxes(range=[0, 100])
-    return fig
+    traces = [dict(type="scatter", x=xs, y=ys[key], name=name, mode="lines", stackgroup="share",
+                   line=dict(color=color, width=1)) for key, name, color in zip(keys, names, colors)]
+    layout = layout_dict("Where returning turns find their KV, against the median think time (estimate)",
+                         "Median think time (s, log)", "% of returning turns", log_x=True)
+    layout["yaxis"]["range"] = [0, 100]
+    layout["shapes"] = [dict(type="line", x0=p.think_median_s, x1=p.think_median_s, xref="x", y0=0, y1=1,
+                             yref="y domain", line=dict(color="#0f172a", dash="dot", width=1.5))]
+    return figure(traces, layout)
 
 
 # --- the simulation -----------------------------------------------------------------------------------
