@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from models.core import knobs_of
 from models.registry import QUESTIONS
 from models.units import convert
-from ui.figures import figure
+from ui.figures import figure, vline
 from ui.solve_cache import solve
 
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
@@ -130,8 +130,5 @@ def sweep_figure(
         title, x_title or (f"{knob.label} ({unit})" if unit else knob.label), y_title,
         log_x=knob.log if log_x is None else log_x, log_y=log_y,
     )
-    layout["shapes"] = [dict(  # the current value, as add_vline draws it
-        type="line", x0=current * x_scale, x1=current * x_scale, xref="x", y0=0, y1=1, yref="y domain",
-        line=dict(color="#64748b", dash="dot", width=1),
-    )]
+    layout["shapes"] = [vline(current * x_scale, color="#64748b", dash="dot", width=1)]  # the current value
     return figure(traces, layout)

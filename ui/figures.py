@@ -20,3 +20,8 @@ def validating() -> bool:
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
     return go.Figure({"data": data, "layout": layout}, _validate=validating())
+
+
+def vline(x: float, **line) -> dict:
+    """A vertical line across the plot at x, as plotly's add_vline writes it."""
+    return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
-from ui.figures import figure
+from ui.figures import figure, vline
 from ui.charts import layout_dict, PALETTE, base_layout, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
@@ -35,16 +35,9 @@ def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
     return xs, ys
 
 
-def _mark(fig, x, label, log_x=True):
-    fig.add_vline(x=x, line=dict(color="#64748b", dash="dot", width=1))
-    fig.add_annotation(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
-
-
 def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:
-    """What _mark adds, as the (shape, annotation) dicts plotly would write (ui/figures.py)."""
-    return (dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain",
-                 line=dict(color="#64748b", dash="dot", width=1)),
+    """The current value: a dotted line and its label, as dicts (ui/figures.py)."""
+    return (vline(x, color="#64748b", dash="dot", width=1),
             dict(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
                  xanchor="left", yanchor="top", font=dict(size=11, color="#475569")))
 
@@ -114,8 +107,7 @@ def step_sides_vs_context(ctx):
     shapes, notes = [shape], [note]
     cross = ctx.derivation.value("bandwidth_bound_above_tokens")
     if math.isfinite(cross) and xs and xs[0] <= cross <= xs[-1]:
-        shapes.append(dict(type="line", x0=cross, x1=cross, xref="x", y0=0, y1=1, yref="y domain",
-                           line=dict(color="#16a34a", dash="dash", width=1)))
+        shapes.append(vline(cross, color="#16a34a", dash="dash", width=1))
         notes.append(dict(x=math.log10(cross), y=0.5, yref="paper", text="bandwidth-bound →", showarrow=False,
                           xanchor="left", font=dict(size=11, color="#16a34a")))
     layout.update(shapes=shapes, annotations=notes)

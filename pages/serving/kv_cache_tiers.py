@@ -8,7 +8,7 @@ from models.serving import kv_cache_tiers as model
 from models.sim.kv_tiers import DRAM, FIRST, HBM, MISS, OUTCOMES, SSD, TIER_NAMES
 from ui.replay import replay
 from ui.charts import PALETTE, base_layout, layout_dict, sweep, sweep_values
-from ui.figures import figure
+from ui.figures import figure, vline
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -80,8 +80,7 @@ def reload_vs_recompute(ctx):
             notes.append(f"{tier}: no crossing, reload wins at every length")
     layout = layout_dict("Getting a prefix back: reload against recompute (log time)", "Prefix length (tokens)",
                          "Seconds", log_y=True)
-    layout["shapes"] = [dict(type="line", x0=p.conversation_tokens, x1=p.conversation_tokens, xref="x", y0=0, y1=1,
-                             yref="y domain", line=dict(color="#64748b", dash="dot", width=1))]
+    layout["shapes"] = [vline(p.conversation_tokens, color="#64748b", dash="dot", width=1)]
     if notes:
         layout["annotations"] = [dict(x=0, y=0, xref="paper", yref="paper", text=" · ".join(notes), showarrow=False,
                                       xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))]
@@ -102,8 +101,7 @@ def shares_vs_think(ctx):
     layout = layout_dict("Where returning turns find their KV, against the median think time (estimate)",
                          "Median think time (s, log)", "% of returning turns", log_x=True)
     layout["yaxis"]["range"] = [0, 100]
-    layout["shapes"] = [dict(type="line", x0=p.think_median_s, x1=p.think_median_s, xref="x", y0=0, y1=1,
-                             yref="y domain", line=dict(color="#0f172a", dash="dot", width=1.5))]
+    layout["shapes"] = [vline(p.think_median_s, color="#0f172a", dash="dot", width=1.5)]
     return figure(traces, layout)
 
 
