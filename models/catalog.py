@@ -627,6 +627,10 @@ MIG_MAX_INSTANCES = 7
 # https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json ("intermediate_size": 28672).
 LLAMA3_70B_FFN_DIM = 28_672
 
+# MLP width of the GPT-3 family, as a multiple of d_model (GPT-13B's 5,120 -> 20,480). Source: GPT-3
+# paper, 'Language Models are Few-Shot Learners', arXiv 2005.14165, section 2.1 ("d_ff = 4 * d_model").
+GPT3_FFN_MULTIPLE = 4
+
 # Dense (non-MoE) transformer layers at the bottom of an MoE stack, by catalog model name.
 # Sources: the MODELS entries' own notes: Kimi K2 "61 layers incl. 1 dense" (moonshotai/Kimi-K2
 # model card); DeepSeek-V3 "first 3 layers are dense FFN" (arXiv 2412.19437, section 4.2).

@@ -18,6 +18,10 @@ no overhead the formulas are the roofline. Two fits:
   (b) per GPU generation: one efficiency plus one fixed overhead shared by every model measured on
       that GPU; with two measurements and two unknowns it is an exact solve, and what it can teach
       is whether the solution is physical (efficiency <= 1, overhead >= 0).
+  (c) prefill by GEMM size, where the source published a kernel profile (the 13B): each matrix
+      multiply runs at the efficiency the profile shows for a GEMM of its size on one GPU, so
+      tensor parallelism's narrower GEMMs run slower per FLOP; plus the all-reduces over NVLink and
+      one fitted fixed part that TP does not divide. One unknown for two measurements.
 
 Pure Python, deterministic; no Streamlit.
 """
@@ -29,8 +33,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from models.catalog import gpu as catalog_gpu, model as catalog_model
-from models.serving.llm_arith import engine
+from models.catalog import GPT3_FFN_MULTIPLE, gpu as catalog_gpu, model as catalog_model
+from models.serving.llm_arith import attention_flops_per_token_per_position, engine, peak_flops
 
 Metric = Literal["decode", "prefill"]
 METRICS: tuple[Metric, ...] = ("decode", "prefill")
@@ -56,6 +60,74 @@ _VLLM_SRC = "a public vLLM benchmark report"
 
 
 @dataclass(frozen=True)
+class KernelTiming:
+    """One matrix multiply a source timed in a profile: (m x k) by (k x n), its fastest instance."""
+
+    name: str
+    m: int
+    k: int
+    n: int
+    measured_s: float
+
+    @property
+    def flop(self) -> float:
+        return 2.0 * self.m * self.k * self.n
+
+
+# Profiled efficiency may be extended below the smaller timed kernel by this factor in FLOP and no
+# further: TP 2 halves a GEMM once; a guess about GEMMs 8x smaller than anything timed is not data.
+MAX_EXTRAPOLATION = 4.0
+
+
+@dataclass(frozen=True)
+class GemmProfile:
+    """How close to peak a GEMM of a given size runs, on one GPU under one software stack.
+
+    Two timed kernels anchor a straight line in log(FLOP): small GEMMs leave tensor cores idle
+    (too few output tiles for the SMs, a tail wave) and the share lost falls as the GEMM grows.
+    Above the larger kernel the efficiency is held flat: a bigger GEMM is not assumed to do better
+    than the best one measured.
+    """
+
+    gpu: str
+    small: KernelTiming
+    large: KernelTiming
+    source: str
+
+    def __post_init__(self) -> None:
+        if not self.small.flop < self.large.flop:
+            raise ValueError("the small kernel must have fewer FLOP than the large one")
+
+    def measured_efficiency(self, kernel: KernelTiming) -> float:
+        return kernel.flop / (peak_flops(self.gpu, PRECISION) * kernel.measured_s)
+
+    def efficiency(self, flop: float) -> float:
+        lo, hi = self.small, self.large
+        if flop >= hi.flop:
+            return self.measured_efficiency(hi)
+        if flop < lo.flop / MAX_EXTRAPOLATION:
+            raise ValueError(f"a {flop / 1e9:.3g} GFLOP GEMM is more than {MAX_EXTRAPOLATION:g}x below the "
+                             f"smallest profiled kernel ({lo.flop / 1e9:.3g} GFLOP)")
+        e_lo, e_hi = self.measured_efficiency(lo), self.measured_efficiency(hi)
+        return e_lo + (e_hi - e_lo) * math.log(flop / lo.flop) / math.log(hi.flop / lo.flop)
+
+
+# kipply profiled the one-GPU FasterTransformer run: the fastest MLP multiply (512 tokens, 5,120 by
+# 20,480) took 476 us against 344 ideal; the fastest attention projection (5,120 by 5,120), 159 us
+# against 86. The same paragraph cites the Megatron paper's 512 x 4,000 x 4,000 GEMM at under
+# 150 TFLOP/s on an A100 as the expected behaviour (arXiv 2104.05158, Figure 14).
+FT_A100_13B_PROFILE = GemmProfile(
+    gpu="A100 40GB",
+    small=KernelTiming("attention projection", 512, 5120, 5120, 159e-6),
+    large=KernelTiming("MLP multiply", 512, 5120, 20_480, 476e-6),
+    source="kipply, Transformer Inference Arithmetic (2022), section 'comparing against real benchmarks'",
+)
+MEGATRON_GEMM_SHAPE = (512, 4000, 4000)
+_GPT13B_MLP_WIDTH = GPT3_FFN_MULTIPLE * catalog_model("GPT-13B").d_model
+MEGATRON_GEMM_BELOW_FLOPs = 150e12
+
+
+@dataclass(frozen=True)
 class Setup:
     """One published benchmark configuration with its two measured latencies."""
 
@@ -72,8 +144,12 @@ class Setup:
     source: str  # the citation as a reader should give it
     urls: tuple[str, ...] = ()
     note: str = ""
+    gemm_profile: GemmProfile | None = None  # the source's timed kernels, where it published them
+    mlp_width: int | None = None  # needed with a profile: the MLP's GEMM shapes
 
     def __post_init__(self) -> None:
+        if self.gemm_profile is not None and self.mlp_width is None:
+            raise ValueError(f"{self.key}: a GEMM profile needs the model's MLP width")
         if self.tp < 1 or self.prompt_tokens < 1 or self.output_tokens < 1:
             raise ValueError(f"{self.key}: tp, prompt and output tokens must be positive")
         if not (self.decode_ms > 0 and self.prefill_ms > 0):
@@ -96,12 +172,14 @@ SETUPS: tuple[Setup, ...] = (
         prompt_tokens=512, output_tokens=10, decode_ms=22.0, prefill_ms=63.17,
         software="FasterTransformer", source=_KIPPLY_SRC, urls=_KIPPLY_URLS,
         note="Batch 1, 512-token context, 10 generated tokens; fp16.",
+        gemm_profile=FT_A100_13B_PROFILE, mlp_width=_GPT13B_MLP_WIDTH,
     ),
     Setup(
         key="13b-a100-tp2", model="GPT-13B", model_label="13B", gpu="A100 40GB", tp=2,
         prompt_tokens=512, output_tokens=10, decode_ms=13.5, prefill_ms=45.45,
         software="FasterTransformer", source=_KIPPLY_SRC, urls=_KIPPLY_URLS,
         note="Same run split over two GPUs by tensor parallelism.",
+        gemm_profile=FT_A100_13B_PROFILE, mlp_width=_GPT13B_MLP_WIDTH,
     ),
     Setup(
         key="70b-h200-tp8", model="Llama-3-70B", model_label="Llama-3.1-70B", gpu="H200", tp=8,
@@ -363,6 +441,135 @@ def best_single_efficiency_error(setups: tuple[Setup, ...], metric: Metric) -> f
     """
     r = [roofline_s(s, metric) / s.measured_s(metric) for s in setups]
     return (max(r) - min(r)) / (max(r) + min(r))
+
+
+# ----------------------------------------------------- fit (c): prefill by GEMM size
+
+
+ACTIVATION_BYTES = 2  # fp16 / bf16 activations, as the all-reduces carry them
+ALLREDUCES_PER_LAYER = 2  # Megatron-style TP: after the attention output and after the MLP
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One weight multiply of a layer as one GPU runs it under TP, over all layers."""
+
+    name: str
+    m: int
+    k: int
+    n: int
+    layers: int
+    efficiency: float  # from the profile, for this GEMM's size
+    peak_flops: float
+
+    @property
+    def flop(self) -> float:
+        return 2.0 * self.m * self.k * self.n
+
+    @property
+    def seconds(self) -> float:
+        return self.layers * self.flop / (self.peak_flops * self.efficiency)
+
+
+@dataclass(frozen=True)
+class ProfiledPrefill:
+    """A prefill built from its parts, on one GPU of the TP group; every part is a prediction."""
+
+    gemms: tuple[Gemm, ...]
+    attention_s: float  # causal QK^T and AV at peak (small at 512 tokens; its waste is in the fixed part)
+    allreduce_bytes: float  # per GPU, per direction, whole forward pass
+    allreduce_s: float  # at the NVLink datasheet rate per direction
+
+    @property
+    def gemm_s(self) -> float:
+        return sum(g.seconds for g in self.gemms)
+
+    @property
+    def total_s(self) -> float:
+        return self.gemm_s + self.attention_s + self.allreduce_s
+
+
+def _split(width: int, tp: int, what: str) -> int:
+    if width % tp:
+        raise ValueError(f"{what} ({width:,}) does not split evenly over TP {tp}")
+    return width // tp
+
+
+def profiled_prefill(s: Setup) -> ProfiledPrefill:
+    """Prefill of one request from per-GEMM efficiencies at the sizes TP leaves each GPU."""
+    if s.gemm_profile is None or s.mlp_width is None:
+        raise ValueError(f"{s.key}: the source published no kernel profile for this setup")
+    m, g = catalog_model(s.model), catalog_gpu(s.gpu)
+    peak = peak_flops(s.gpu, PRECISION)
+    tokens, d = s.prompt_tokens, m.d_model
+    shapes = (  # (name, k, n) for one GPU's shard; Megatron splits the first multiply by columns, the second by rows
+        ("QKV projection", d, _split((m.heads + 2 * m.kv_heads) * m.head_dim, s.tp, "Q, K and V heads")),
+        ("Attention output", _split(m.heads * m.head_dim, s.tp, "attention heads"), d),
+        ("MLP up", d, _split(s.mlp_width, s.tp, "MLP width")),
+        ("MLP down", _split(s.mlp_width, s.tp, "MLP width"), d),
+    )
+    gemms = tuple(
+        Gemm(name, tokens, k, n, m.layers, s.gemm_profile.efficiency(2.0 * tokens * k * n), peak)
+        for name, k, n in shapes
+    )
+    attention_flop = attention_flops_per_token_per_position(m) * tokens * tokens / 2  # causal: half the square
+    # Ring all-reduce: each GPU sends (and receives) 2 (TP - 1) / TP of the buffer.
+    allreduce_bytes = (ALLREDUCES_PER_LAYER * m.layers * tokens * d * ACTIVATION_BYTES
+                       * 2 * (s.tp - 1) / s.tp)
+    return ProfiledPrefill(
+        gemms=gemms,
+        attention_s=attention_flop / (s.tp * peak),
+        allreduce_bytes=allreduce_bytes,
+        allreduce_s=allreduce_bytes / (g.nvlink_GBps_per_direction * 1e9),
+    )
+
+
+@dataclass(frozen=True)
+class ProfiledFit:
+    """Fit (c) for one model: the parts above plus one fixed time that TP does not divide."""
+
+    model: str
+    setups: tuple[Setup, ...]
+    parts: tuple[ProfiledPrefill, ...]
+    fixed_s: float
+    rows: tuple[Row, ...]  # prefill only
+
+    @property
+    def exact(self) -> bool:
+        return len(self.setups) <= 1
+
+    @property
+    def physical(self) -> bool:
+        return self.fixed_s >= 0
+
+    @property
+    def max_abs_error(self) -> float:
+        return max(abs(r.error) for r in self.rows)
+
+
+def fit_profiled() -> tuple[ProfiledFit, ...]:
+    """Fit (c): per model with a kernel profile, the fixed part by least squares on relative error.
+
+    The prediction is parts + c; minimising sum(((parts_i + c) / y_i - 1)^2) over c gives
+    c = sum((y_i - parts_i) / y_i^2) / sum(1 / y_i^2).
+    """
+    out = []
+    for name, setups in _group("model").items():
+        if any(s.gemm_profile is None for s in setups):
+            continue
+        parts = tuple(profiled_prefill(s) for s in setups)
+        ys = [s.measured_s("prefill") for s in setups]
+        fixed = sum((y - p.total_s) / y**2 for y, p in zip(ys, parts)) / sum(1 / y**2 for y in ys)
+        rows = tuple(Row(s, "prefill", y, roofline_s(s, "prefill"), p.total_s + fixed)
+                     for s, y, p in zip(setups, ys, parts))
+        out.append(ProfiledFit(name, setups, parts, fixed, rows))
+    return tuple(out)
+
+
+def validation_rows() -> tuple[Row, ...]:
+    """Every measurement under the validation's best model: fit (a), with fit (c) for prefills it covers."""
+    by_c = {(r.setup.key, r.metric): r for f in fit_profiled() for r in f.rows}
+    return tuple(by_c.get((r.setup.key, r.metric), r) for f in fit_per_model() for r in f.rows)
 
 
 # ----------------------------------------------------------------- the app's default knobs

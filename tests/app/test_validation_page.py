@@ -49,6 +49,14 @@ def test_validation_page_runs_clean_and_shows_the_measurements():
     text = "\n".join(m.value for m in at.markdown)
     assert "exact and therefore uninformative" in text
     assert "misses the 15% target" in text
+    # Fit (c): the GEMMs of both layouts, and every measurement within the target under the validation's model.
+    gemms = _frame(at, "TP 2 efficiency")
+    assert list(gemms["GEMM (each layer)"]) == ["QKV projection", "Attention output", "MLP up", "MLP down"]
+    assert (gemms["TP 2 efficiency"] < gemms["TP 1 efficiency"]).all()
+    parts = _frame(at, "Fixed part, fitted (ms)")
+    assert set(parts["Measured (ms)"].round(2)) == {63.17, 45.45}
+    assert (parts["Error"].abs() < 15).all()
+    assert "all 8 measurements are within ±15%" in text
 
 
 def test_moving_an_efficiency_slider_changes_a_prediction():

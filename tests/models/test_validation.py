@@ -20,6 +20,9 @@ from models.catalog import GPUS, MODELS  # noqa: E402
 from models.serving.llm_arith import engine  # noqa: E402
 from models.validation import (  # noqa: E402
     FIT_TOLERANCE,
+    FT_A100_13B_PROFILE,
+    MEGATRON_GEMM_BELOW_FLOPs,
+    MEGATRON_GEMM_SHAPE,
     METRICS,
     SETUP_BY_KEY,
     SETUPS,
@@ -29,9 +32,12 @@ from models.validation import (  # noqa: E402
     evaluate,
     fit_per_gpu,
     fit_per_model,
+    fit_profiled,
     predict_s,
+    profiled_prefill,
     roofline_s,
     smallest_consistent_tp,
+    validation_rows,
 )
 
 A100, H200 = GPUS["A100 40GB"], GPUS["H200"]
@@ -171,12 +177,6 @@ def test_the_13b_tp2_prefill_is_beyond_any_single_efficiency():
     assert errors[TP2_PREFILL] == pytest.approx(-0.206, abs=0.001)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 asks for every fitted error under 15%; the 13B TP2 prefill "
-                                       "is at -20.6% and no single efficiency gets under 18% (see above)")
-def test_fit_a_every_error_under_15_percent():
-    assert all(abs(r.error) < FIT_TOLERANCE for f in fit_per_model() for r in f.rows)
-
-
 def test_fit_a_13b_values_and_least_squares_optimum():
     f13 = _fit(fit_per_model(), "GPT-13B")
     assert not f13.decode.exact and not f13.prefill.exact
@@ -273,3 +273,135 @@ def test_the_sources_own_tp2_prefill_prediction_misses_by_more():
     f13 = _fit(fit_per_model(), "GPT-13B")
     ours = next(r.error for r in f13.rows if (r.setup.key, r.metric) == TP2_PREFILL)
     assert abs(ours) < abs((LLM_ANALYSIS_TP2_PREFILL_MS - tp2.prefill_ms) / tp2.prefill_ms)
+
+
+# ------------------------------------------------- fit (c): prefill by GEMM size (the 13B)
+
+
+def test_profile_efficiencies_are_the_sources_kernel_timings():
+    """kipply: the MLP multiply should take 512x4x5120^2x2/312e12 = 344 us and took 476 at best; the
+    attention projection 512x5120^2x2/312e12 = 86 us and took 159."""
+    mlp_flop, proj_flop = 512 * 4 * 5120**2 * 2, 512 * 5120**2 * 2
+    assert mlp_flop / 312e12 == pytest.approx(344e-6, abs=0.5e-6)
+    assert proj_flop / 312e12 == pytest.approx(86e-6, abs=0.5e-6)
+    p = FT_A100_13B_PROFILE
+    assert p.measured_efficiency(p.large) == pytest.approx(mlp_flop / 312e12 / 476e-6, rel=1e-12)  # 72.3%
+    assert p.measured_efficiency(p.small) == pytest.approx(proj_flop / 312e12 / 159e-6, rel=1e-12)  # 54.1%
+    # The line passes through both anchors and holds flat above the larger one.
+    assert p.efficiency(proj_flop) == pytest.approx(0.5411, abs=1e-4)
+    assert p.efficiency(mlp_flop) == pytest.approx(0.7230, abs=1e-4)  # 344.1 / 476
+    assert p.efficiency(4 * mlp_flop) == p.efficiency(mlp_flop)
+
+
+def test_profile_line_agrees_with_the_megatron_gemm_the_source_cites():
+    """The same paragraph cites a 512 x 4,000 x 4,000 GEMM at under 150 TFLOP/s on an A100. The line,
+    drawn only through kipply's two kernels, lands just under it (1.6x below the smaller kernel)."""
+    m, k, n = MEGATRON_GEMM_SHAPE
+    flop = 2 * m * k * n
+    achieved = FT_A100_13B_PROFILE.efficiency(flop) * 312e12
+    # By hand: 0.5411 + (0.7230 - 0.5411) * log(16.384 / 26.844) / log(4) = 0.4764 -> 148.6 TFLOP/s
+    e_lo, e_hi = 512 * 5120**2 * 2 / 312e12 / 159e-6, 512 * 4 * 5120**2 * 2 / 312e12 / 476e-6
+    by_hand = e_lo + (e_hi - e_lo) * math.log(flop / (512 * 5120**2 * 2)) / math.log(4)
+    assert achieved == pytest.approx(by_hand * 312e12, rel=1e-12)
+    assert achieved < MEGATRON_GEMM_BELOW_FLOPs
+    assert achieved == pytest.approx(148.6e12, abs=0.1e12)
+
+
+def test_profile_refuses_gemms_far_below_anything_timed():
+    with pytest.raises(ValueError, match="below the smallest profiled kernel"):
+        FT_A100_13B_PROFILE.efficiency(512 * 5120**2 * 2 / 5)
+
+
+def test_profiled_prefill_of_the_13b_on_two_gpus_by_hand():
+    """Per GPU under TP 2 (d 5,120, MLP 20,480, 512 tokens, 40 layers): QKV 5,120 x 7,680, output
+    2,560 x 5,120, MLP 5,120 x 10,240 and 10,240 x 5,120; each at the line's efficiency for its
+    FLOP. All-reduces: 2 per layer of 512 x 5,120 x 2 B, a ring over 2 GPUs moves the whole buffer
+    each way: 80 x 5.24 MB = 419 MB at 300 GB/s = 1.40 ms (llm-analysis's 1.4 ms)."""
+    e_lo, e_hi = 512 * 5120**2 * 2 / 312e12 / 159e-6, 512 * 4 * 5120**2 * 2 / 312e12 / 476e-6
+
+    def eff(flop):
+        return e_lo + (e_hi - e_lo) * math.log(flop / (512 * 5120**2 * 2)) / math.log(4)
+
+    shards = [(5120, 7680), (2560, 5120), (5120, 10240), (10240, 5120)]
+    gemm_s = sum(40 * 2 * 512 * k * n / (312e12 * eff(2 * 512 * k * n)) for k, n in shards)
+    attention_s = 2 * 2 * 40 * 40 * 128 * 512 * 512 / 2 / (2 * 312e12)
+    allreduce_bytes = 2 * 40 * 512 * 5120 * 2 * (2 * 1 / 2)
+    p = profiled_prefill(SETUP_BY_KEY["13b-a100-tp2"])
+    assert p.gemm_s == pytest.approx(gemm_s, rel=1e-12)
+    assert p.attention_s == pytest.approx(attention_s, rel=1e-12)
+    assert p.allreduce_bytes == allreduce_bytes
+    assert p.allreduce_s == pytest.approx(allreduce_bytes / 300e9, rel=1e-12)
+    assert p.allreduce_s == pytest.approx(1.4e-3, abs=0.01e-3)
+    assert [round(g.efficiency, 3) for g in p.gemms] == [round(eff(2 * 512 * k * n), 3) for k, n in shards]
+    # One GPU: the GEMMs of the profile's own sizes, no all-reduce.
+    p1 = profiled_prefill(SETUP_BY_KEY["13b-a100-tp1"])
+    assert p1.allreduce_s == 0
+    assert [g.efficiency for g in p1.gemms][1:] == pytest.approx([e_lo, e_hi, e_hi], rel=1e-12)
+
+
+def test_halving_the_gemms_is_most_of_the_tp2_gap():
+    """Flat efficiency predicts a 2x speed-up from the second GPU; GEMM size alone (no fitting yet)
+    predicts 1.67x against the 1.39x measured."""
+    p1, p2 = (profiled_prefill(SETUP_BY_KEY[k]) for k in ("13b-a100-tp1", "13b-a100-tp2"))
+    r1, r2 = (roofline_s(SETUP_BY_KEY[k], "prefill") for k in ("13b-a100-tp1", "13b-a100-tp2"))
+    assert r1 / r2 == pytest.approx(2.0, rel=1e-12)
+    assert p1.total_s / p2.total_s == pytest.approx(1.669, abs=0.001)
+    assert 63.17 / 45.45 == pytest.approx(1.390, abs=0.001)
+
+
+def test_fit_c_fixed_part_by_hand():
+    """c = sum((y - parts) / y^2) / sum(1 / y^2) over the 13B's two prefills; it must be >= 0
+    (time TP does not divide), and leaves a real residual: one unknown, two measurements."""
+    (f,) = fit_profiled()
+    assert f.model == "GPT-13B" and not f.exact and f.physical
+    ys = [63.17e-3, 45.45e-3]
+    parts = [profiled_prefill(SETUP_BY_KEY[k]).total_s for k in ("13b-a100-tp1", "13b-a100-tp2")]
+    c = sum((y - p) / y**2 for y, p in zip(ys, parts)) / sum(1 / y**2 for y in ys)
+    assert f.fixed_s == pytest.approx(c, rel=1e-12)
+    assert f.fixed_s == pytest.approx(7.45e-3, abs=0.01e-3)
+    errors = [r.error for r in f.rows]
+    assert errors == pytest.approx([(p + c) / y - 1 for y, p in zip(ys, parts)], rel=1e-12)
+    assert errors[0] > 0 > errors[1]  # least squares straddles the two
+
+    # The optimum: nudging c either way raises the summed squared relative error.
+    def sse(cc):
+        return sum(((p + cc) / y - 1) ** 2 for y, p in zip(ys, parts))
+
+    assert sse(c) < sse(c * 1.01) and sse(c) < sse(c * 0.99)
+
+
+def test_every_fitted_error_under_15_percent():
+    """The issue's criterion, on the validation's model: decode by fit (a), prefill by fit (c) where
+    the source published a kernel profile (the 13B) and by fit (a) elsewhere."""
+    rows = validation_rows()
+    assert len(rows) == 8 and {(r.setup.key, r.metric) for r in rows} == {
+        (s.key, m) for s in SETUPS for m in METRICS}
+    for r in rows:
+        assert abs(r.error) < FIT_TOLERANCE, (r.setup.key, r.metric, r.error)
+    errors = {(r.setup.key, r.metric): r.error for r in rows}
+    assert errors[TP2_PREFILL] == pytest.approx(-0.047, abs=0.001)
+    assert errors[("13b-a100-tp1", "prefill")] == pytest.approx(0.065, abs=0.001)
+
+
+def test_readme_accuracy_table_quotes_the_model():
+    """The README's Accuracy section is prose, so this keeps its figures from drifting off the model."""
+    text = (ROOT / "README.md").read_text()
+
+    def pct(x):
+        return f"{x * 100:+.1f}%".replace("+-", "-")
+
+    f13 = _fit(fit_per_model(), "GPT-13B")
+    errors = {(r.setup.key, r.metric): r.error for r in f13.rows}
+    (fc,) = fit_profiled()
+    worst = max((r.error for r in validation_rows()), key=abs)
+    quoted = [
+        f"13B decode {pct(errors[('13b-a100-tp1', 'decode')])} / {pct(errors[('13b-a100-tp2', 'decode')])}",
+        f"13B prefill {pct(errors[('13b-a100-tp1', 'prefill')])} / **{pct(errors[TP2_PREFILL])}**",
+        f"({fc.fixed_s * 1e3:.2f} ms)",
+        f"13B prefill {pct(fc.rows[0].error)} / {pct(fc.rows[1].error)}",
+        f"(worst {pct(worst)})",
+        f"{FT_A100_13B_PROFILE.measured_efficiency(FT_A100_13B_PROFILE.large) * 100:.1f}% and "
+        f"{FT_A100_13B_PROFILE.measured_efficiency(FT_A100_13B_PROFILE.small) * 100:.1f}% anchors",
+    ]
+    for q in quoted:
+        assert q in text, q
