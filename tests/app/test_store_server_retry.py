@@ -13,6 +13,9 @@ def fresh_store_cache():
 
     _opened.clear()
     yield
+    # Close what the test opened: a PostgreSQL pool left to the garbage collector is collected on
+    # one of its own worker threads, which cannot join itself (a warning in a later test).
+    _opened()[0].close()
     _opened.clear()
 
 
