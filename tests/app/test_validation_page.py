@@ -57,6 +57,7 @@ def test_validation_page_runs_clean_and_shows_the_measurements():
     assert set(parts["Measured (ms)"].round(2)) == {63.17, 45.45}
     assert (parts["Error"].abs() < 15).all()
     assert "all 8 measurements are within ±15%" in text
+    assert "**The short answer.**" in text and "every measurement within ±15%" in text
 
 
 def test_moving_an_efficiency_slider_changes_a_prediction():
