@@ -3,11 +3,11 @@ import streamlit as st
 from models.platform import gpu_cloud_control_plane as model
 from ui.charts import sweep_figure
 from ui.diagram import BOX_H, Arrow, Box, box_diagram
+from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
 
 SLUG = "gpu-cloud-control-plane"
 page = QuestionPage(SLUG)
-STEP_KEY = f"{SLUG}.sim_step"
 GATE_KEY = f"{SLUG}.sim_skip_gate"
 
 
@@ -104,10 +104,6 @@ def _state_figure(frame: model.Frame):
     return fig
 
 
-def _go(delta: int, n: int) -> None:
-    st.session_state[STEP_KEY] = min(max(0, st.session_state.get(STEP_KEY, 0) + delta), n - 1)
-
-
 @page.sim("node_lifecycle")
 def node_lifecycle(ctx):
     st.markdown("##### Step through six nodes and two tenants, one event at a time")
@@ -115,20 +111,7 @@ def node_lifecycle(ctx):
                      help="Allocate straight from READY, as a design without a health gate would.")
     frames = model.scenario(gate=not skip)
     n = len(frames)
-    if STEP_KEY not in st.session_state:
-        raw = st.query_params.get(STEP_KEY)
-        st.session_state[STEP_KEY] = int(raw) if raw is not None and raw.isdigit() else 0
-    st.session_state[STEP_KEY] = min(max(0, st.session_state[STEP_KEY]), n - 1)
-    i = st.session_state[STEP_KEY]
-    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
-    cols[0].button("Back", key=f"{SLUG}.sim_back", icon=":material/arrow_back:", disabled=i == 0,
-                   on_click=_go, args=(-1, n), width="stretch")
-    cols[1].button("Next event", key=f"{SLUG}.sim_next", icon=":material/arrow_forward:", disabled=i >= n - 1,
-                   on_click=_go, args=(1, n), width="stretch")
-    cols[2].button("Restart", key=f"{SLUG}.sim_restart", on_click=_go, args=(-n, n), width="stretch")
-    cols[3].caption(f"Event {i} of {n - 1}")
-    if st.query_params.get(STEP_KEY) != str(i):
-        st.query_params[STEP_KEY] = str(i)
+    i = event_stepper(SLUG, n)
 
     frame = frames[i]
     fleet = frame.fleet

@@ -6,10 +6,10 @@ import streamlit as st
 from models.platform import job_scheduler_100k as model
 from ui.charts import PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
 
 page = QuestionPage("job-scheduler-100k")
-STEP_KEY = "job-scheduler-100k.sim_step"
 BUG_KEY = "job-scheduler-100k.sim_bug"
 JOB_COLORS = {"A": PALETTE[0], "B": PALETTE[2], "C": PALETTE[5], "D": PALETTE[3], model.URGENT: PALETTE[4]}
 
@@ -104,10 +104,6 @@ def _ledger_figure(frame: model.Frame) -> go.Figure:
     return fig
 
 
-def _go(delta: int, n: int) -> None:
-    st.session_state[STEP_KEY] = min(max(0, st.session_state.get(STEP_KEY, 0) + delta), n - 1)
-
-
 @page.sim("lifecycle")
 def lifecycle(ctx):
     p = ctx.params
@@ -116,20 +112,7 @@ def lifecycle(ctx):
                     help="The ledger releases GPUs on SIGTERM instead of on exit with a committed checkpoint.")
     frames = model.scenario(p, release_on_signal=bug)
     n = len(frames)
-    if STEP_KEY not in st.session_state:
-        raw = st.query_params.get(STEP_KEY)
-        st.session_state[STEP_KEY] = int(raw) if raw is not None and raw.isdigit() else 0
-    st.session_state[STEP_KEY] = min(max(0, st.session_state[STEP_KEY]), n - 1)
-    i = st.session_state[STEP_KEY]
-    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
-    cols[0].button("Back", key=f"{ctx.slug}.sim_back", icon=":material/arrow_back:", disabled=i == 0,
-                   on_click=_go, args=(-1, n), width="stretch")
-    cols[1].button("Next event", key=f"{ctx.slug}.sim_next", icon=":material/arrow_forward:", disabled=i >= n - 1,
-                   on_click=_go, args=(1, n), width="stretch")
-    cols[2].button("Restart", key=f"{ctx.slug}.sim_restart", on_click=_go, args=(-n, n), width="stretch")
-    cols[3].caption(f"Event {i} of {n - 1}")
-    if st.query_params.get(STEP_KEY) != str(i):
-        st.query_params[STEP_KEY] = str(i)
+    i = event_stepper(ctx.slug, n)
 
     frame = frames[i]
     c = frame.cluster

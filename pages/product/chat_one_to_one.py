@@ -3,10 +3,10 @@ import streamlit as st
 from models.product import chat_one_to_one as model
 from ui.charts import sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.event_stepper import event_stepper, step_key
 from ui.question_page import QuestionPage
 
 SLUG = "chat-one-to-one"
-STEP_KEY = f"{SLUG}.sim_step"
 ORDER_KEY = f"{SLUG}.sim_order"
 CRASH_KEY = f"{SLUG}.sim_crash"
 ONLINE_KEY = f"{SLUG}.sim_online"
@@ -76,11 +76,7 @@ def partitions_vs_users(ctx):
 
 
 def _restart() -> None:
-    st.session_state[STEP_KEY] = 0
-
-
-def _go(delta: int, n: int) -> None:
-    st.session_state[STEP_KEY] = min(max(0, st.session_state.get(STEP_KEY, 0) + delta), n - 1)
+    st.session_state[step_key(SLUG)] = 0
 
 
 def _crash_label(order: str):
@@ -109,20 +105,7 @@ def delivery(ctx):
     online = c3.toggle("Bob online", key=ONLINE_KEY, on_change=_restart)
     frames, outcome = model.deliver(order, None if crash < 0 else crash, online)
     n = len(frames)
-    if STEP_KEY not in st.session_state:
-        raw = st.query_params.get(STEP_KEY)
-        st.session_state[STEP_KEY] = int(raw) if raw is not None and raw.isdigit() else 0
-    st.session_state[STEP_KEY] = min(max(0, st.session_state[STEP_KEY]), n - 1)
-    i = st.session_state[STEP_KEY]
-    cols = st.columns([1, 1, 1, 3], vertical_alignment="center")
-    cols[0].button("Back", key=f"{SLUG}.sim_back", icon=":material/arrow_back:", disabled=i == 0,
-                   on_click=_go, args=(-1, n), width="stretch")
-    cols[1].button("Next", key=f"{SLUG}.sim_next", icon=":material/arrow_forward:", disabled=i >= n - 1,
-                   on_click=_go, args=(1, n), width="stretch")
-    cols[2].button("Restart", key=f"{SLUG}.sim_restart", on_click=_go, args=(-n, n), width="stretch")
-    cols[3].caption(f"Event {i} of {n - 1}")
-    if st.query_params.get(STEP_KEY) != str(i):
-        st.query_params[STEP_KEY] = str(i)
+    i = event_stepper(SLUG, n, next_label="Next")
 
     f = frames[i]
     text = f"**{f.actor}: `{f.event}`.** {f.message}"
