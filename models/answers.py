@@ -9,7 +9,9 @@ here from an alias table, so its defaults (Gb = gilbert, Gbps = gigabaud, ...) c
 Reading rules (the ambiguous cases are decided here, once):
 
 Numbers
-  * A bare number (optionally with a magnitude word) takes the expected unit: `320` [s] = 320 s.
+  * A bare number (optionally with a magnitude word) is in the unit the prompt asks for (the
+    drill's `unit`, "ms" in "How long is one decode step? (ms)"): `19.8` asked in ms for a step
+    kept in seconds is 0.0198 s. Without an asked unit it is in the expected (step's) unit.
   * `1,280` and `1 280` (space or thin space) and `1_280` are thousands separators: a comma or
     space followed by exactly three digits, first group 1-3 digits not starting with 0, the same
     separator throughout. So `1,280` is always 1280.
@@ -212,7 +214,9 @@ _NOUNS = {
     "each", "total", "write", "read", "transaction", "txn", "call", "hop", "stage", "round",
     "stream", "account", "reply", "replies", "generation", "session", "conversation", "team",
     "tenant", "adapter", "variant", "prompt", "eval", "checkpoint", "vector", "pair", "input",
-    "output", "series", "span", "heartbeat", "drill", "attempt",
+    "output", "series", "span", "heartbeat", "drill", "attempt", "sandbox", "route", "entry", "slot",
+    "debit", "interruption", "diff", "broker", "run", "micro", "parameter", "param", "block",
+    "page", "expert", "shard", "trace", "log", "alert", "rack", "flow", "commit",
 }
 
 
@@ -377,21 +381,26 @@ def _label(expr: str) -> str:
 # parse_answer
 
 
-def parse_answer(text: str, expected_unit: str) -> Parsed:
-    """Read a typed answer as a number in `expected_unit`. Never raises."""
+def parse_answer(text: str, expected_unit: str, asked_unit: str | None = None) -> Parsed:
+    """Read a typed answer as a number in `expected_unit`. Never raises.
+
+    `asked_unit` is the unit the prompt asks for ("ms", "GB", "sequences"): a bare number is
+    read in it. It is itself read by this parser ("1 ms"), so it can be anything an answer
+    could carry; one that cannot be read against `expected_unit` is a message, not a guess."""
     unit = expected_unit if isinstance(expected_unit, str) else ""
     try:
-        return _parse(text, unit)
+        return _parse(text, unit, asked_unit)
     except _Fail as fail:
         return Parsed(False, None, unit, "", str(fail))
     except Exception:  # the contract is "never raise"; the tests assert this branch is never hit
         return Parsed(False, None, unit, "", _INTERNAL)
 
 
-def _parse(text: object, unit: str) -> Parsed:
+def _parse(text: object, unit: str, asked_unit: str | None = None) -> Parsed:
     expected = _expected(unit)
     if expected is None:
         raise _Fail(f"This drill's unit '{unit}' is not one the app knows.")
+    bare_factor = 1.0 if asked_unit is None else _asked_factor(asked_unit, unit)
     if not isinstance(text, str):
         raise _Fail(f"Expected the answer as text, got {type(text).__name__}.")
     raw = text.strip()
@@ -453,14 +462,14 @@ def _parse(text: object, unit: str) -> Parsed:
         raise _Fail(message)
 
     for multiplier, expr in candidates:
-        if expr is None:  # bare number: it is in the expected unit
-            return _ok(number * multiplier, unit, "", raw)
+        if expr is None:  # bare number: it is in the unit the prompt asks for
+            return _ok(number * multiplier * bare_factor, unit, "", raw, asked_unit)
         try:
             factor = _factor(expr, unit)
         except Exception:  # an expression our registry cannot read: treat as not understood
             raise _Fail(f"Could not understand the unit in '{raw}'.") from None
         if factor is not None:
-            return _ok(number * multiplier * factor, unit, _label(expr), raw)
+            return _ok(number * multiplier * factor, unit, _label(expr), raw, asked_unit)
     _, expr = candidates[0]
     assert expr is not None
     raise _Fail(
@@ -494,14 +503,73 @@ def _examples(expected: _Expected) -> str:
     return _EXAMPLES.get(expected.name, f"'1.5 {expected.unit}'")
 
 
-def _ok(value: float, unit: str, typed_unit: str, raw: str) -> Parsed:
+def _ok(value: float, unit: str, typed_unit: str, raw: str, asked_unit: str | None = None) -> Parsed:
     if not math.isfinite(value):
         raise _Fail(f"'{raw}' is too large to be a finite number.")
     try:
-        shown = format_quantity(value, unit)
+        shown = asked(asked_unit, unit).text(value) if asked_unit is not None else format_quantity(value, unit)
     except Exception:
         shown = f"{format_number(value)} {unit}"
     return Parsed(True, value, unit, typed_unit, f"Read as {shown}.")
+
+
+# ---------------------------------------------------------------------------------------------
+# The unit a prompt asks for
+
+
+class AskedUnitError(ValueError):
+    """A drill's declared unit that cannot be read, or is not the step's kind of quantity."""
+
+
+@lru_cache(maxsize=1024)
+def _asked_factor(asked_unit: str, unit: str) -> float:
+    """How many `unit` one `asked_unit` is: the asked unit read as an answer, "1 <asked>"."""
+    label = asked_unit.strip()
+    return float(_parse(f"1 {label}" if label else "1", unit).value)  # a bare 1 is one step unit
+
+
+@dataclass(frozen=True)
+class AskedUnit:
+    """The unit a drill asks in, and how a value of its step reads in it."""
+
+    label: str  # as the prompt says it: "ms", "GB", "sequences", "%", "×", "" (a plain number)
+    step_unit: str
+    per_asked: float  # step units in one asked unit (1e-3 for ms against s)
+
+    def value(self, step_value: float) -> float:
+        return step_value / self.per_asked
+
+    def bare(self, step_value: float) -> str:
+        """The value as a learner would type it, without a unit: "19.8", "146.8", "2,949,120"."""
+        return format_number(self.value(step_value))
+
+    def text(self, step_value: float) -> str:
+        """The value in the asked unit, for people: "19.8 ms", "54 sequences", "25%", "$5,262"."""
+        v = self.value(step_value)
+        label = self.label
+        if label == "":
+            return format_number(v)
+        if label == "%":
+            return f"{format_number(v)}%"
+        if label in ("×", "x"):
+            return f"{format_number(v)}×"
+        if label.upper() == "USD" or label == "$":
+            return format_quantity(v, "USD")
+        return f"{format_number(v)} {label}"
+
+
+@lru_cache(maxsize=1024)
+def asked(asked_unit: str | None, step_unit: str) -> AskedUnit:
+    """The AskedUnit for a drill; `None` asks in the step's own unit. Raises AskedUnitError."""
+    if asked_unit is None:
+        return AskedUnit(step_unit, step_unit, 1.0)
+    try:
+        factor = _asked_factor(asked_unit, step_unit)
+    except _Fail as fail:
+        raise AskedUnitError(f"the unit '{asked_unit}' cannot be read as {dimension_name(step_unit)}: {fail}") from None
+    if not (factor > 0 and math.isfinite(factor)):
+        raise AskedUnitError(f"the unit '{asked_unit}' is not a positive amount of '{step_unit}'")
+    return AskedUnit(asked_unit.strip(), step_unit, factor)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,8 +580,10 @@ def _pct(x: float) -> str:
     return f"{format_number(100 * x, 3)}%"
 
 
-def score_answer(text: str, step: Step, tol: float) -> Score:
+def score_answer(text: str, step: Step, tol: float, asked_unit: str | None = None) -> Score:
     """Full marks within `tol` (relative), half within 3 x tol, else none. Never raises.
+
+    `asked_unit` is the unit the prompt asks for: a bare number is read in it (see parse_answer).
 
     A tol that is not a number in [0, 1) falls back to the Drill default 0.05. A zero reference
     compares |answer| with tol directly. Text-valued steps (a hash, a name) need an exact match
@@ -521,7 +591,7 @@ def score_answer(text: str, step: Step, tol: float) -> Score:
     """
     unit = getattr(step, "unit", "") if isinstance(getattr(step, "unit", ""), str) else ""
     try:
-        return _score(text, step, tol)
+        return _score(text, step, tol, asked_unit)
     except Exception:  # the contract is "never raise"; the tests assert this branch is never hit
         parsed = Parsed(False, None, unit, "", _INTERNAL)
         return Score(0.0, parsed, math.nan, unit, None, _INTERNAL)
@@ -530,7 +600,7 @@ def score_answer(text: str, step: Step, tol: float) -> Score:
 _HEX = re.compile(r"[0-9a-f]+")
 
 
-def _score(text: object, step: Step, tol: object) -> Score:
+def _score(text: object, step: Step, tol: object, asked_unit: str | None = None) -> Score:
     unit = step.unit if isinstance(step.unit, str) else ""
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (0 <= tol < 1):
         tol = 0.05
@@ -539,7 +609,7 @@ def _score(text: object, step: Step, tol: object) -> Score:
     if isinstance(step.value, str):
         return _score_text(text, step.value, unit)
 
-    parsed = parse_answer(text, unit)  # type: ignore[arg-type]
+    parsed = parse_answer(text, unit, asked_unit)  # type: ignore[arg-type]
     try:
         reference = float(step.value)
     except (TypeError, ValueError, OverflowError):
@@ -564,6 +634,8 @@ def _score(text: object, step: Step, tol: object) -> Score:
         full, half = error <= tol * (1 + slack), error <= 3 * tol * (1 + slack)
         within, close = f"within {_pct(tol)}", f"within {_pct(3 * tol)}"
         off = _off_message(answer, reference, error)
+        if not (0.5 < answer / reference < 2):  # a slip of units or of magnitude, not of arithmetic
+            off += _did_you_mean(parsed, unit, asked_unit, reference, tol)
     if full:
         return Score(1.0, parsed, reference, unit, relative, f"Correct ({within}).")
     if half:
@@ -571,15 +643,104 @@ def _score(text: object, step: Step, tol: object) -> Score:
     return Score(0.0, parsed, reference, unit, relative, off)
 
 
+def _factor_text(factor: float) -> str:
+    """1000 -> "1,000", 1e9 -> "1e9": a power of ten past a million reads best as one."""
+    exponent = math.log10(factor)
+    if factor >= 1e6 and abs(exponent - round(exponent)) < 1e-3:
+        return f"1e{round(exponent)}"
+    return format_number(factor, 3)
+
+
 def _off_message(answer: float, reference: float, error: float) -> str:
     direction = "too high" if answer > reference else "too low"
     ratio = answer / reference
     if ratio <= 0:
         return f"Off by {_pct(error)}: the sign is wrong." if answer != 0 else "Off by 100%."
-    if error < 1:
-        return f"Off by {_pct(error)} ({direction})."
     factor = max(ratio, 1 / ratio)
-    return f"Off by a factor of {format_number(factor, 3)} ({direction})."
+    if factor < 2:  # "off by 40%"; past a factor of two, "off by 99.9%" hides a factor of 1,000
+        return f"Off by {_pct(error)} ({direction})."
+    return f"Off by a factor of {_factor_text(factor)} ({direction})."
+
+
+# Units a slip is made between, by the kind of quantity: the answer is retried in each.
+_NEIGHBOURS = {
+    "a time": ("ns", "us", "ms", "s", "min", "h", "d"),
+    "a data size": ("B", "kB", "MB", "GB", "TB", "PB", "Gb", "Tb", "KiB", "MiB", "GiB", "TiB"),
+    "a data rate": ("B/s", "kB/s", "MB/s", "GB/s", "TB/s", "Mb/s", "Gb/s", "Tb/s"),
+    "a power": ("W", "kW", "MW", "GW"),
+    "an energy": ("Wh", "kWh", "MWh", "GWh"),
+    "an amount of compute (FLOP)": ("FLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"),
+    "a compute rate (FLOP/s)": ("FLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s", "EFLOP/s"),
+    "a rate per second": ("/s", "/min", "/h", "/d"),
+    "a rate": ("/s", "/min", "/h", "/d"),
+}
+_SHOWN = {"us": "µs", "/s": "per second", "/min": "per minute", "/h": "per hour", "/d": "per day"}
+# A plain number (or money) slips by a magnitude word or a percent sign instead of a unit.
+_MAGNITUDES = (("k", 1e3), ("M", 1e6), ("B", 1e9))
+
+
+def _did_you_mean(parsed: Parsed, unit: str, asked_unit: str | None, reference: float, tol: float) -> str:
+    """" Did you mean 19.8 ms?" when the typed number is right in a neighbouring unit, else ""."""
+    if parsed.value is None:
+        return ""
+    expected = _expected(unit)
+    if expected is None:
+        return ""
+    bare = parsed.typed_unit == ""
+    try:
+        if bare:
+            typed_in = asked(asked_unit, unit)
+            n, typed_label = typed_in.value(parsed.value), typed_in.label
+        else:
+            expr = "percent" if parsed.typed_unit == "%" else parsed.typed_unit
+            factor = _factor(expr, unit)
+            if not factor:
+                return ""
+            n, typed_label = parsed.value / factor, parsed.typed_unit
+    except Exception:  # a suggestion is a courtesy: never let it cost the score
+        return ""
+
+    def close(value: float) -> bool:
+        return abs(value - reference) <= tol * abs(reference) * (1 + 1e-9)
+
+    where = f" This drill reads a bare number in {typed_label}." if bare and typed_label else ""
+    for alt in _NEIGHBOURS.get(expected.name, ()):
+        if alt == typed_label:
+            continue
+        try:
+            factor = _factor(alt if not alt.startswith("/") else "1" + alt, unit)
+        except Exception:
+            continue
+        if factor and close(n * factor):
+            return f" Did you mean {format_number(n)} {_SHOWN.get(alt, alt)}?{where}"
+    if expected.name in ("a plain number", "an amount of money") and n:
+        scale = parsed.value / n  # step units in one typed unit (0.01 for "%")
+        if expected.name == "a plain number":
+            if typed_label == "%" and close(n * scale * 100):
+                return f" Did you give a fraction? {format_number(n)} is {format_number(n * 100)}%."
+            if typed_label != "%" and close(n * scale / 100):
+                return f" Did you mean {format_number(n)}% ({format_number(n / 100)} as a fraction)?"
+        money = "$" if expected.name == "an amount of money" else ""
+        for word, size in _MAGNITUDES:
+            if close(n * scale * size):
+                return f" Did you mean {money}{format_number(n)}{word} ({money}{format_number(n * size)})?{where}"
+    return ""
+
+
+def score_drill(text: str, drill, step: Step) -> Score:
+    """Score a typed answer to `drill`, a bare number read in the unit its prompt asks for.
+    The one entry point the study page and the mock interview both use. Never raises."""
+    return score_answer(text, step, getattr(drill, "tol", 0.05), getattr(drill, "unit", None))
+
+
+def drill_reference(drill, step: Step) -> str:
+    """The step's value in the unit the drill asks for: "19.8 ms", "54 sequences"."""
+    if not step.is_numeric:
+        return step.display()
+    try:
+        return asked(getattr(drill, "unit", None), step.unit).text(float(step.value))
+    except AskedUnitError:
+        return step.display()
 
 
 def _score_text(text: object, reference: str, unit: str) -> Score:

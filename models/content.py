@@ -5,7 +5,8 @@
     metrics = ["lower_bound_s", "tree_s"]
     [[drills]]
     key = "lower_bound_s"
-    prompt = "No design beats what time? (seconds)"
+    prompt = "No design beats what time?"
+    unit = "s"            # the unit the answer is asked in, said once: shown as "(s)" after the prompt
     phase = "arithmetic"
     tol = 0.05
     +++

@@ -206,12 +206,22 @@ class Derivation:
 
 
 class Drill(StrictModel):
-    """A "try first" question whose reference answer is a step of the solve."""
+    """A "try first" question whose reference answer is a step of the solve.
+
+    `unit` is the unit the answer is asked in, as the learner reads it ("ms", "GB", "sequences",
+    "%", "×"; "" for a plain number). It is said once: the prompt does not repeat it, `question`
+    appends it, a bare typed number is read in it, and the reference is shown in it."""
 
     key: str
     prompt: str
     phase: Phase
+    unit: str
     tol: float = 0.05  # relative; full marks within tol, half within 3 x tol
+
+    @property
+    def question(self) -> str:
+        """The prompt as shown: "How long is one decode step? (ms)"."""
+        return f"{self.prompt} ({self.unit})" if self.unit else self.prompt
 
     @model_validator(mode="after")
     def _tol_positive(self) -> "Drill":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.answers import score_answer
+from models.answers import drill_reference, score_drill
 from models.core import Derivation, Drill
 from models.units import format_number
 from ui.prose import render as render_prose
@@ -45,27 +45,35 @@ def _verdict(result) -> tuple[str, str]:
     return "error", f"No marks. {result.message}"
 
 
+def answer_label(drill: Drill) -> str:
+    """The answer box's label names the unit a bare number is read in."""
+    return f"Your answer, in {drill.unit}" if drill.unit else "Your answer (a plain number)"
+
+
 def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
     step = derivation[drill.key]
     base = f"{slug}.drill.{drill.key}"
     with st.container(border=True, key=f"drillbox-{slug}-{drill.key}"):
-        st.markdown("**Try first.** " + render_prose(drill.prompt, derivation, params))
+        st.markdown("**Try first.** " + render_prose(drill.question, derivation, params))
         with st.form(key=f"{base}.form", border=False, enter_to_submit=True):
             cols = st.columns([3, 1, 1], vertical_alignment="bottom")
             typed = cols[0].text_input(
-                "Your answer", key=f"{base}.typed", placeholder="e.g. 320 s, 5.3 min, 1.2k",
-                max_chars=200, label_visibility="collapsed",
+                answer_label(drill), key=f"{base}.typed", max_chars=200,
+                placeholder=f"a number{' in ' + drill.unit if drill.unit else ''}, or a number and its unit",
             )
             check = cols[1].form_submit_button("Check", width="stretch")
             reveal = cols[2].form_submit_button("Reveal", width="stretch", type="tertiary")
         if check:
+            st.session_state[f"{base}.result"] = None
             if not typed.strip():
-                st.session_state[f"{base}.result"] = None
                 st.caption("Type a number first (a unit is optional).")
             else:
-                result = score_answer(typed, step, drill.tol)
-                st.session_state[f"{base}.result"] = (typed, result)
-                if result.parsed.ok:
+                result = score_drill(typed, drill, step)
+                if not result.parsed.ok:
+                    # An answer that cannot be read is a message and another try, never the answer.
+                    st.warning(f"{code_span(typed)}: " + escape_markdown(result.message))
+                else:
+                    st.session_state[f"{base}.result"] = (typed, result)
                     problem = _record(slug, params, drill, typed, result)
                     if problem:
                         st.warning(problem)
@@ -76,11 +84,11 @@ def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
             typed_then, result = shown
             kind, text = _verdict(result)
             getattr(st, kind)(f"You said {code_span(typed_then)}. " + escape_markdown(text))
-            if step.is_numeric and result.parsed.ok and result.reference != float(step.value):
+            if step.is_numeric and result.reference != float(step.value):
                 st.caption("The scenario has changed since you answered: check again against the new numbers.")
         if shown or st.session_state.get(f"{base}.revealed"):
             tol = format_number(drill.tol * 100)
             st.markdown(
-                f"Answer: **{step.display()}**".replace("$", "\\$")
+                f"Answer: **{drill_reference(drill, step)}**".replace("$", "\\$")
                 + f" (full marks within {tol}%)  \n`{step.worked()}`".replace("$", "\\$")
             )

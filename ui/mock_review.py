@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from models.answers import drill_reference
 from models.core import PHASE_TITLES, PHASES
 from models.mock import phase_plan, review_markdown, score_attempt
 from ui.charts import base_layout
@@ -59,15 +60,16 @@ def render_review(store, attempt: Attempt) -> None:
         step = attempt.derivation[drill.key]
         row = latest.get(drill.key)
         score = scores.get(drill.key, 0.0)
-        prompt = render_prose(drill.prompt, attempt.derivation, attempt.params)
+        prompt = render_prose(drill.question, attempt.derivation, attempt.params)
+        reference = drill_reference(drill, step)
         rows.append({"prompt": prompt.replace("**", ""), "typed": row["typed"] if row else "",
-                     "reference": step.display(), "score": score, "worked": step.worked()})
+                     "reference": reference, "score": score, "worked": step.worked()})
         icon = ":material/check_circle:" if score >= 1 else (":material/adjust:" if score > 0 else ":material/cancel:")
         with st.container(border=True, key=f"review-{drill.key}"):
             st.markdown(f"{icon} **{PHASE_TITLES[drill.phase]}.** {prompt}")
             typed = code_span(row["typed"]) if row else "*(no answer)*"
-            reference = step.display().replace("$", "\\$")
-            st.markdown(f"Your answer: {typed} · reference **{reference}** · score **{score:g}**")
+            shown = reference.replace("$", "\\$")
+            st.markdown(f"Your answer: {typed} · reference **{shown}** · score **{score:g}**")
             if score < 1:
                 st.code(step.worked(), language=None)
 

@@ -11,13 +11,14 @@ from datetime import datetime
 
 import streamlit as st
 
-from models.answers import score_answer
+from models.answers import drill_reference, score_drill
 from models.core import PHASE_TITLES, PHASES
 from models.mock import clock_state, drills_by_phase, phase_overrun_s, phase_plan, score_attempt
 from store import AttemptClosedError, StoreError
 from ui.clock import now
 from ui.countdown import countdown
 from ui.run_timing import fragment_run, timed
+from ui.drills import answer_label
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
 from ui.safe import code_span, escape_markdown
@@ -82,7 +83,10 @@ def _plan_panel(attempt: Attempt, phase: str, since: datetime, tick_s: float) ->
 
 def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
     step = attempt.derivation[drill.key]
-    result = score_answer(typed, step, drill.tol)
+    result = score_drill(typed, drill, step)
+    if not result.parsed.ok:  # not an answer yet: say why and keep the one saved before
+        st.session_state[f"mock.{drill.key}.problem"] = f"{typed}: {result.message}"
+        return
     try:
         store.record_answer(
             attempt.id, drill.key, typed,
@@ -94,7 +98,7 @@ def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
     except (AttemptClosedError, StoreError) as e:  # a full clock, or a store that went away
         st.session_state[f"mock.{drill.key}.problem"] = str(e)
         return
-    st.session_state[f"mock.{drill.key}.problem"] = None if result.parsed.ok else result.message
+    st.session_state[f"mock.{drill.key}.problem"] = None
 
 
 @st.fragment
@@ -110,11 +114,11 @@ def _drill_box(store, attempt: Attempt, drill, latest: dict, locked: bool) -> No
     if f"{key}.typed" not in st.session_state and drill.key in latest:
         st.session_state[f"{key}.typed"] = latest[drill.key]["typed"]  # a reload shows what was saved
     with st.container(border=True, key=f"mockdrill-{drill.key}"):
-        st.markdown(render_prose(drill.prompt, attempt.derivation, attempt.params))
+        st.markdown(render_prose(drill.question, attempt.derivation, attempt.params))
         with st.form(f"{key}.form", border=False, enter_to_submit=True):
             cols = st.columns([4, 1], vertical_alignment="bottom")
-            typed = cols[0].text_input("Answer", key=f"{key}.typed", max_chars=200, disabled=locked,
-                                       placeholder="e.g. 8, ~10 GPUs, 320 s, 5.3 min, 1.2k", label_visibility="collapsed")
+            typed = cols[0].text_input(answer_label(drill), key=f"{key}.typed", max_chars=200, disabled=locked,
+                                       placeholder=f"a number{' in ' + drill.unit if drill.unit else ''}, or a number and its unit")
             saved = cols[1].form_submit_button("Save", disabled=locked, width="stretch")
         if saved and typed.strip():
             _save_answer(store, attempt, drill, typed.strip())
@@ -132,7 +136,7 @@ def _drill_box(store, attempt: Attempt, drill, latest: dict, locked: bool) -> No
             if attempt.instant_feedback:
                 step = attempt.derivation[drill.key]
                 verdict = {1.0: "full marks", 0.5: "half marks"}.get(row["score"], "no marks")
-                st.caption(f"Instant feedback: {verdict}; the reference is {step.display()}.".replace("$", "\\$"))
+                st.caption(f"Instant feedback: {verdict}; the reference is {drill_reference(drill, step)}.".replace("$", "\\$"))
 
 
 def _notes(store, attempt: Attempt, phase: str, notes: dict, locked: bool) -> None:

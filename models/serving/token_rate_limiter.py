@@ -162,12 +162,12 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "request_limit_tokens_small", "Tokens per minute a request limit lets through, small requests",
-        p.request_limit_per_min * p.small_request_tokens, "1", noun="tokens/min",
+        p.request_limit_per_min * p.small_request_tokens, "1/min", noun="tokens",
         formula="{request_limit_per_min} req/min × {small_request_tokens} tokens",
     )
     d.step(
         "request_limit_tokens_large", "The same request limit, large requests",
-        p.request_limit_per_min * p.large_request_tokens, "1", noun="tokens/min",
+        p.request_limit_per_min * p.large_request_tokens, "1/min", noun="tokens",
         formula="{request_limit_per_min} req/min × {large_request_tokens} tokens",
     )
     big = MODELS[BIG_MODEL]
@@ -239,12 +239,12 @@ def solve(p: Params) -> Derivation:
     )
     reserving = d.step(
         "admits_per_min_reserving", "Admits per minute when every request burns max_tokens",
-        p.output_tpm_limit / p.max_tokens, "1", noun="requests/min",
+        p.output_tpm_limit / p.max_tokens, "1/min", noun="requests",
         formula="{output_tpm_limit} tokens/min / {max_tokens} tokens",
     )
     settled = d.step(
         "admits_per_min_settled", "Admits per minute with reserve-then-settle (sustained demand)",
-        p.output_tpm_limit / mean_out, "1", noun="requests/min",
+        p.output_tpm_limit / mean_out, "1/min", noun="requests",
         formula="{output_tpm_limit} tokens/min / {mean_output_capped} tokens",
     )
     d.step(
@@ -287,7 +287,7 @@ def solve(p: Params) -> Derivation:
     )
     input_limited = d.step(
         "admits_per_min_input_bucket", "Admits per minute the input bucket allows",
-        p.input_tpm_limit / p.mean_input_tokens, "1", noun="requests/min",
+        p.input_tpm_limit / p.mean_input_tokens, "1/min", noun="requests",
         formula="{input_tpm_limit} tokens/min / {mean_input_tokens} tokens",
     )
     d.step(
@@ -394,7 +394,7 @@ def solve(p: Params) -> Derivation:
     # --- failure modes ----------------------------------------------------------------------------
     d.step(
         "fallback_output_per_node_per_min", "Counter down: each node's static share of a tenant's output limit",
-        p.output_tpm_limit / p.gateway_nodes, "1", noun="tokens/min",
+        p.output_tpm_limit / p.gateway_nodes, "1/min", noun="tokens",
         formula="{output_tpm_limit} tokens/min / {gateway_nodes} nodes",
     )
     d.step(

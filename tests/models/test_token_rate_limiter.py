@@ -310,7 +310,7 @@ def test_trace_backs_the_ten_reservation_rule(burst_seconds, lo, hi):
 
 KEY_FIGURES = {
     "cost_ratio_large_to_small": "1", "input_refill_per_s": "1/s", "output_refill_per_s": "1/s",
-    "over_reservation_factor": "1", "admits_per_min_reserving": "1", "admits_per_min_settled": "1",
+    "over_reservation_factor": "1", "admits_per_min_reserving": "1/min", "admits_per_min_settled": "1/min",
     "counter_ops_per_s": "1/s", "counter_shards": "1", "oversubscription_ratio": "1",
 }
 
@@ -321,7 +321,7 @@ def test_issue_key_figures_are_steps_with_their_units():
         assert key in d, key
         assert d[key].unit == unit, key
         assert d[key].is_numeric, key
-    assert d["admits_per_min_settled"].noun == "requests/min"
+    assert d["admits_per_min_settled"].noun == "requests"  # per minute: the unit is 1/min
     assert d["input_refill_per_s"].noun == "tokens"
 
 

@@ -1,0 +1,101 @@
+"""AppTest: the drill boxes read a bare number in the asked unit, and a typo never gives the answer away.
+
+continuous-batching's seed scenario, worked by hand: 4 H100s x 80 GB x 90% usable = 288 GB;
+Llama-3-70B's 70.6 B parameters x 2 B = 141.2 GB of weights; 288 - 141.2 = 146.8 GB for KV.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from models.registry import QUESTIONS, ROOT
+
+SLUG = "continuous-batching"
+BOX = f"{SLUG}.drill.kv_budget_bytes"
+CHECK = f"FormSubmitter:{BOX}.form-Check"
+REVEAL = f"FormSubmitter:{BOX}.form-Reveal"
+KV_BUDGET_GB = 4 * 80 * 0.9 - 70.6 * 2  # 146.8
+
+
+@pytest.fixture(autouse=True)
+def _db(tmp_path, monkeypatch):
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "drills.duckdb"))
+
+
+def _page() -> AppTest:
+    return AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30).run()
+
+
+def _markdown(at) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def _check(at, typed):
+    at.text_input(key=f"{BOX}.typed").input(typed)
+    at.button(key=CHECK).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_the_box_names_the_unit_and_reads_a_bare_number_in_it():
+    at = _page()
+    assert at.text_input(key=f"{BOX}.typed").label == "Your answer, in GB"
+    assert "How much is left for KV? (GB)" in _markdown(at)
+    _check(at, f"{KV_BUDGET_GB:.1f}")
+    assert any("Full marks" in s.value for s in at.success)
+    assert "Answer: **146.8 GB**" in _markdown(at)
+
+
+def test_the_same_number_with_its_unit_also_scores():
+    at = _page()
+    _check(at, "146,800 MB")
+    assert any("Full marks" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize(("typed", "says"), [("lots", "Could not read a number"), ("320 ms", "a time")])
+def test_an_unreadable_answer_is_a_message_and_another_try(typed, says):
+    at = _page()
+    _check(at, typed)
+    assert any(says in w.value for w in at.warning), [w.value for w in at.warning]
+    assert "Answer: **" not in _markdown(at), "a typo gave the answer away"
+    assert not at.success and not at.error
+    # the next, readable try is scored as usual
+    _check(at, "146.8")
+    assert any("Full marks" in s.value for s in at.success)
+
+
+def test_reveal_shows_the_answer_in_the_asked_unit():
+    at = _page()
+    at.button(key=REVEAL).click().run()
+    assert "Answer: **146.8 GB**" in _markdown(at)
+
+
+def test_a_unit_slip_is_named_in_the_learners_words():
+    at = _page()
+    _check(at, "146.8 MB")
+    (error,) = [e.value.replace("\\", "") for e in at.error]  # the message is Markdown-escaped
+    assert "a factor of 1,000" in error and "Did you mean 146.8 GB?" in error
+
+
+def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
+    at = AppTest.from_file(str(ROOT / "pages" / "mock.py"), default_timeout=30)
+    at.session_state["_clock_now"] = datetime.now(timezone.utc).replace(microsecond=0)
+    at.run()
+    at.selectbox(key="mock.question").select(QUESTIONS[SLUG].title)
+    at.radio(key="mock.scenario").set_value("The seed scenario")
+    at.button(key="FormSubmitter:mock.start-Start the clock").click().run()
+    attempt_id = at.query_params["attempt"]
+    attempt_id = attempt_id[0] if isinstance(attempt_id, list) else attempt_id
+    box = f"mock.{attempt_id}.kv_budget_bytes"
+    assert at.text_input(key=f"{box}.typed").label == "Your answer, in GB"
+    at.text_input(key=f"{box}.typed").input("oops")
+    at.button(key=f"FormSubmitter:{box}.form-Save").click().run()
+    assert any("Could not read" in w.value for w in at.warning)
+    at.text_input(key=f"{box}.typed").input("146.8")
+    at.button(key=f"FormSubmitter:{box}.form-Save").click().run()
+    at.button(key="mock.finish").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    review = _markdown(at)
+    assert "Your answer: `146.8` · reference **146.8 GB** · score **1**" in review
