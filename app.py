@@ -3,16 +3,16 @@
 import streamlit as st
 
 from ui.gc_tuning import freeze_once
-from ui.navigation import build_navigation, profile_box
-from ui.presenter import is_presenting
+from ui.navigation import build_navigation
+from ui.profile_box import ensure_profile
 from ui.run_timing import timed
 
 st.set_page_config(page_title="AI Infrastructure Design Walkthroughs", page_icon="🧮", layout="wide",
-                   initial_sidebar_state="collapsed" if is_presenting() else "auto")
+                   initial_sidebar_state="collapsed")
 try:
     with timed("page"):
         nav = build_navigation()
-        profile_box()
+        ensure_profile()
         nav.run()
 finally:  # st.rerun() ends a run by raising: the modules are loaded all the same
     freeze_once()

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from models.core import Step
-from models.units import dimension_name, format_number, format_quantity, parse_unit
+from models.units import dimension_name, format_count, format_number, format_quantity, parse_unit
 
 MAX_CHARS = 200
 _INTERNAL = "Could not read that answer (an internal error); please report it."
@@ -547,15 +547,16 @@ class AskedUnit:
         """The value in the asked unit, for people: "19.8 ms", "54 sequences", "25%", "$5,262"."""
         v = self.value(step_value)
         label = self.label
+        number = format_count(v) if self.step_unit in ("1", "") else format_number(v)
         if label == "":
-            return format_number(v)
+            return number
         if label == "%":
             return f"{format_number(v)}%"
         if label in ("×", "x"):
-            return f"{format_number(v)}×"
+            return f"{number}×"
         if label.upper() == "USD" or label == "$":
             return format_quantity(v, "USD")
-        return f"{format_number(v)} {label}"
+        return f"{number} {label}"
 
 
 @lru_cache(maxsize=1024)

@@ -102,6 +102,16 @@ def dimension_name(unit: pint.Unit | str) -> str:
 # Formatting numbers for people: "64,000", "335.9", "1.25", "0.0125", "1.92e11".
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _scientific(x: float, sig: int) -> str:
+    """"7.06 × 10¹⁰": how a person writes a power of ten (the answer reader reads it back)."""
+    mantissa, exponent = f"{x:.{sig - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def format_number(x: float | int | None, sig: int = 4) -> str:
     if x is None:
         return "-"
@@ -116,15 +126,11 @@ def format_number(x: float | int | None, sig: int = 4) -> str:
     if ax == 0:
         return "0"
     if ax >= 1e9:
-        mantissa, exponent = f"{x:.{sig - 1}e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent)}"
+        return _scientific(x, sig)
     if ax >= 1000:
         return f"{round(x):,}"
     if ax < 1e-4:
-        mantissa, exponent = f"{x:.{sig - 1}e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent)}"
+        return _scientific(x, sig)
     decimals = max(0, sig - 1 - int(math.floor(math.log10(ax))))
     text = f"{x:.{decimals}f}"
     if "." in text:
@@ -132,7 +138,22 @@ def format_number(x: float | int | None, sig: int = 4) -> str:
     return text
 
 
+# Large counts read with a magnitude word, as people say them: "70.6 B parameters", "1.2 T tokens".
+_COUNT_WORDS = [(1e12, "T"), (1e9, "B")]
+
+
+def format_count(x: float, sig: int = 4) -> str:
+    ax = abs(x)
+    for factor, word in _COUNT_WORDS:
+        if factor <= ax < 1e15:
+            return f"{format_number(x / factor, sig)} {word}"
+    return format_number(x, sig)
+
+
 _SCALABLE = re.compile(r"^(?P<base>B|bit|b|FLOP|W|Wh|USD|B/s|bit/s|b/s|FLOP/s)$")
+# A step kept in a prefixed unit reads like one kept in the base: 80,000 kB is shown as 80 MB.
+_PREFIXED_UNIT = re.compile(r"^(?P<prefix>k|M|G|T|P|E)(?P<base>B|FLOP|W|Wh|B/s|b/s|FLOP/s)$")
+_PREFIX_FACTOR = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
@@ -140,10 +161,11 @@ _MONEY = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")]
 
 
 def _money(value: float) -> str:
+    """"$5,262", "$0.42", "$1.25M": whole dollars with separators up to a million, then a word."""
     sign = "-" if value < 0 else ""
     ax = abs(value)
     for factor, suffix in _MONEY:
-        if ax >= factor:
+        if ax >= factor and factor >= 1e6:
             return f"{sign}${format_number(ax / factor)}{suffix}"
     return f"{sign}${format_number(ax)}"
 
@@ -152,7 +174,7 @@ def _scaled(value: float, base: str) -> str:
     if base == "USD":
         return _money(value)
     ax = abs(value)
-    if ax >= 1e21:  # past exa the prefix is noise: 3.6e25 FLOP, not 36,450,000 EFLOP
+    if ax >= 1e21:  # past exa the prefix is noise: 3.6 × 10²⁵ FLOP, not 36,450,000 EFLOP
         return f"{format_number(value)} {base}"
     # Bytes stay exact below a megabyte: 327,680 B per token is a number people quote.
     floor = 1e6 if base[0] in "Bb" else 1e3
@@ -189,7 +211,7 @@ def format_quantity(
     if unit == "h" and noun:  # GPU-hours: "2,949,120 GPU-h", not "2,949,120 h GPU"
         return f"{format_number(value)} {noun}-h"
     if unit in ("1", ""):
-        return f"{format_number(value)} {noun}".rstrip()
+        return f"{format_count(value)} {noun}".rstrip()
     if unit == "1/min":
         return f"{format_number(value)} {noun or 'per'}/min" if noun else f"{format_number(value)} /min"
     if unit == "1/s":
@@ -201,6 +223,11 @@ def format_quantity(
         return f"{format_number(value)} s" + (f" ({gloss})" if gloss else "")
     if _SCALABLE.match(unit):
         return _scaled(value, unit)
+    prefixed = _PREFIXED_UNIT.match(unit)
+    if prefixed:
+        return _scaled(value * _PREFIX_FACTOR[prefixed.group("prefix")], prefixed.group("base"))
+    if unit == "ms":
+        return format_quantity(value / 1000, "s", noun, hint=hint)
     if unit == "USD":
         return _scaled(value, "USD")
     return f"{format_number(value)} {unit}" + (f" {noun}" if noun else "")

@@ -35,10 +35,11 @@ def check_param() -> None:
         st.info(f"Ignored {code_span(f'compare={raw}', 40)}: use compare=1 to compare two scenarios.", icon=":material/link:")
 
 
-def compare_toggle() -> None:
+def compare_toggle(container=None) -> None:
     check_param()
+    target = container if container is not None else st.container()
     st.session_state["compare.toggle"] = is_comparing()
-    st.sidebar.toggle("Compare two scenarios", key="compare.toggle", on_change=_toggle,
+    target.toggle("Compare two scenarios", key="compare.toggle", on_change=_toggle,
                       help="A second set of knobs (B); every figure for A and B with the delta and ratio.")
 
 
@@ -62,18 +63,28 @@ def rows(a: Derivation, b: Derivation) -> list[dict]:
     return out
 
 
-def compare_view(slug: str, params_a: Any, params_b: Any, a: Derivation, b: Derivation,
-                 metric_keys: list[str]) -> None:
-    st.header("A against B", divider="gray")
-    table = rows(a, b)
-    changed = [r for r in table if r["a_value"] != r["b_value"]]
-    st.caption(f"{len(changed)} of {len(table)} figures differ. Knobs: A in the sidebar's first panel, B below it.")
+def _table(table: list[dict]) -> str:
     lines = ["| Figure | A | B | B − A | B / A |", "|---|---|---|---|---|"]
     for r in table:
-        mark = "**" if r["a_value"] != r["b_value"] else ""
         cells = [r["label"], r["a"], r["b"], r["delta"], r["ratio"]]
-        lines.append("| " + " | ".join(f"{mark}{c}{mark}".replace("$", "\\$").replace("|", "\\|") for c in cells) + " |")
-    st.markdown("\n".join(lines))
+        lines.append("| " + " | ".join(c.replace("$", "\\$").replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def compare_view(slug: str, params_a: Any, params_b: Any, a: Derivation, b: Derivation,
+                 metric_keys: list[str]) -> None:
+    """The figures that differ between A and B (the rest one click away), then a sweep of both."""
+    table = rows(a, b)
+    changed = [r for r in table if r["a_value"] != r["b_value"]]
+    same = [r for r in table if r["a_value"] == r["b_value"]]
+    if changed:
+        st.caption(f"{len(changed)} of {len(table)} figures differ between A and B.")
+        st.markdown(_table(changed))
+    else:
+        st.info("A and B are the same scenario: move a knob of Scenario B to compare.", icon=":material/compare_arrows:")
+    if same:
+        with st.expander(f"The {len(same)} figures that are the same in A and B"):
+            st.markdown(_table(same))
 
     numeric = [f for f, k in knobs_of(type(params_a)).items() if isinstance(getattr(params_a, f), (int, float))
                and not isinstance(getattr(params_a, f), bool)]

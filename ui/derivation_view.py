@@ -19,19 +19,15 @@ def derivation_view(derivation: Derivation, *, expanded: bool = False, title: st
                 st.caption(step.note)
 
 
-def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None,
-               per_row: int = 3) -> None:
-    """Key figures as cards, at most `per_row` to a row so values are never cut off."""
-    for start in range(0, len(metrics), per_row):
-        row = metrics[start:start + per_row]
-        cols = st.columns(per_row)
-        for col, (key, short) in zip(cols, row):
-            step = derivation[key]
-            help_text = f"{step.label}.  \n`{step.worked()}`"
-            if step.display(hint=False) != step.display():
-                help_text += f"  \n{step.display()}"
-            if seed is not None and key in seed and seed[key].value != step.value:
-                help_text += f"  \nSeed scenario: {seed[key].display()}"
-            with col:
-                st.metric(short or step.label, step.display(hint=False).replace("$", "\\$"),
-                          help=help_text.replace("$", "\\$"), border=True)
+def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None) -> None:
+    """Key figures as cards. Drawn into a container keyed `metrics`, they form a grid whose cells
+    wrap a long value onto a second line rather than cut it (ui/layout.py)."""
+    for key, short in metrics:
+        step = derivation[key]
+        help_text = f"{step.label}.  \n`{step.worked()}`"
+        if step.display(hint=False) != step.display():
+            help_text += f"  \n{step.display()}"
+        if seed is not None and key in seed and seed[key].value != step.value:
+            help_text += f"  \nSeed scenario: {seed[key].display()}"
+        st.metric(short or step.label, step.display(hint=False).replace("$", "\\$"),
+                  help=help_text.replace("$", "\\$"), border=True)

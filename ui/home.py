@@ -6,6 +6,7 @@ import streamlit as st
 
 from models.registry import QUESTIONS, ROOT, TRACK_TITLES, by_track
 from ui.prose import render as render_prose
+from ui.profile_box import profile_box
 from ui.session_store import get_store, profile
 from ui.solve_cache import solve
 
@@ -44,13 +45,15 @@ def _mastery() -> dict[str, tuple[float, int]]:
 def render() -> None:
     st.title("AI Infrastructure Design Walkthroughs")
     written = sum(q.written for q in QUESTIONS.values())
+    count = (f"**All {written} questions are here**, by track." if written == len(QUESTIONS)
+             else f"**{written} of {len(QUESTIONS)} questions are written**; the rest are listed as coming.")
     st.markdown(
         "Each page is one system-design question from the AI-infrastructure round: the numbers to "
         "open with, the shape to draw, the arithmetic to defend, the depth an interviewer probes and "
-        "the failure modes. Every figure comes from a model you can move with the sliders; every "
-        f"“Try first” box scores a typed answer. **{written} of {len(QUESTIONS)} questions are written**; "
-        "the rest are listed as coming."
+        "the failure modes. Every figure comes from a model you can move with the scenario's knobs; "
+        f"every “Try first” box scores a typed answer. {count}"
     )
+    profile_box(st.columns([1, 2])[0])
     cols = st.columns([3, 2])
     text = cols[0].text_input("Search questions", key="home.search", placeholder="e.g. KV cache, checkpoint, failover")
     companies = sorted({c for q in QUESTIONS.values() for c in q.asked_at})
@@ -63,7 +66,9 @@ def render() -> None:
         hits = [q for q in questions if _matches(q, text, picked)]
         if not hits:
             continue
-        st.subheader(f"{TRACK_TITLES[track]} · {sum(q.written for q in hits)} written of {len(hits)}")
+        done = sum(q.written for q in hits)
+        st.subheader(f"{TRACK_TITLES[track]} · {len(hits)} questions" if done == len(hits)
+                     else f"{TRACK_TITLES[track]} · {done} written of {len(hits)}")
         for q in hits:
             shown += 1
             with st.container(border=True, key=f"home-{q.slug}"):

@@ -162,28 +162,34 @@ def check_url(slug: str, spec_list: list[KnobSpec], variant: str = "") -> list[s
 
 
 def _widget(spec: KnobSpec, slug: str, variant: str = "") -> Any:
+    """The knob's widget, its default the seed scenario's value.
+
+    The default goes in as the widget's own `value`, not through session state: Streamlit drops
+    a URL-bound value equal to the widget's default, so with the slider's minimum as its default
+    a link (or a drag) to a knob's minimum silently reopened the seed value. Now only the seed
+    value itself is left out of the URL, which keeps links short: they carry what differs."""
     knob = spec.knob
     key = spec.key(slug, variant)
     unit = "%" if knob.percent else knob.unit
     label = f"{knob.label} ({unit})" if unit else knob.label
+    default = _to_widget(spec, spec.default)
     common = dict(key=key, help=knob.help or None, bind="query-params")
-    if key not in st.session_state:
-        st.session_state[key] = _to_widget(spec, spec.default)
     if spec.kind == "bool":
-        return st.toggle(label, **common)
+        return st.toggle(label, value=bool(default), **common)
     if spec.kind == "choice":
-        return st.selectbox(label, spec.choices, **common)
+        return st.selectbox(label, spec.choices, index=spec.choices.index(spec.default), **common)
     if knob.log:
         stops = [_to_widget(spec, s) for s in log_stops(spec)]
-        if st.session_state[key] not in stops:
+        if key in st.session_state and st.session_state[key] not in stops:
             st.session_state[key] = _nearest(stops, st.session_state[key])
-        return st.select_slider(label, options=stops, format_func=plain, **common)
+        return st.select_slider(label, options=stops, value=_nearest(stops, default), format_func=plain, **common)
     lo, hi = _widget_range(spec)
     if spec.kind == "int":
-        return st.slider(label, int(lo), int(hi), step=int(knob.step or 1), **common)
+        return st.slider(label, int(lo), int(hi), value=int(default), step=int(knob.step or 1), **common)
     step = knob.step * 100 if (knob.step and knob.percent) else knob.step
     fmt = "%.0f%%" if knob.percent else None
-    return st.slider(label, float(lo), float(hi), step=float(step) if step else None, format=fmt, **common)
+    return st.slider(label, float(lo), float(hi), value=float(default), step=float(step) if step else None,
+                     format=fmt, **common)
 
 
 def _apply_one(spec: KnobSpec, slug: str, variant: str, value: Any) -> None:
@@ -212,13 +218,17 @@ def _on_preset(slug: str, spec_list: list[KnobSpec], variant: str, presets: dict
 
 
 def knob_panel(question: Question, container: Any = None, variant: str = "",
-               presets: dict[str, dict] | None = None, title: str = "Scenario") -> Any:
-    """Render the knobs for `question` and return a validated Params instance.
+               presets: dict[str, dict] | None = None, title: str = "Scenario",
+               notices: Any = None, knobs_folded: bool = False) -> Any:
+    """Render the knobs for `question` into `container` and return a validated Params instance.
 
-    `presets` maps a preset name to knob values ("Seed scenario" first, with no values)."""
+    `presets` maps a preset name to knob values ("Seed scenario" first, with no values);
+    `notices` is where what the URL asked for but could not have is announced; `knobs_folded`
+    keeps the preset in view and the knobs in an expander (the presenter's screen)."""
     from models.content import SEED_PRESET
 
-    container = container if container is not None else st.sidebar
+    container = container if container is not None else st.container()
+    notices = notices if notices is not None else st.container()
     spec_list = specs(question.Params)
     slug = question.slug
     presets = presets or {SEED_PRESET: {}}
@@ -240,27 +250,32 @@ def knob_panel(question: Question, container: Any = None, variant: str = "",
     st.session_state[applied_key] = True
     values = {}
     with container:
-        st.markdown(f"#### {title}")
-        if pkey not in st.session_state and raw_preset not in presets:
-            st.session_state[pkey] = SEED_PRESET
-        st.selectbox("Preset", list(presets), key=pkey, bind="query-params", on_change=_on_preset,
-                     args=(slug, spec_list, variant, presets),
-                     help="A named scenario sets every knob; move any knob afterwards as you like.")
-        for spec in spec_list:
-            values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
-        chosen = presets.get(st.session_state.get(pkey), {})
-        expected = {spec.field: chosen.get(spec.field, spec.default) for spec in spec_list}
-        if any(_differs(values[f], v) for f, v in expected.items()):
-            st.caption("Knobs moved since the preset was chosen.")
-        st.button("Reset to the seed scenario", key=f"{slug}.{variant}_reset", width="stretch",
-                  on_click=_reset, args=(slug, spec_list, variant))
+        if knobs_folded:  # one row: the preset, and the knobs in a pop-over the presenter opens
+            preset_col, knobs_col = st.columns([3, 1], vertical_alignment="bottom")
+        else:
+            st.markdown(f"#### {title}")
+            preset_col = knobs_col = st.container()
+        chosen_name = preset_col.selectbox(
+            "Preset" if not knobs_folded else f"{title}: preset", list(presets), key=pkey, bind="query-params",
+            on_change=_on_preset, args=(slug, spec_list, variant, presets),
+            help="A named scenario sets every knob; move any knob afterwards as you like.")
+        knob_box = knobs_col.popover("Knobs", icon=":material/tune:", width="stretch") if knobs_folded else knobs_col
+        with knob_box:
+            for spec in spec_list:
+                values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
+            chosen = presets.get(chosen_name, {})
+            expected = {spec.field: chosen.get(spec.field, spec.default) for spec in spec_list}
+            if any(_differs(values[f], v) for f, v in expected.items()):
+                st.caption("Knobs moved since the preset was chosen.")
+            st.button("Reset to the seed scenario", key=f"{slug}.{variant}_reset", width="stretch",
+                      on_click=_reset, args=(slug, spec_list, variant))
     for notice in st.session_state.get(notice_key, []):
-        st.info(notice, icon=":material/link:")
+        notices.info(notice, icon=":material/link:")
     try:
         return question.Params(**values)
     except ValidationError as e:
         msgs = "; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())
-        st.warning(f"That scenario is not valid ({msgs}). Showing the seed scenario instead.")
+        notices.warning(f"That scenario is not valid ({msgs}). Showing the seed scenario instead.")
         return question.Params()
 
 

@@ -9,6 +9,7 @@ from ui.mock_common import load_attempt
 from ui.mock_review import render_review
 from ui.mock_round import render_round
 from ui.mock_start import render_start
+from ui.profile_box import profile_box
 from ui.session_store import get_store, profile
 
 
@@ -26,7 +27,8 @@ def render() -> None:
             st.rerun()
         return
     if attempt.row["profile"] != profile():
-        st.warning("That attempt belongs to another profile. Switch profile in the sidebar to open it.")
+        st.warning("That attempt belongs to another profile. Switch to it here to open it.")
+        profile_box(st.columns([1, 2])[0])
         return
     closed = attempt.row["finished_at"] is not None or (
         attempt.row["deadline"] is not None and now() >= attempt.row["deadline"]

@@ -11,6 +11,7 @@ import streamlit as st
 from models.mock import draw_scenario
 from models.registry import TRACK_TITLES, written
 from ui.clock import now
+from ui.profile_box import profile_box
 from ui.session_store import profile
 
 
@@ -33,6 +34,7 @@ def render_start(store) -> None:
         "saved the moment you enter them and scored against the model's arithmetic when the round ends. "
         "Close the tab or refresh: the link brings you back to the same attempt with the clock still running."
     )
+    profile_box(st.columns([1, 2])[0])
     questions = written()
     if not questions:
         st.info("No question is written yet.")

@@ -1,28 +1,19 @@
-"""st.navigation from the registry: Home, practice pages, then the written questions by track."""
+"""st.navigation from the registry: Home, practice pages, then the written questions by track.
+
+The menu sits in the top bar (each track a drop-down), so the left of the screen is free for a
+question's scenario panel (ui/layout.py). On a phone Streamlit folds the top bar into its menu
+button.
+"""
 
 from __future__ import annotations
-
-import re
 
 import streamlit as st
 
 from models.registry import ROOT, TRACK_TITLES, by_track
 
-PROFILE_OK = re.compile(r"^[\w .@-]{1,40}$")
-
 
 def question_page(q) -> st.Page:
     return st.Page(str(q.page_path.relative_to(ROOT)), title=q.title, url_path=q.slug)
-
-
-def profile_box() -> None:
-    """A light profile: a name keys attempts so a shared machine keeps people apart (no passwords)."""
-    if "profile" not in st.session_state:
-        st.session_state["profile"] = "me"
-    name = st.sidebar.text_input("Profile", key="profile", bind="query-params", max_chars=40,
-                                 help="Your attempts and progress are kept under this name.")
-    if not PROFILE_OK.match(name.strip()):
-        st.sidebar.warning("A profile name is 1-40 letters, digits, spaces or . @ - _; using “me”.")
 
 
 def build_navigation():
@@ -40,4 +31,4 @@ def build_navigation():
         pages = [question_page(q) for q in questions if q.written]
         if pages:
             sections[TRACK_TITLES[track]] = pages
-    return st.navigation(sections, position="sidebar", expanded=True)
+    return st.navigation(sections, position="top")

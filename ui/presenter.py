@@ -1,14 +1,13 @@
-"""Presenter view for a projector: large type, drills hidden, charts enlarged, sidebar closed.
+"""Presenter view for a projector: large type, drills hidden, charts enlarged.
 
-`?present=1` turns it on (and a toggle in the sidebar). The styling is one constant style
+`?present=1` turns it on (and a toggle in the scenario panel). The preset, the knobs (folded),
+Scenario B and the step-by-step reveal all sit in the main column, so nothing needs a side
+panel in front of a class. The styling is one constant style
 sheet: it is the only Markdown this app renders with HTML allowed, and it contains nothing
 anyone typed.
 """
 
 from __future__ import annotations
-
-import io
-from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -78,37 +77,8 @@ def _toggle() -> None:
         del st.query_params[PARAM]
 
 
-def presenter_toggle() -> None:
+def presenter_toggle(container=None) -> None:
+    target = container if container is not None else st.container()
     st.session_state["presenter.toggle"] = is_presenting()
-    st.sidebar.toggle("Presenter view", key="presenter.toggle", on_change=_toggle,
-                      help="Large type for a projector: drills hidden, charts enlarged. Same as ?present=1.")
-
-
-def current_link() -> str:
-    """The URL that reproduces this screen: this page plus every query parameter now set."""
-    try:
-        base = st.context.url or ""
-    except Exception:
-        base = ""
-    parts = urlsplit(base)
-    root = f"{parts.scheme}://{parts.netloc}{parts.path}" if parts.netloc else base
-    query = urlencode([(k, v) for k in st.query_params for v in st.query_params.get_all(k)])
-    return f"{root}?{query}" if query else root
-
-
-def qr_png(text: str) -> bytes:
-    import segno
-
-    buf = io.BytesIO()
-    segno.make(text, error="m").save(buf, kind="png", scale=8, border=2, dark="#000000", light="#ffffff")
-    return buf.getvalue()
-
-
-def share_box() -> None:
-    """Copy-able link and a QR code for the room."""
-    link = current_link()
-    with st.sidebar.expander("Share this screen", icon=":material/qr_code_2:"):
-        st.caption("The link reopens this exact scenario, view and reveal position.")
-        st.code(link, language=None, wrap_lines=True)
-        if link:
-            st.image(qr_png(link), caption="Scan to open on a phone", width=220)
+    target.toggle("Presenter view", key="presenter.toggle", on_change=_toggle,
+                  help="Large type for a projector: drills hidden, charts enlarged. Same as ?present=1.")

@@ -13,6 +13,7 @@ from models.registry import QUESTIONS, TRACK_TITLES
 from ui.charts import PALETTE, base_layout
 from ui.clock import now
 from ui.safe import code_span
+from ui.profile_box import profile_box
 from ui.session_store import get_store, profile
 
 
@@ -30,7 +31,7 @@ def render() -> None:
     store = get_store(announce=True)
     who = profile()
     st.title("Progress")
-    st.caption(f"Profile {code_span(who)} · change it in the sidebar")
+    profile_box(st.columns([1, 2])[0])
     rows = store.profile_answers(who)
     attempts = [a for a in store.attempts(who) if a["mode"] == "mock" and a["finished_at"] is not None]
     if not rows:

@@ -31,7 +31,10 @@ from ui.knobs import knob_panel
 from models.content import SEED_PRESET
 from ui.compare import compare_toggle, compare_view, is_comparing
 from ui.knobs import specs, unknown_params
-from ui.presenter import CHART_HEIGHT_PX, apply_style, is_presenting, presenter_toggle, share_box
+from ui.layout import apply_layout
+from ui.presenter import CHART_HEIGHT_PX, apply_style, is_presenting, presenter_toggle
+from ui.profile_box import profile_box
+from ui.share import share_button
 from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
 from ui.session_store import get_store, profile
@@ -139,32 +142,61 @@ class QuestionPage:
         get_store(announce=True)  # open it now, so a locked or broken store is announced before any answer
         self.presenting = is_presenting()
         apply_style()
-        presenter_toggle()
-        compare_toggle()
+        apply_layout()
+        # The layout, top to bottom; the scenario's widgets are drawn first (the figures need
+        # them) into the place kept for them under the metric cards (see ui/layout.py).
+        notices = st.container()
+        head = st.container()
+        with st.container(key="scenario-zone"):
+            metrics = st.container(key="metrics", horizontal=True)
+            panel = st.container(key="scenario-inline" if self.presenting else "scenario")
+        comparison = st.container()
+
         presets = self.presets()
-        params = knob_panel(q, presets=presets, title="Scenario A" if is_comparing() else "Scenario")
+        comparing = is_comparing()
+        params = knob_panel(q, container=panel, presets=presets, notices=notices,
+                            title="Scenario A" if comparing else "Scenario", knobs_folded=self.presenting)
         params_b = None
-        if is_comparing():
-            params_b = knob_panel(q, variant="B", presets=presets, title="Scenario B")
+        if comparing:
+            with comparison:
+                st.header("A against B", divider="gray")
+                b_knobs = st.expander("Scenario B: its knobs", expanded=not self.presenting)
+            params_b = knob_panel(q, container=b_knobs, variant="B", presets=presets, notices=notices,
+                                  title="Scenario B")
+        with panel:
+            if self.presenting:  # one row under the preset's, so the teaching starts right below
+                cols = st.columns(3, vertical_alignment="center")
+                presenter_toggle(cols[0])
+                compare_toggle(cols[1])
+                share_button(q.slug, params, params_b, cols[2])
+            else:
+                st.markdown("##### View")
+                presenter_toggle()
+                compare_toggle()
+                share_button(q.slug, params, params_b)
+                profile_box()
         known = {spec.key(q.slug, v) for spec in specs(q.Params) for v in ("", "B")}
         for notice in unknown_params(known, (f"{q.slug}.sim", f"{q.slug}.replay")):
-            st.info(notice, icon=":material/link:")
-        share_box()
+            notices.info(notice, icon=":material/link:")
         derivation = solve(q.slug, params)
         seed_derivation = solve(q.slug, q.Params())
         ctx = PageContext(q, params, derivation, seed_derivation)
 
-        st.caption(
-            f"{TRACK_TITLES[q.track]} track"
-            + (f" · asked at {', '.join(q.asked_at)}" if q.asked_at else "")
-            + f" · {len(content.drills)} drills"
-        )
-        st.title(q.title)
-        if content.hook:
-            st.markdown(f"*{render_prose(content.hook, derivation, params)}*")
-        metric_row(derivation, content.metrics, seed_derivation)
+        with head:
+            st.caption(
+                f"{TRACK_TITLES[q.track]} track"
+                + (f" · asked at {', '.join(q.asked_at)}" if q.asked_at else "")
+                + f" · {len(content.drills)} drills"
+            )
+            st.title(q.title)
+            if content.hook:
+                st.markdown(f"*{render_prose(content.hook, derivation, params)}*")
+        with metrics:
+            metric_row(derivation, content.metrics, seed_derivation)
         if params_b is not None:
-            compare_view(q.slug, params, params_b, derivation, solve(q.slug, params_b), [k for k, _ in content.metrics])
+            with comparison:
+                compare_view(q.slug, params, params_b, derivation, solve(q.slug, params_b),
+                             [k for k, _ in content.metrics])
         if content.intro:
             self._body(content.intro, ctx)
 

@@ -36,7 +36,7 @@ def get_store(announce: bool = False) -> Store:
 
 
 def profile() -> str:
-    from ui.navigation import PROFILE_OK
+    from ui.profile_box import DEFAULT, PROFILE_OK, STATE
 
-    name = str(st.session_state.get("profile", "me") or "me").strip()
-    return name if PROFILE_OK.match(name) else "me"
+    name = str(st.session_state.get(STATE, DEFAULT) or DEFAULT).strip()
+    return name if PROFILE_OK.match(name) else DEFAULT

@@ -76,9 +76,12 @@ def test_compare_shows_every_figure_with_delta_and_ratio():
     at.query_params[f"{S}.B.arrival_rps"] = "4000"
     at.run()
     assert not at.exception
-    table = next(m.value for m in at.markdown if m.value.startswith("| Figure |"))
+    changed, unchanged = [m.value for m in at.markdown if m.value.startswith("| Figure |")]
     # floor: 2,000 / 250 = 8 GPUs against 4,000 / 250 = 16: +8, twice
-    row = next(line for line in table.splitlines() if "the floor" in line)
-    assert "**8 GPUs**" in row and "**16 GPUs**" in row and "**+8 GPUs**" in row and "**2×**" in row
-    same = next(line for line in table.splitlines() if line.startswith("| One GPU, every call full"))
+    row = next(line for line in changed.splitlines() if "the floor" in line)
+    assert "| 8 GPUs | 16 GPUs | +8 GPUs | 2× |" in row
+    # what does not differ is one click away, not in the first table
+    assert not any(line.startswith("| One GPU, every call full") for line in changed.splitlines())
+    same = next(line for line in unchanged.splitlines() if line.startswith("| One GPU, every call full"))
     assert "| 0 |" in same and "1×" in same
+    assert any(e.label.startswith("The ") and "figures that are the same" in e.label for e in at.expander)

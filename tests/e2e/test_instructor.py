@@ -27,7 +27,9 @@ def test_presenter_link_reveal_compare_and_reload(page: Page, app_url: str):
     expect(page.locator("[data-testid='stMetric']").filter(has_text="Provision").locator(
         "[data-testid='stMetricValue']")).to_have_text("24 GPUs")
     expect(page.get_by_text("Try first.")).to_have_count(0)  # drills hidden on a projector
-    expect(page.get_by_test_id("stExpandSidebarButton")).to_be_visible()  # sidebar collapsed
+    # nothing needs a side panel in front of a class: no sidebar, the preset and views in the page
+    expect(page.get_by_test_id("stSidebar")).to_have_count(0)
+    expect(page.locator(".st-key-scenario-inline").get_by_text("Compare two scenarios")).to_be_visible()
 
     page.get_by_text("Step by step").scroll_into_view_if_needed()
     for n in (1, 2, 3):
@@ -37,8 +39,7 @@ def test_presenter_link_reveal_compare_and_reload(page: Page, app_url: str):
     expect(page).to_have_url(re.compile(r"reveal=3"))
     expect(_steps(page).nth(2)).to_contain_text("=")
 
-    # open the sidebar and switch compare on
-    page.get_by_test_id("stExpandSidebarButton").click()
+    # switch compare on, from the main column
     page.get_by_text("Compare two scenarios").click()
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"compare=1"))

@@ -32,9 +32,16 @@ def test_payloads_in_answers_notes_and_profile_render_inert(page: Page, app_url:
         box.locator("input[type='text']").fill(payload)
         box.get_by_role("button", name="Save").click()
         wait_idle(page)
-        # the saved answer is shown as literal text
-        saved = box.locator("[data-testid='stCaptionContainer']").filter(has_text="Saved at").locator("code")
-        expect(saved).to_have_text(payload.strip())
+        # not a number: it is not saved, and the message quotes it as literal text
+        expect(box.get_by_role("alert")).to_contain_text(" ".join(payload.split()))
+        expect(box.get_by_text("Saved at")).to_have_count(0)
+    # a readable answer (in the unit the box names) is saved and shown back as typed
+    unit = box.get_by_text(re.compile(r"^Your answer, in ")).inner_text().removeprefix("Your answer, in ")
+    box.locator("input[type='text']").fill(f"~2 {unit}")
+    box.get_by_role("button", name="Save").click()
+    wait_idle(page)
+    saved = box.locator("[data-testid='stCaptionContainer']").filter(has_text="Saved at").locator("code")
+    expect(saved).to_have_text(f"~2 {unit}")
     notes = page.locator("textarea").first
     notes.fill(PAYLOADS[1] + " **bold?** [link](javascript:alert(1))")
     notes.blur()
