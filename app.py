@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui.gc_tuning import freeze_once
+from ui.layout import apply_layout
 from ui.navigation import build_navigation
 from ui.profile_box import ensure_profile
 from ui.run_timing import timed
@@ -13,6 +14,7 @@ try:
     with timed("page"):
         nav = build_navigation()
         ensure_profile()
+        apply_layout()
         nav.run()
 finally:  # st.rerun() ends a run by raising: the modules are loaded all the same
     freeze_once()

@@ -19,11 +19,17 @@ def derivation_view(derivation: Derivation, *, expanded: bool = False, title: st
                 st.caption(step.note)
 
 
-def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None) -> None:
+def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None,
+               withheld: frozenset[str] = frozenset()) -> None:
     """Key figures as cards. Drawn into a container keyed `metrics`, they form a grid whose cells
-    wrap a long value onto a second line rather than cut it (ui/layout.py)."""
+    wrap a long value onto a second line rather than cut it (ui/layout.py). A `withheld` figure is
+    the answer to the drill the learner is trying: its card waits for that drill."""
     for key, short in metrics:
         step = derivation[key]
+        if key in withheld:
+            st.metric(short or step.label, "?", help="The answer to the drill above: answer or reveal it first.",
+                      border=True)
+            continue
         help_text = f"{step.label}.  \n`{step.worked()}`"
         if step.display(hint=False) != step.display():
             help_text += f"  \n{step.display()}"

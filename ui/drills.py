@@ -45,6 +45,16 @@ def _verdict(result) -> tuple[str, str]:
     return "error", f"No marks. {result.message}"
 
 
+def answered(slug: str) -> set[str]:
+    """Drill keys of this page the learner has answered readably or revealed, this session."""
+    prefix = f"{slug}.drill."
+    out = set()
+    for name, value in st.session_state.items():
+        if name.startswith(prefix) and (name.endswith(".result") and value or name.endswith(".revealed")):
+            out.add(name[len(prefix):].rsplit(".", 1)[0])
+    return out
+
+
 def answer_label(drill: Drill) -> str:
     """The answer box's label names the unit a bare number is read in."""
     return f"Your answer, in {drill.unit}" if drill.unit else "Your answer (a plain number)"

@@ -104,7 +104,7 @@ def _widget_range(spec: KnobSpec) -> tuple[float, float]:
 
 
 # Parameters any page may carry (the profile, and those the instructor view adds).
-GLOBAL_PARAMS = {"profile", "preset", "presetB", "present", "reveal", "compare"}
+GLOBAL_PARAMS = {"profile", "preset", "presetB", "present", "reveal", "compare", "drill"}
 
 
 def unknown_params(known: set[str], allowed_prefixes: tuple[str, ...] = ()) -> list[str]:

@@ -38,6 +38,9 @@ _LAYOUT_CSS = """
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
   overflow-wrap: anywhere; }
 [data-testid="stMetricValue"] { font-size: clamp(1.35rem, 2.1vw, 2.1rem) !important; line-height: 1.2 !important; }
+/* A link that names a drill by its question is a sentence: it wraps. */
+[data-testid="stPageLink"] p, [data-testid="stPageLink"] span { white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; }
 
 @media (min-width: 1024px) {
   .st-key-scenario { position: fixed !important; left: 0; top: 3.75rem; bottom: 0; width: 21rem !important;
@@ -69,5 +72,6 @@ _LAYOUT_CSS = """
 
 
 def apply_layout() -> None:
-    """The page layout's style sheet (a constant: see the module docstring)."""
+    """The app's style sheet, once per run from app.py (a constant: see the module docstring).
+    Its question-page rules select the scenario's keyed containers, so other pages are untouched."""
     st.markdown(_LAYOUT_CSS, unsafe_allow_html=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models.registry import ROOT, TRACK_TITLES, by_track
+from models.registry import TRACK_TITLES, by_track
 
 
 def question_page(q) -> st.Page:
-    return st.Page(str(q.page_path.relative_to(ROOT)), title=q.title, url_path=q.slug)
+    return st.Page(q.page_path, title=q.title, url_path=q.slug)  # absolute: resolves from any page
 
 
 def build_navigation():

@@ -1,20 +1,42 @@
-"""Progress: attempts over time, a mastery grid, the weakest drills, what to study next, CSV."""
+"""Progress: attempts over time, a mastery grid, the weakest drills, what to study next, CSV.
+
+A drill is named by its question as the page asks it (rendered for the seed scenario), not by its
+step key, and every drill listed links to its page with `?drill=<key>`, which opens that drill at
+the top of the page (ui/question_page.py).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+import textwrap
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from models.progress import drill_states, study_next
+from models.progress import DrillState, drill_states, study_next
 from models.registry import QUESTIONS, TRACK_TITLES
 from ui.charts import PALETTE, base_layout
 from ui.clock import now
-from ui.safe import code_span
+from ui.navigation import question_page
 from ui.profile_box import profile_box
+from ui.prose import render as render_prose
 from ui.session_store import get_store, profile
+from ui.solve_cache import solve
+
+DRILL_PARAM = "drill"
+_MARKUP = re.compile(r"\*\*|\\(?=[$*_])")
+
+
+def drill_text(question_slug: str, drill_key: str) -> str:
+    """The drill as its page asks it, with the seed scenario's numbers, in plain text."""
+    q = QUESTIONS.get(question_slug)
+    drill = next((d for d in q.drills if d.key == drill_key), None) if q is not None else None
+    if drill is None:  # an answer kept from a drill the content no longer has
+        return drill_key
+    params = q.Params()
+    return _MARKUP.sub("", render_prose(drill.question, solve(q.slug, params), params))
 
 
 def _csv(rows: list[dict]) -> str:
@@ -27,6 +49,41 @@ def _csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+def _drill_link(s: DrillState, detail: str, key: str) -> None:
+    """One drill as a link that opens it on its page."""
+    q = QUESTIONS[s.question]
+    with st.container(border=True, key=key):
+        # The page as the navigation declares it (an st.Page carries its own address).
+        st.page_link(question_page(q), label=drill_text(s.question, s.drill_key).replace("$", "\\$"),
+                     icon=":material/edit_note:", query_params={DRILL_PARAM: s.drill_key})
+        st.caption(f"{q.title} · {detail}")
+
+
+def _mastery_chart(states: list[DrillState]) -> go.Figure:
+    """Questions down, their drills across (in page order): each cell the latest score."""
+    questions = sorted({s.question for s in states}, key=list(QUESTIONS).index)
+    by = {(s.question, s.drill_key): s for s in states}
+    width = max(len(QUESTIONS[q].drills) for q in questions)
+    z, hover = [], []
+    for q in questions:
+        drills = QUESTIONS[q].drills
+        z.append([by[(q, d.key)].latest_score * 100 if (q, d.key) in by else None for d in drills]
+                 + [None] * (width - len(drills)))
+        hover.append([textwrap.fill(drill_text(q, d.key), 60).replace("\n", "<br>") for d in drills]
+                     + [""] * (width - len(drills)))
+    # Titles wrapped onto lines of 34 characters, whole: a cut title names no question.
+    labels = [textwrap.fill(QUESTIONS[q].title, 34).replace("\n", "<br>") for q in questions]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(1, width + 1)), y=labels, zmin=0, zmax=100, text=hover, xgap=2, ygap=2,
+        colorscale=[[0, "#dc2626"], [0.5, "#facc15"], [1, "#16a34a"]], colorbar=dict(title="%"),
+        hovertemplate="%{text}<br>latest: %{z:.0f}%<extra></extra>"))
+    base_layout(fig, "", "drill, in the order the page asks them", "")
+    fig.update_layout(height=max(240, 64 * len(questions) + 120), hovermode="closest")
+    fig.update_yaxes(automargin=True, autorange="reversed")
+    fig.update_xaxes(dtick=1)
+    return fig
+
+
 def render() -> None:
     store = get_store(announce=True)
     who = profile()
@@ -37,7 +94,7 @@ def render() -> None:
     if not rows:
         st.info("No answers yet. Try a drill on any question page, or start a mock interview: every answer lands here.")
         return
-    states = drill_states(rows)
+    states = [s for s in drill_states(rows) if s.question in QUESTIONS]
     cols = st.columns(3)
     cols[0].metric("Answers", f"{len(rows):,}", border=True)
     cols[1].metric("Drills practised", f"{len(states)}", border=True)
@@ -59,30 +116,23 @@ def render() -> None:
         fig.update_yaxes(range=[0, 105])
         st.plotly_chart(fig, key="progress.attempts")
 
-    st.subheader("Mastery: latest score per drill", divider="gray")
-    questions = sorted({s.question for s in states}, key=list(QUESTIONS).index)
-    keys = sorted({s.drill_key for s in states})
-    by = {(s.question, s.drill_key): s for s in states}
-    z = [[by[(q, k)].latest_score * 100 if (q, k) in by else None for k in keys] for q in questions]
-    heat = go.Figure(go.Heatmap(z=z, x=keys, y=[QUESTIONS[q].title[:40] for q in questions], zmin=0, zmax=100,
-                                colorscale=[[0, "#dc2626"], [0.5, "#facc15"], [1, "#16a34a"]],
-                                colorbar=dict(title="%"), hovertemplate="%{y}<br>%{x}: %{z:.0f}%<extra></extra>"))
-    base_layout(heat, "", "drill", "")
-    heat.update_layout(height=max(220, 60 * len(questions) + 120), hovermode="closest")
-    st.plotly_chart(heat, key="progress.mastery")
+    if states:
+        st.subheader("Mastery: latest score per drill", divider="gray")
+        st.plotly_chart(_mastery_chart(states), key="progress.mastery")
 
     left, right = st.columns(2)
     with left:
         st.subheader("Weakest drills", divider="gray")
-        weakest = sorted(states, key=lambda s: (s.mean_score, -s.answers))[:8]
-        st.markdown("\n".join(
-            f"- **{QUESTIONS[s.question].title}** · `{s.drill_key}`: mean {s.mean_score * 100:.0f}% over {s.answers}"
-            for s in weakest if s.question in QUESTIONS))
+        weak = sorted((s for s in states if s.mean_score < 1), key=lambda s: (s.mean_score, -s.answers))[:8]
+        if not weak:
+            st.caption("Every drill you have answered is at full marks.")
+        for i, s in enumerate(weak):
+            _drill_link(s, f"mean {s.mean_score * 100:.0f}% over {s.answers}", f"progress-weak-{i}")
     with right:
         st.subheader("Study next", divider="gray")
         t = now()
-        for s in study_next(states, t):
+        for i, s in enumerate(study_next(states, t)):
             when = "due now" if s.due <= t else f"due {s.due.strftime('%d %b %H:%M')} UTC"
-            st.markdown(f"- **{QUESTIONS[s.question].title}** · `{s.drill_key}` ({when}; last {s.latest_score * 100:.0f}%)")
+            _drill_link(s, f"{when}; last {s.latest_score * 100:.0f}%", f"progress-next-{i}")
     st.download_button("Export my answers (CSV)", _csv(rows), file_name=f"answers-{who}.csv", mime="text/csv",
                        key="progress.csv", icon=":material/download:")

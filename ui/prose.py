@@ -31,10 +31,12 @@ def value_text(name: str, unit: str | None, derivation: Derivation, params: Any)
     raise KeyError(f"'{{{{{name}}}}}' names neither a step nor a knob")
 
 
-def render(text: str, derivation: Derivation, params: Any) -> str:
-    """Markdown with every placeholder replaced by a bold live value."""
+def render(text: str, derivation: Derivation, params: Any, withheld: frozenset[str] = frozenset()) -> str:
+    """Markdown with every placeholder replaced by a bold live value (a `withheld` one by "?")."""
 
     def sub(m):
+        if m.group(1) in withheld:
+            return "**?**"
         shown = value_text(m.group(1), m.group(2), derivation, params)
         return f"**{_escape(shown)}**"
 

@@ -25,18 +25,18 @@ from models.content import DIRECTIVE
 from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
 from ui.derivation_view import derivation_view, metric_row
-from ui.drills import drill_box
+from ui.drills import answered, drill_box
 from ui.gc_tuning import freeze_once
 from ui.knobs import knob_panel
 from models.content import SEED_PRESET
 from ui.compare import compare_toggle, compare_view, is_comparing
 from ui.knobs import specs, unknown_params
-from ui.layout import apply_layout
 from ui.presenter import CHART_HEIGHT_PX, apply_style, is_presenting, presenter_toggle
 from ui.profile_box import profile_box
 from ui.share import share_button
 from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
+from ui.safe import code_span
 from ui.session_store import get_store, profile
 from ui.solve_cache import solve
 
@@ -54,6 +54,8 @@ class PageContext:
 
 
 Renderer = Callable[[PageContext], Any]
+
+FOCUS_PARAM = "drill"
 
 # The last page run in this process: when everything but the simulation panels had been drawn,
 # and when the run ended (bench/ reads it: the first is what a slider move waits for on screen).
@@ -135,6 +137,17 @@ class QuestionPage:
             pass
         return out
 
+    def _focus_drill(self, notices: Any):
+        """The drill `?drill=<key>` names (Progress links to it), or None; a wrong key is announced."""
+        key = st.query_params.get(FOCUS_PARAM)
+        if not key:
+            return None
+        drill = next((d for d in self.question.content.drills if d.key == key), None)
+        if drill is None:
+            notices.info(f"Ignored {code_span(f'{FOCUS_PARAM}={key}', 60)}: this page has no drill by that name.",
+                         icon=":material/link:")
+        return None if self.presenting else drill
+
     def render(self) -> None:
         started = time.perf_counter()
         q = self.question
@@ -142,11 +155,11 @@ class QuestionPage:
         get_store(announce=True)  # open it now, so a locked or broken store is announced before any answer
         self.presenting = is_presenting()
         apply_style()
-        apply_layout()
         # The layout, top to bottom; the scenario's widgets are drawn first (the figures need
         # them) into the place kept for them under the metric cards (see ui/layout.py).
         notices = st.container()
         head = st.container()
+        focus_slot = st.container()  # a drill a link asked for (?drill=<key>), above the knobs on a phone
         with st.container(key="scenario-zone"):
             metrics = st.container(key="metrics", horizontal=True)
             panel = st.container(key="scenario-inline" if self.presenting else "scenario")
@@ -181,7 +194,14 @@ class QuestionPage:
         derivation = solve(q.slug, params)
         seed_derivation = solve(q.slug, q.Params())
         ctx = PageContext(q, params, derivation, seed_derivation)
+        focus = self._focus_drill(notices)
 
+        if focus is not None:
+            with focus_slot.container(border=True, key="focus-drill"):
+                st.markdown(f"**The drill you came for** · {PHASE_TITLES[focus.phase]}")
+                drill_box(q.slug, focus, derivation, params)
+        # After the drill has read a Check or a Reveal: its answer stays hidden until then.
+        withheld = frozenset({focus.key}) - answered(q.slug) if focus is not None else frozenset()
         with head:
             st.caption(
                 f"{TRACK_TITLES[q.track]} track"
@@ -190,9 +210,9 @@ class QuestionPage:
             )
             st.title(q.title)
             if content.hook:
-                st.markdown(f"*{render_prose(content.hook, derivation, params)}*")
+                st.markdown(f"*{render_prose(content.hook, derivation, params, withheld)}*")
         with metrics:
-            metric_row(derivation, content.metrics, seed_derivation)
+            metric_row(derivation, content.metrics, seed_derivation, withheld=withheld)
         if params_b is not None:
             with comparison:
                 compare_view(q.slug, params, params_b, derivation, solve(q.slug, params_b),
@@ -207,6 +227,7 @@ class QuestionPage:
         for section in content.sections:
             st.header(section.title, anchor=section.title.lower().replace(" ", "-"), divider="gray")
             phase_drills = drills_by_phase.pop(section.phase, []) if section.phase else []
+            phase_drills = [d for d in phase_drills if d is not focus]  # drawn once: at the top
             if not self.presenting:  # a projector shows the teaching, not the quiz
                 for drill in phase_drills:
                     drill_box(q.slug, drill, derivation, params)
@@ -216,7 +237,7 @@ class QuestionPage:
                     reveal_panel(derivation, f"{q.slug}.reveal")
                 else:
                     derivation_view(derivation)
-        leftover = [d for ds in drills_by_phase.values() for d in ds]
+        leftover = [d for ds in drills_by_phase.values() for d in ds if d is not focus]
         if leftover and not self.presenting:
             st.header("More drills")
             for drill in leftover:

@@ -34,6 +34,11 @@ def first_url(text: str) -> str | None:
     return m.group(0).rstrip(".") if m else None
 
 
+def _fp8(tflops: float | None) -> str:
+    """A part without FP8 tensor cores says so; a dataframe would print a missing number as "None"."""
+    return "none: no FP8 tensor cores" if tflops is None else f"{tflops:,.0f}"
+
+
 def gpu_rows() -> list[dict]:
     return [{
         "GPU": g.name,
@@ -42,7 +47,7 @@ def gpu_rows() -> list[dict]:
         "HBM (GB)": g.memory_GB,
         "HBM bandwidth (TB/s)": g.hbm_TBps,
         "Dense BF16 (TFLOP/s)": g.dense_bf16_TFLOPs,
-        "Dense FP8 (TFLOP/s)": g.dense_fp8_TFLOPs,
+        "Dense FP8 (TFLOP/s)": _fp8(g.dense_fp8_TFLOPs),
         "Scale-up link, both ways (GB/s)": g.nvlink_GBps,
         "Power (W)": g.tdp_W,
         "Ridge point (FLOP/byte)": g.ridge_flops_per_byte,
@@ -155,7 +160,7 @@ def render() -> None:
         "Link": _LINK_COL,
         "Ridge point (FLOP/byte)": st.column_config.NumberColumn(
             format="%.0f", help="Dense BF16 FLOP/s ÷ HBM B/s: below this arithmetic intensity a kernel is memory-bound."),
-        "Dense FP8 (TFLOP/s)": st.column_config.NumberColumn(help="None: the part has no FP8 tensor cores."),
+        "Dense FP8 (TFLOP/s)": st.column_config.TextColumn(help="Dense FP8 peak; older parts have no FP8 tensor cores."),
         "Note": st.column_config.TextColumn(width="large"),
     })
     _sources({g.name: g.source for g in GPUS.values()})

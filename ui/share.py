@@ -19,6 +19,7 @@ from ui.knobs import KnobSpec, plain, specs
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"}
 VIEW_PARAMS = ("present", "compare", "reveal")
+QR_PX = 460
 
 
 def _differs(spec: KnobSpec, value: Any) -> bool:
@@ -92,7 +93,8 @@ def _share_dialog(link: str) -> None:
                    "`--server.address 0.0.0.0` and open it by this machine's network name or IP address, "
                    "then share again.", icon=":material/wifi_off:")
     if link:
-        st.image(qr_png(link), caption="Scan to open on a phone", width="stretch")
+        # Large, yet the whole dialog fits a 900 px screen (the image shrinks to a narrower one).
+        st.image(qr_png(link), caption="Scan to open on a phone", width=QR_PX)
 
 
 def share_button(slug: str, params_a: Any, params_b: Any = None, container: Any = None) -> None:

@@ -99,3 +99,38 @@ def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
     assert not at.exception, [e.value for e in at.exception]
     review = _markdown(at)
     assert "Your answer: `146.8` · reference **146.8 GB** · score **1**" in review
+
+
+def test_a_link_to_a_drill_opens_it_at_the_top_and_only_there():
+    at = AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
+    at.query_params["drill"] = "kv_budget_bytes"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [m.value for m in at.markdown]
+    came_for = texts.index("**The drill you came for** · Numbers")
+    intro = next(i for i, t in enumerate(texts) if t.startswith("The question: design the batching system"))
+    assert came_for < intro, "the drill opens above the page's prose"
+    assert sum("How much is left for KV? (GB)" in t for t in texts) == 1, "the drill is drawn once, at the top"
+    _check(at, "146.8")
+    assert any("Full marks" in s.value for s in at.success)
+
+
+def test_a_link_to_an_unknown_drill_is_announced():
+    at = AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
+    at.query_params["drill"] = "no_such_drill"
+    at.run()
+    assert not at.exception
+    assert any("drill=no_such_drill" in i.value and "no drill by that name" in i.value for i in at.info)
+
+
+def test_the_focused_drills_answer_card_waits_for_the_drill():
+    at = AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
+    at.query_params["drill"] = "kv_budget_bytes"
+    at.run()
+    card = next(m for m in at.metric if m.label == "KV budget per replica")
+    assert card.value == "?"
+    hook = next(m.value for m in at.markdown if m.value.startswith("*") and "KV room" in m.value)
+    assert "**?** of KV room" in hook and "146.8" not in hook
+    _check(at, "146.8")
+    card = next(m for m in at.metric if m.label == "KV budget per replica")
+    assert card.value == "146.8 GB"

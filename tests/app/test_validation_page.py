@@ -100,6 +100,11 @@ def test_reference_page_lists_the_catalog_with_sources():
     assert list(gpus["GPU"]) == list(GPUS)
     assert float(gpus.loc[gpus["GPU"] == "H200", "HBM bandwidth (TB/s)"].iloc[0]) == 4.8
     assert gpus["Link"].str.startswith("http").all()
+    a100 = gpus.loc[gpus["GPU"] == "A100 80GB"].iloc[0]
+    assert a100["Dense FP8 (TFLOP/s)"] == "none: no FP8 tensor cores"  # Ampere has no FP8 tensor cores
+    assert str(gpus.loc[gpus["GPU"] == "H100 SXM", "Dense FP8 (TFLOP/s)"].iloc[0]) == "1,979"  # 2x its BF16 989
+    for frame in (gpus, _frame(at, "Per direction (GB/s)"), _frame(at, "KV per token, bf16 (kB)")):
+        assert not frame.isna().any().any() and "None" not in frame.astype(str).values, "a missing value reads None"
     models = _frame(at, "KV per token, bf16 (kB)")
     assert list(models["Model"]) == list(MODELS)
     conventions = at.table[0].value
