@@ -27,7 +27,12 @@ def value_text(name: str, unit: str | None, derivation: Derivation, params: Any)
             return f"{format_number(value * 100)}%"
         if unit:
             return format_quantity(float(value), knob.unit, target_unit=unit)
-        return f"{format_number(value)} {knob.unit}".rstrip()
+        if not knob.unit:
+            return format_number(value)
+        try:  # a knob in a prefixed unit reads scaled, as a step does: 2,500 MB/s is 2.5 GB/s
+            return format_quantity(float(value), knob.unit)
+        except Exception:  # a unit the registry does not know ("GPUs", "req/s"): as declared
+            return f"{format_number(value)} {knob.unit}"
     raise KeyError(f"'{{{{{name}}}}}' names neither a step nor a knob")
 
 
