@@ -24,7 +24,8 @@ _PRESENTER_CSS = """
 [data-testid="stMain"] h1 { font-size: 3.4rem !important; }
 [data-testid="stMain"] h2 { font-size: 2.5rem !important; }
 [data-testid="stMain"] h3 { font-size: 2rem !important; }
-[data-testid="stMetricValue"] { font-size: 3.2rem !important; font-weight: 700 !important; }
+[data-testid="stMetricValue"] { font-size: 2.9rem !important; font-weight: 700 !important; }
+.st-key-metrics { grid-template-columns: repeat(auto-fill, minmax(26rem, 1fr)) !important; }
 [data-testid="stMetricLabel"] p { font-size: 1.25rem !important; }
 [data-testid="stMain"] code { font-size: 1.35rem !important; }
 [data-testid="stMain"] strong { font-weight: 800 !important; }
