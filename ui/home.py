@@ -53,11 +53,11 @@ def render() -> None:
         "the failure modes. Every figure comes from a model you can move with the scenario's knobs; "
         f"every “Try first” box scores a typed answer. {count}"
     )
-    profile_box(st.columns([1, 2])[0])
-    cols = st.columns([3, 2])
+    cols = st.columns([3, 2, 1.3])
     text = cols[0].text_input("Search questions", key="home.search", placeholder="e.g. KV cache, checkpoint, failover")
     companies = sorted({c for q in QUESTIONS.values() for c in q.asked_at})
     picked = cols[1].multiselect("Asked at", companies, key="home.companies")
+    profile_box(cols[2])
 
     get_store(announce=True)
     mastery = _mastery()
