@@ -9,7 +9,11 @@ Unit conventions (SI decimal, spelled in the field names):
     dense_*_TFLOPs     1e12 FLOP/s, dense tensor-core peak (no 2:4 structured sparsity)
     nvlink_GBps        1e9 bytes/s, per GPU, BIDIRECTIONAL total (send + receive), as the vendors
                        quote it: H100 SXM "900 GB/s" means 450 GB/s each way. Use
-                       `GPU.nvlink_GBps_per_direction` for a one-way transfer time.
+                       `GPU.nvlink_GBps_per_direction` for a one-way transfer time. For a TPU it is
+                       the chip's bidirectional inter-chip interconnect (ICI).
+    scale_up_domain    accelerators one scale-up fabric joins (8 on an HGX board, 72 in GB200
+                       NVL72, a TPU pod's chips): tensor parallelism stays inside it
+    nic_Gbps           scale-out network per accelerator, one direction, 1e9 bits/s
     Link.GBps          1e9 bytes/s PER DIRECTION (the rate one transfer sees); Link.Gbps = GBps * 8
     tdp_W              watts, the board/module maximum the vendor lists
 """
@@ -26,6 +30,8 @@ from typing import Literal
 
 @dataclass(frozen=True)
 class GPU:
+    """An accelerator (a GPU, or a TPU chip): what its datasheet says, dense peaks per format."""
+
     name: str
     vendor: str
     memory_GB: float  # HBM capacity, 1e9 bytes
@@ -33,18 +39,30 @@ class GPU:
     dense_bf16_TFLOPs: float  # dense BF16 tensor peak, 1e12 FLOP/s (no sparsity)
     dense_fp8_TFLOPs: float | None  # dense FP8 tensor peak; None where the part has no FP8
     nvlink_GBps: float  # per-GPU scale-up bandwidth, BIDIRECTIONAL total, 1e9 B/s
-    tdp_W: float  # maximum module power, W
+    tdp_W: float | None  # maximum module power, W; None where the vendor does not publish it
     source: str
     note: str = ""
+    dense_int8_TOPs: float | None = None  # dense INT8 tensor peak, 1e12 OP/s; None: no INT8 rate published
+    dense_fp4_TFLOPs: float | None = None  # dense FP4 tensor peak; None where the part has no FP4
+    scale_up_domain: int = 8  # accelerators on one scale-up fabric
+    nic_Gbps: float = 400  # scale-out per accelerator, one direction
+    kind: Literal["GPU", "TPU"] = "GPU"
 
     def __post_init__(self) -> None:
-        for field_name in ("memory_GB", "hbm_TBps", "dense_bf16_TFLOPs", "nvlink_GBps", "tdp_W"):
+        for field_name in ("memory_GB", "hbm_TBps", "dense_bf16_TFLOPs", "nvlink_GBps", "scale_up_domain", "nic_Gbps"):
             if not getattr(self, field_name) > 0:
                 raise ValueError(f"{self.name}: {field_name} must be positive")
-        if self.dense_fp8_TFLOPs is not None and self.dense_fp8_TFLOPs <= 0:
-            raise ValueError(f"{self.name}: dense_fp8_TFLOPs must be positive or None")
+        for field_name in ("dense_fp8_TFLOPs", "dense_int8_TOPs", "dense_fp4_TFLOPs", "tdp_W"):
+            value = getattr(self, field_name)
+            if value is not None and value <= 0:
+                raise ValueError(f"{self.name}: {field_name} must be positive or None")
         if not self.source.strip():
             raise ValueError(f"{self.name}: source is required")
+
+    def dense_TFLOPs(self, fmt: str) -> float | None:
+        """Dense tensor peak for a compute format (TOPS for int8), or None where the part has none."""
+        return {"bf16": self.dense_bf16_TFLOPs, "fp16": self.dense_bf16_TFLOPs, "fp8": self.dense_fp8_TFLOPs,
+                "int8": self.dense_int8_TOPs, "fp4": self.dense_fp4_TFLOPs}.get(fmt)
 
     @property
     def memory_bytes(self) -> float:
@@ -104,6 +122,28 @@ _MI300X_SRC = (
     "Infinity Fabric 7 links x 128 GB/s = 896 GB/s aggregate)"
 )
 
+_H800_SRC = (
+    "NVIDIA H800 (the H100 SXM variant sold under the October 2022 export rules): same Hopper die, HBM3 "
+    "80 GB at 3.35 TB/s and tensor peaks as H100 SXM, NVLink 400 GB/s bidirectional; DeepSeek-V3 Technical "
+    "Report, https://arxiv.org/abs/2412.19437, section 3.2.2 (H800 nodes, NVLink about 160 GB/s achieved against IB 50 GB/s)"
+)
+_GB200_SRC = (
+    "NVIDIA GB200 NVL72 specifications, https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (per GPU: "
+    "FP16/BF16 5 PFLOPS, FP8 10 PFLOPS, INT8 10 POPS, FP4 20 PFLOPS, all with sparsity; 186 GB HBM3e at "
+    "8 TB/s; NVLink 1.8 TB/s; up to 1,200 W. Rack: 72 GPUs, 130 TB/s of NVLink); MLCommons inference "
+    "v6.1 system description GB200-NVL72_GB200-186GB_aarch64x16 (186 GB HBM3e; 4 ConnectX-7 per 4-GPU tray)"
+)
+_TPU_V5E_SRC = (
+    "Google Cloud TPU v5e documentation, https://cloud.google.com/tpu/docs/v5e (per chip: 197 TFLOPS "
+    "bf16, 393 TOPS int8, 16 GB HBM2 at 819 GB/s, ICI 400 GB/s bidirectional; 256 chips per pod, "
+    "2D torus; 2 x 100 Gbps NICs per 8-chip host)"
+)
+_TPU_V5P_SRC = (
+    "Google Cloud TPU v5p documentation, https://cloud.google.com/tpu/docs/v5p (per chip: 459 TFLOPS "
+    "bf16 and fp8, 95 GB HBM2e at 2,765 GB/s, ICI 1,200 GB/s bidirectional, 50 Gbps data-centre network; "
+    "8,960 chips per pod, 3D torus)"
+)
+
 GPUS: dict[str, GPU] = {
     g.name: g
     for g in (
@@ -117,6 +157,8 @@ GPUS: dict[str, GPU] = {
             nvlink_GBps=600,  # NVLink 3: 12 links x 50 GB/s bidirectional
             tdp_W=400,
             source=_A100_SRC,
+            dense_int8_TOPs=624,  # 1,248 with sparsity
+            nic_Gbps=200,  # DGX A100: 8 x ConnectX-6 HDR 200 Gb/s
         ),
         GPU(
             name="A100 80GB",
@@ -129,6 +171,8 @@ GPUS: dict[str, GPU] = {
             tdp_W=400,
             source=_A100_SRC,
             note="SXM4 module; the PCIe card has 1,935 GB/s and 300 W.",
+            dense_int8_TOPs=624,
+            nic_Gbps=200,
         ),
         GPU(
             name="H100 SXM",
@@ -140,6 +184,22 @@ GPUS: dict[str, GPU] = {
             nvlink_GBps=900,  # NVLink 4: 18 links x 50 GB/s bidirectional = 450 GB/s each way
             tdp_W=700,  # "up to 700 W (configurable)"
             source=_H100_SRC,
+            dense_int8_TOPs=1979,  # 3,958 with sparsity
+        ),
+        GPU(
+            name="H800",
+            vendor="NVIDIA",
+            memory_GB=80,
+            hbm_TBps=3.35,
+            dense_bf16_TFLOPs=989,  # the H100 SXM die and clocks
+            dense_fp8_TFLOPs=1979,
+            nvlink_GBps=400,  # cut from 900 for export: 200 GB/s each way
+            tdp_W=700,
+            source=_H800_SRC,
+            dense_int8_TOPs=1979,
+            note="The export variant of H100 SXM DeepSeek trained V3 on: same tensor cores and HBM, "
+                 "NVLink cut to 400 GB/s bidirectional (the V3 report measures 160 GB/s in practice), "
+                 "FP64 cut too.",
         ),
         GPU(
             name="H200",
@@ -152,6 +212,7 @@ GPUS: dict[str, GPU] = {
             tdp_W=700,
             source=_H200_SRC,
             note="H200 SXM; same GH100 die and clocks as H100 SXM, more and faster HBM.",
+            dense_int8_TOPs=1979,
         ),
         GPU(
             name="B200",
@@ -168,6 +229,25 @@ GPUS: dict[str, GPU] = {
                 "192 GB of HBM3e (8 stacks) but NVIDIA's system datasheets expose 180 GB per GPU; "
                 "GB200 parts run at 1,200 W with ~10% higher peaks (2.5 PFLOPS dense BF16)."
             ),
+            dense_int8_TOPs=4500,
+            dense_fp4_TFLOPs=9000,  # 18 PFLOPS sparse
+        ),
+        GPU(
+            name="GB200 (NVL72)",
+            vendor="NVIDIA",
+            memory_GB=186,  # HBM3e per GPU (13.4 TB across the rack's 72)
+            hbm_TBps=8.0,
+            dense_bf16_TFLOPs=2500,  # 5 PFLOPS with sparsity
+            dense_fp8_TFLOPs=5000,  # 10 PFLOPS with sparsity
+            nvlink_GBps=1800,  # NVLink 5, 900 GB/s each way, to any of the 72 through NVLink Switch trays
+            tdp_W=1200,
+            source=_GB200_SRC,
+            dense_int8_TOPs=5000,
+            dense_fp4_TFLOPs=10000,
+            scale_up_domain=72,
+            nic_Gbps=400,  # one ConnectX-7 400G per GPU, as an MLPerf GB200 NVL72 system lists it
+            note="One Blackwell GPU of a GB200 NVL72 rack: 72 GPUs on one NVLink domain (130 TB/s), "
+                 "so tensor and expert parallelism can span 72 GPUs instead of 8.",
         ),
         GPU(
             name="MI300X",
@@ -180,6 +260,40 @@ GPUS: dict[str, GPU] = {
             tdp_W=750,
             source=_MI300X_SRC,
             note="'nvlink_GBps' here is AMD Infinity Fabric peer bandwidth, aggregate bidirectional.",
+            dense_int8_TOPs=2614.9,
+        ),
+        GPU(
+            name="TPU v5e",
+            vendor="Google",
+            memory_GB=16,  # HBM2
+            hbm_TBps=0.819,
+            dense_bf16_TFLOPs=197,
+            dense_fp8_TFLOPs=None,  # no FP8 rate published
+            nvlink_GBps=400,  # ICI, bidirectional per chip (1,600 Gb/s)
+            tdp_W=None,  # Google does not publish chip power
+            source=_TPU_V5E_SRC,
+            dense_int8_TOPs=393,
+            scale_up_domain=256,  # one pod, a 2D torus
+            nic_Gbps=25,  # 2 x 100 Gb/s NICs per 8-chip host
+            kind="TPU",
+            note="A chip of one TensorCore; 256 per pod on a 2D-torus ICI. Ring collectives on a torus "
+                 "use two ports at once, so one-direction ICI per chip is taken as half the figure.",
+        ),
+        GPU(
+            name="TPU v5p",
+            vendor="Google",
+            memory_GB=95,  # HBM2e
+            hbm_TBps=2.765,
+            dense_bf16_TFLOPs=459,
+            dense_fp8_TFLOPs=459,  # the docs list FP8 at the BF16 rate
+            nvlink_GBps=1200,  # ICI, bidirectional per chip
+            tdp_W=None,
+            source=_TPU_V5P_SRC,
+            dense_int8_TOPs=None,  # not listed per chip in the Cloud TPU docs
+            scale_up_domain=8960,  # one pod, a 3D torus (a single job: up to 6,144)
+            nic_Gbps=50,  # data-centre network per chip
+            kind="TPU",
+            note="Two TensorCores per chip; 8,960 chips per pod on a 3D-torus ICI.",
         ),
     )
 }
@@ -344,6 +458,14 @@ class LLM:
     qk_rope_head_dim: int | None = None  # MLA only
     kv_cache_elems_per_token_per_layer: int | None = None  # override (MLA)
     note: str = ""
+    # The rest of the shape, enough to count the parameters from it (models/engine/shape.py):
+    ffn_dim: int | None = None  # MLP width of a dense layer
+    moe_ffn_dim: int | None = None  # MLP width of one expert (MoE)
+    dense_layers: int = 0  # dense-MLP layers at the bottom of an MoE stack
+    q_lora_rank: int | None = None  # MLA: queries through a low-rank bottleneck
+    v_head_dim: int | None = None  # MLA: value width per head (head_dim is the non-RoPE key width)
+    gated_mlp: bool = True  # SwiGLU (gate, up, down: 3 matrices) or a plain 2-matrix MLP
+    tied_embeddings: bool = False  # the output head reuses the input embedding
 
     def __post_init__(self) -> None:
         for field_name in ("layers", "d_model", "heads", "kv_heads", "head_dim", "vocab"):
@@ -410,6 +532,7 @@ MODELS: dict[str, LLM] = {
             vocab=128_256,
             total_params=8.03e9,
             active_params=8.03e9,
+            ffn_dim=14_336,
             source=_LLAMA3_SRC + " ; https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
             note="Paper lists a 128K vocabulary; config.json has 128,256 (128,000 + 256 special tokens).",
         ),
@@ -423,6 +546,7 @@ MODELS: dict[str, LLM] = {
             vocab=128_256,
             total_params=70.6e9,
             active_params=70.6e9,
+            ffn_dim=28_672,
             source=_LLAMA3_SRC + " ; https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
         ),
         LLM(
@@ -435,6 +559,7 @@ MODELS: dict[str, LLM] = {
             vocab=128_256,
             total_params=405e9,
             active_params=405e9,
+            ffn_dim=53_248,
             source=_LLAMA3_SRC + " ; https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json",
         ),
         LLM(
@@ -449,6 +574,7 @@ MODELS: dict[str, LLM] = {
             active_params=12.9e9,
             moe_experts=8,
             experts_per_token=2,
+            moe_ffn_dim=14_336,
             source=(
                 "Mixtral of Experts, arXiv 2401.04088 (Table 1: 32 layers, dim 4096, 32 heads, 8 KV heads, "
                 "head_dim 128, vocab 32000, 8 experts, top-2); Mistral AI announcement "
@@ -473,6 +599,11 @@ MODELS: dict[str, LLM] = {
             kv_lora_rank=512,
             qk_rope_head_dim=64,
             kv_cache_elems_per_token_per_layer=512 + 64,
+            ffn_dim=18_432,
+            moe_ffn_dim=2_048,
+            dense_layers=3,
+            q_lora_rank=1_536,
+            v_head_dim=128,
             source=(
                 "DeepSeek-V3 Technical Report, arXiv 2412.19437 (section 4.2: 61 layers, hidden 7168, "
                 "128 heads, d_c = 512, d_h^R = 64, 1 shared + 256 routed experts, 8 activated; "
@@ -498,6 +629,11 @@ MODELS: dict[str, LLM] = {
             kv_lora_rank=512,
             qk_rope_head_dim=64,
             kv_cache_elems_per_token_per_layer=512 + 64,
+            ffn_dim=18_432,
+            moe_ffn_dim=2_048,
+            dense_layers=1,
+            q_lora_rank=1_536,
+            v_head_dim=128,
             source=(
                 "Kimi K2 model card, https://huggingface.co/moonshotai/Kimi-K2-Instruct and "
                 "https://github.com/MoonshotAI/Kimi-K2 (1T total, 32B activated, 61 layers incl. 1 dense, "
@@ -517,12 +653,35 @@ MODELS: dict[str, LLM] = {
             total_params=13e9,
             active_params=13e9,
             attention="MHA",
+            ffn_dim=4 * 5_120,
+            gated_mlp=False,
+            tied_embeddings=True,
             source=(
                 "GPT-3 paper, 'Language Models are Few-Shot Learners', arXiv 2005.14165, Table 2.1 "
                 "(GPT-3 13B: 40 layers, 40 heads, d_head 128, 13.0B params; GPT-2 BPE vocab 50,257); "
                 "kipply, 'Transformer Inference Arithmetic', https://kipp.ly/transformer-inference-arithmetic/"
             ),
             note="Reference 13B MHA model. d_model = 40 heads x 128 = 5120 (the GPT-3 table prints 5140).",
+        ),
+        LLM(
+            name="LLaMA-2-13B",
+            layers=40,
+            d_model=5120,
+            heads=40,
+            kv_heads=40,
+            head_dim=128,
+            vocab=32_000,
+            total_params=13.0e9,
+            active_params=13.0e9,
+            attention="MHA",
+            ffn_dim=13_824,
+            source=(
+                "Llama 2 paper, 'Llama 2: Open Foundation and Fine-Tuned Chat Models', arXiv 2307.09288 "
+                "(13B: 40 layers, 40 heads, no GQA below 34B); "
+                "https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json "
+                "(hidden 5120, intermediate 13824, vocab 32000)"
+            ),
+            note="The 13B of many worked inference problems: MHA, so its KV cache is 5x Llama-3-70B's per layer.",
         ),
     )
 }
@@ -634,7 +793,7 @@ GPT3_FFN_MULTIPLE = 4
 # Dense (non-MoE) transformer layers at the bottom of an MoE stack, by catalog model name.
 # Sources: the MODELS entries' own notes: Kimi K2 "61 layers incl. 1 dense" (moonshotai/Kimi-K2
 # model card); DeepSeek-V3 "first 3 layers are dense FFN" (arXiv 2412.19437, section 4.2).
-DENSE_LAYERS = {"Kimi-K2 1T": 1, "DeepSeek-V3": 3}
+DENSE_LAYERS = {name: m.dense_layers for name, m in MODELS.items() if m.is_moe}
 
 
 # ---------------------------------------------------------------------------------------------

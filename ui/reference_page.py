@@ -48,8 +48,10 @@ def gpu_rows() -> list[dict]:
         "HBM bandwidth (TB/s)": g.hbm_TBps,
         "Dense BF16 (TFLOP/s)": g.dense_bf16_TFLOPs,
         "Dense FP8 (TFLOP/s)": _fp8(g.dense_fp8_TFLOPs),
+        "Dense INT8 (TOP/s)": "not published" if g.dense_int8_TOPs is None else f"{g.dense_int8_TOPs:,.0f}",
         "Scale-up link, both ways (GB/s)": g.nvlink_GBps,
-        "Power (W)": g.tdp_W,
+        "Scale-up domain": g.scale_up_domain,
+        "Power (W)": "not published" if g.tdp_W is None else f"{g.tdp_W:,.0f}",
         "Ridge point (FLOP/byte)": g.ridge_flops_per_byte,
         "Note": g.note,
     } for g in GPUS.values()]
