@@ -47,6 +47,10 @@ class Knob:
     help: str = ""
     draw: tuple[float, float] | None = None
     percent: bool = False  # a fraction shown to people as 0-100 %
+    # Shown only while another knob has this value: ("gpu", "Custom") for a custom part's numbers.
+    # Hidden, the knob keeps its default; a mock draw leaves it there and never draws the value.
+    only_if: tuple[str, Any] | None = None
+    draw_choices: tuple[Any, ...] | None = None  # for a choice knob: the options a mock draw takes
 
     def in_range(self, value: float) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)

@@ -53,8 +53,10 @@ def _round_to_step(x: float, step: float, lo: float, hi: float) -> float:
 
 
 def draw_value(knob, annotation, default: Any, rng: np.random.Generator) -> Any:
+    if knob.only_if is not None:  # a custom part's number: a drawn scenario names a catalog part
+        return default
     if typing.get_origin(annotation) is Literal:
-        choices = typing.get_args(annotation)
+        choices = knob.draw_choices or typing.get_args(annotation)
         if knob.draw and all(isinstance(c, (int, float)) for c in choices):
             inside = [c for c in choices if knob.draw[0] <= c <= knob.draw[1]]
             choices = tuple(inside) or choices

@@ -192,6 +192,12 @@ def _widget(spec: KnobSpec, slug: str, variant: str = "") -> Any:
                      format=fmt, **common)
 
 
+def shown(spec: KnobSpec, values: dict[str, Any]) -> bool:
+    """A knob with `only_if=(field, value)` is drawn only while that earlier knob has that value."""
+    condition = spec.knob.only_if
+    return condition is None or values.get(condition[0]) == condition[1]
+
+
 def _apply_one(spec: KnobSpec, slug: str, variant: str, value: Any) -> None:
     widget_value = _to_widget(spec, value)
     if spec.knob.log and spec.kind in ("int", "float"):
@@ -262,6 +268,9 @@ def knob_panel(question: Question, container: Any = None, variant: str = "",
         knob_box = knobs_col.popover("Knobs", icon=":material/tune:", width="stretch") if knobs_folded else knobs_col
         with knob_box:
             for spec in spec_list:
+                if not shown(spec, values):
+                    values[spec.field] = spec.default  # a custom part's number while a catalog part is picked
+                    continue
                 values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
             chosen = presets.get(chosen_name, {})
             expected = {spec.field: chosen.get(spec.field, spec.default) for spec in spec_list}
