@@ -15,10 +15,24 @@ import plotly.graph_objects as go
 from models.core import knobs_of
 from models.registry import QUESTIONS
 from models.units import convert
-from ui.figures import figure, vline
+from ui.figures import figure, label_log_axes, title as title_dict, vline
 from ui.solve_cache import solve
 
+# Line colours that keep at least 3.3:1 against white and against the dark theme's background.
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2")
+# For reference lines and marks a light page would draw near-black (near-black vanishes on the
+# dark theme): 3.6:1 on white, 5.2:1 on the dark background.
+INK = "#7c8798"
+MUTED = "rgba(148, 163, 184, 0.4)"  # bars that are context (free, capacity, demand): pale on either theme
+# Between the title and the plot, on rows of its own (see layout_dict).
+LEGEND = dict(orientation="h", x=0, xanchor="left", y=1, yanchor="bottom")
+
+
+def legend_line(name: str, **line) -> dict:
+    """A legend row, and nothing on the plot, for a reference line drawn as a shape: where lines
+    crowd (three break-evens a few pixels apart on a phone) a label beside each would sit on the
+    others; in the legend it wraps with the rest."""
+    return dict(type="scatter", x=[None], y=[None], mode="lines", name=name, line=line, hoverinfo="skip")
 
 
 def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, hi: float | None = None) -> list:
@@ -65,21 +79,27 @@ def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: t
 
 
 def layout_dict(title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> dict:
-    """The layout every chart shares, as a plain dict (see ui/figures.py for why)."""
+    """The layout every chart shares, as a plain dict (see ui/figures.py for why).
+
+    The legend sits on its own rows between the title and the plot, anchored to the plot's top:
+    the title's automargin stacks the two, and a legend too wide for a phone wraps onto more
+    rows instead of running into the title. Log axes get their tick format from the data drawn
+    on them (ui/figures.label_log_axes), when the figure is built."""
     return dict(
-        title=dict(text=title, x=0, xanchor="left", font=dict(size=15)),
+        **({"title": title_dict(title)} if title else {}),
         xaxis=dict(title=dict(text=x_title), **({"type": "log"} if log_x else {})),
         yaxis=dict(title=dict(text=y_title), **({"type": "log"} if log_y else {})),
-        margin=dict(l=10, r=10, t=50, b=10),
+        margin=dict(l=10, r=10, t=10, b=10),
         height=360,
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1),
+        legend=dict(LEGEND),
         hovermode="x unified",
     )
 
 
 def base_layout(fig: go.Figure, title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> go.Figure:
-    """The shared layout applied to a figure a page built itself; one update, not three."""
-    fig.update_layout(layout_dict(title, x_title, y_title, log_x=log_x, log_y=log_y))
+    """The shared layout applied to a figure a page built itself (its traces added first); one
+    update, not three."""
+    fig.update_layout(label_log_axes(layout_dict(title, x_title, y_title, log_x=log_x, log_y=log_y), fig.data))
     return fig
 
 

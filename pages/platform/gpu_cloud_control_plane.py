@@ -2,7 +2,7 @@ import streamlit as st
 
 from models.platform import gpu_cloud_control_plane as model
 from ui.charts import sweep_figure
-from ui.diagram import BOX_H, Arrow, Box, box_diagram
+from ui.diagram import Arrow, Box, box_diagram
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
 
@@ -74,7 +74,7 @@ EDGES = [
     ("DRAINING", "READY", "drained ✓"), ("DRAINING", "REPAIR", "drained ✗"),
     ("REPAIR", "RMA", "rma"), ("RMA", "PROVISIONING", "replaced"),
 ]
-# BURN_IN and REPAIR are joined both ways; two parallel arrows, drawn by hand, keep the labels apart.
+# BURN_IN and REPAIR are joined both ways; two parallel arrows keep the labels apart.
 PARALLEL = (("BURN_IN", "REPAIR", "burn_in ✗", -0.09), ("REPAIR", "BURN_IN", "repair", 0.09))
 
 
@@ -89,19 +89,8 @@ def _state_figure(frame: model.Frame):
             tone = "danger" if not frame.accepted else "accent"
         boxes.append(Box(state, state, " · ".join(members) if members else "—", col, row, tone))
     arrows = [Arrow(a, b, label) for a, b, label in EDGES]
-    fig = box_diagram(boxes, arrows, title="Where every node is now (highlighted: the node this event touched)")
-    half_h = BOX_H / 2
-    for src, dst, label, dx in PARALLEL:
-        (c0, r0), (c1, r1) = LAYOUT[src], LAYOUT[dst]
-        down = r1 > r0
-        y0 = -r0 - half_h if down else -r0 + half_h
-        y1 = -r1 + half_h if down else -r1 - half_h
-        fig.add_annotation(x=c1 + dx, y=y1, ax=c0 + dx, ay=y0, xref="x", yref="y", axref="x", ayref="y",
-                           showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=1.8, arrowcolor="#334155", text="")
-        fig.add_annotation(x=c0 + dx, y=(y0 + y1) / 2, text=label, showarrow=False,
-                           xanchor="right" if dx < 0 else "left", xshift=-6 if dx < 0 else 6,
-                           font=dict(size=11, color="#334155"), bgcolor="rgba(255,255,255,0.85)")
-    return fig
+    arrows += [Arrow(a, b, label, offset=dx) for a, b, label, dx in PARALLEL]
+    return box_diagram(boxes, arrows, title="Where every node is now (highlighted: the node this event touched)")
 
 
 @page.sim("node_lifecycle")
@@ -136,6 +125,7 @@ def node_lifecycle(ctx):
                 help="Allocations so far that gave a tenant a node with a fault on it.")
     st.plotly_chart(_state_figure(frame), key=f"{SLUG}.sim.states", config={"displaylogo": False})
     fault_text = {"": "none", "detectable": "yes (a check can see it)", "silent": "yes (silent: checks miss it)"}
+    # A phone scrolls each table sideways; its first column stays in view.
     st.dataframe(
         {"Node": [x.name for x in fleet.nodes], "State": [x.state for x in fleet.nodes],
          "Tenant": [x.tenant or "—" for x in fleet.nodes],
@@ -143,6 +133,7 @@ def node_lifecycle(ctx):
          "Checked since READY": ["yes" if x.checked else "no" for x in fleet.nodes],
          "Field repairs": [x.repairs for x in fleet.nodes]},
         hide_index=True, width="stretch", key=f"{SLUG}.sim.nodes",
+        column_config={"Node": st.column_config.Column(pinned=True)},
     )
     final = frames[-1].bad_handed
     st.caption(
@@ -157,6 +148,7 @@ def node_lifecycle(ctx):
              "Guard": [model.GUARD_TEXT.get(t.guard, "—") for t in model.TRANSITIONS],
              "To": [t.dst for t in model.TRANSITIONS], "Why": [t.why for t in model.TRANSITIONS]},
             hide_index=True, width="stretch", key=f"{SLUG}.sim.table",
+            column_config={"From": st.column_config.Column(pinned=True)},
         )
 
 

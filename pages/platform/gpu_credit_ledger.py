@@ -6,7 +6,7 @@ import streamlit as st
 
 from models.platform import gpu_credit_ledger as model
 from models.units import format_number
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import MUTED, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -127,7 +127,8 @@ def ledger_panel(ctx):
         gap.update({"Kind": f"… {len(hidden)} more debits", "GPU-h": _fmt(float(d.value("debit_per_interval_gpu_hours"))),
                     "Σ postings": "0 each"})
         rows = rows[:hidden[0]] + [gap] + rows[hidden[-1] + 1:]
-    st.dataframe(rows, hide_index=True, width="stretch")
+    # A phone scrolls the table sideways: the transaction number stays.
+    st.dataframe(rows, hide_index=True, width="stretch", column_config={"Txn": st.column_config.Column(pinned=True)})
     sums = led.transaction_sums()
     bal = led.balances()
     ok = all(abs(v) < 1e-9 for v in sums.values())
@@ -175,7 +176,7 @@ def water_fill_panel(ctx):
     trace = model.water_fill_trace(float(cap), demands, weights)
     alloc = model.whole_units(trace.allocation, demands, int(cap))
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=teams, y=demands, name="Demand", marker_color="#cbd5e1"))
+    fig.add_trace(go.Bar(x=teams, y=demands, name="Demand", marker_color=MUTED))
     fig.add_trace(go.Bar(x=teams, y=alloc, name="Allocation", marker_color=PALETTE[0],
                          text=[f"{a:,}" for a in alloc], textposition="outside"))
     if math.isfinite(trace.level):

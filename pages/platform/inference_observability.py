@@ -5,7 +5,7 @@ import streamlit as st
 
 from models.platform import inference_observability as model
 from models.units import format_quantity
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -81,7 +81,7 @@ def utilization_vs_throughput(ctx):
         title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
         n=60, lo=max(10, at_roofline / 50), hi=hi,
     )
-    fig.add_hline(y=100, line=dict(color="#0f172a", dash="dash", width=1))
+    fig.add_hline(y=100, line=dict(color=INK, dash="dash", width=1))
     return fig
 
 
@@ -94,10 +94,10 @@ def span_ratio_vs_price(ctx):
         title="Does a span per token cost more than the token? Depends which cost (log-log)",
         y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
     )
-    fig.add_hline(y=1, line=dict(color="#0f172a", dash="dash", width=1.5))
+    fig.add_hline(y=1, line=dict(color=INK, dash="dash", width=1.5))
     # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
     fig.add_annotation(x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False,
-                       xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))
+                       xanchor="left", yanchor="bottom", font=dict(size=11))
     return fig
 
 

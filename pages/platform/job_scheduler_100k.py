@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.platform import job_scheduler_100k as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, MUTED, PALETTE, base_layout, legend_line, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
@@ -41,7 +41,7 @@ def scheduler_shape(ctx):
         Arrow("agents", "ckpt", "save"),
         Arrow("agents", "db", "exited + committed", dashed=True),
     ]
-    return box_diagram(boxes, arrows, title="Job store, indexed scheduler and the preemption path, with this scenario's numbers")
+    return box_diagram(boxes, arrows, title="Job store, scheduler and the preemption path, with this scenario's numbers")
 
 
 @page.chart("scan_vs_jobs")
@@ -56,9 +56,9 @@ def scan_vs_jobs(ctx):
     # On log axes an annotation's coordinate is given in log10 units (shapes take data units).
     for y, text, style in ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"),
                            (budget, "placement budget", "dot")):
-        fig.add_hline(y=y, line=dict(color="#0f172a" if style == "dash" else "#94a3b8", dash=style, width=1.5))
+        fig.add_hline(y=y, line=dict(color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5))
         fig.add_annotation(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left",
-                           yanchor="bottom", font=dict(size=11, color="#475569"))
+                           yanchor="bottom", font=dict(size=11))
     return fig
 
 
@@ -72,8 +72,8 @@ def loss_vs_write(ctx):
         n=80, line_shape="linear",
     )
     fig.add_vline(x=ctx.params.grace_min, line=dict(color="#dc2626", dash="dash", width=1.5))
-    fig.add_annotation(x=math.log10(ctx.params.grace_min), y=1, yref="paper", text="grace period", showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="#dc2626"))
+    # In the legend: beside the line, the label sat on the signal curve, which climbs there.
+    fig.add_trace(legend_line(f"grace period ({ctx.params.grace_min:g} min)", color="#dc2626", dash="dash", width=1.5))
     return fig
 
 
@@ -93,12 +93,12 @@ def _ledger_figure(frame: model.Frame) -> go.Figure:
             hovertemplate=f"{job.name}: {job.state}<extra></extra>",
         ))
     fig.add_trace(go.Bar(y=rows, x=[c.free, max(0, c.capacity - c.occupied)], orientation="h", name="free",
-                         marker=dict(color="#e2e8f0"), hovertemplate="free: %{x}<extra></extra>"))
-    fig.add_vline(x=c.capacity, line=dict(color="#dc2626" if frame.overcommitted else "#0f172a", width=2, dash="dash"),
-                  annotation_text=f"capacity {c.capacity}", annotation_position="bottom right")
+                         marker=dict(color=MUTED), hovertemplate="free: %{x}<extra></extra>"))
+    capacity = dict(color="#dc2626" if frame.overcommitted else INK, width=2, dash="dash")
+    fig.add_vline(x=c.capacity, line=capacity)
+    fig.add_trace(legend_line(f"capacity {c.capacity}", **capacity))  # beside the line it ran off a phone's screen
     base_layout(fig, "The GPU ledger against the devices (hatched: PREEMPTING, still writing)", "GPUs", "")
     fig.update_layout(barmode="stack", height=300, hovermode="closest",
-                      legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0),
                       yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows))),
                       xaxis=dict(range=[0, max(c.capacity, c.occupied) * 1.08]))
     return fig
@@ -131,11 +131,13 @@ def lifecycle(ctx):
     m[2].metric("Ledger: free", f"{c.free}", border=True)
     m[3].metric("Work lost so far (GPU-h)", f"{frame.lost_gpu_hours:,.2f}", border=True)
     st.plotly_chart(_ledger_figure(frame), key=f"{ctx.slug}.sim.ledger", config={"displaylogo": False})
+    # A phone scrolls each table sideways; its first column stays in view.
     st.dataframe(
         {"Job": [j.name for j in c.jobs], "GPUs": [j.gpus for j in c.jobs], "State": [j.state for j in c.jobs],
          "Ledger holds its GPUs": ["yes" if j.holds else "no" for j in c.jobs],
          "Processes on its GPUs": ["yes" if j.state in model.HOLDING else "no" for j in c.jobs]},
         hide_index=True, width="stretch", key=f"{ctx.slug}.sim.jobs",
+        column_config={"Job": st.column_config.Column(pinned=True)},
     )
     final = frames[-1].lost_gpu_hours
     st.caption(
@@ -150,6 +152,7 @@ def lifecycle(ctx):
              "To": [t.dst for t in table.values()], "GPUs": [t.gpus for t in table.values()],
              "Why": [t.why for t in table.values()]},
             hide_index=True, width="stretch", key=f"{ctx.slug}.sim.table",
+            column_config={"From": st.column_config.Column(pinned=True)},
         )
 
 

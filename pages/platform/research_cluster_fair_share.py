@@ -4,7 +4,7 @@ import streamlit as st
 
 from models.platform import research_cluster_fair_share as model
 from ui.replay import replay
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -90,9 +90,9 @@ def last_week_vs_half_life(ctx):
         {"weight_of_last_week": "Weight of a GPU-hour used a week ago"},
         title="What last week still costs, against the half-life", y_title="Weight (1 = counts in full)", n=80,
     )
-    fig.add_vline(x=model.HOURS_PER_WEEK, line=dict(color="#0f172a", dash="dash", width=1))
+    fig.add_vline(x=model.HOURS_PER_WEEK, line=dict(color=INK, dash="dash", width=1))
     fig.add_annotation(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="Slurm default (7 days)",
-                       showarrow=False, xanchor="right", yanchor="top", font=dict(size=11, color="#475569"))
+                       showarrow=False, xanchor="right", xshift=-3, yanchor="top", font=dict(size=11))
     return fig
 
 
@@ -119,7 +119,7 @@ def hoarding(ctx):
             "evals_factor_charged_by_use": "Evals' factor, charged by use",
             "evals_factor_if_released": "Evals' factor if it releases the hoard",
         },
-        title="What holding idle GPUs does to the hoarder's fair-share factor", y_title="Fair-share factor F",
+        title="Holding idle GPUs: what it does to the hoarder's fair-share factor", y_title="Fair-share factor F",
         x_scale=100, n=41,
     )
     fig.add_hline(y=0.5, line=dict(color=GREY, dash="dot", width=1))
@@ -145,7 +145,7 @@ def _replay(ctx, r, t: int) -> None:
     fig.add_trace(go.Bar(x=names, y=r.saving[t], name="Saving a checkpoint (preempted)", marker_color=PALETTE[1]))
     fig.add_trace(go.Bar(x=names, y=idle, name="Held idle", marker_color="#fbbf24"))
     fig.add_trace(go.Scatter(x=names, y=r.guarantee, mode="markers", name="Guarantee",
-                             marker=dict(symbol="line-ew", size=44, line=dict(width=3, color="#0f172a"))))
+                             marker=dict(symbol="line-ew", size=44, line=dict(width=3, color=INK))))
     fig.add_trace(go.Scatter(x=names, y=r.target[t], mode="markers", name="Water-filling target",
                              marker=dict(symbol="diamond", size=11, color=PALETTE[2])))
     top = max(float(r.alloc[t].max()), float(r.guarantee.max()), float(r.target[t].max())) * 1.25
@@ -238,13 +238,13 @@ def fair_share_panel(ctx):
     if r.ev_tick.size:
         ticks = np.unique(r.ev_tick)
         fig.add_trace(go.Scatter(x=r.t_h[ticks], y=r.preempted[ticks].sum(axis=1), mode="markers",
-                                 name="GPUs preempted", marker=dict(symbol="x", size=9, color="#0f172a")))
+                                 name="GPUs preempted", marker=dict(symbol="x", size=9, color=INK)))
     if t_ret is not None:
         fig.add_vline(x=p.return_hour, line=dict(color=GREY, dash="dash", width=1))
         fig.add_annotation(x=p.return_hour, y=1, yref="paper", text="Interpretability returns", showarrow=False,
-                           xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
+                           xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
     base_layout(fig, "GPUs held per team (dotted: its guarantee)", "Hours", "GPUs")
-    fig.update_layout(height=400, legend=dict(orientation="h", yanchor="top", y=-0.18, x=0, xanchor="left"))
+    fig.update_layout(height=400)
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.alloc")
 
     fig = go.Figure()

@@ -107,11 +107,13 @@ def six_faults(ctx):
     m[2].metric("Billed with no guard", _usd(c.unguarded.total), delta=_delta(c.unguarded.total - truth_total),
                 delta_color="off", border=True)
     rows = c.rows()
+    # A phone scrolls each table sideways; its first column stays in view.
     st.dataframe(
         {"Tenant": [r[0] for r in rows], "Month": [r[1] for r in rows], "Owes": [_usd(r[2]) for r in rows],
          "Billed, these guards": [_usd(r[3]) for r in rows], "Diff": [_signed(r[3] - r[2]) for r in rows],
          "Billed, no guard": [_usd(r[4]) for r in rows], "Diff, no guard": [_signed(r[4] - r[2]) for r in rows]},
         hide_index=True, width="stretch", key=f"{SLUG}.sim.totals",
+        column_config={"Tenant": st.column_config.Column(pinned=True)},
     )
     wrong = [(t, mth) for t, mth, owe, got, _ in rows if abs(got - owe) > 1e-9]
     if not wrong:
@@ -126,6 +128,7 @@ def six_faults(ctx):
              "Engine counted (tokens)": [x.engine_tokens for x in cells],
              "Ledger holds (tokens)": [x.ledger_tokens for x in cells], "Gap": [x.gap for x in cells]},
             hide_index=True, width="stretch", key=f"{SLUG}.sim.cells",
+            column_config={"Engine": st.column_config.Column(pinned=True)},
         )
     else:
         st.caption("Reconciliation: every engine-hour in the ledger matches the engines' token tallies"
@@ -140,6 +143,7 @@ def six_faults(ctx):
              "Month": [ln.month for ln in lines], "Price": [ln.price_version for ln in lines],
              "USD": [_usd(ln.usd) for ln in lines]},
             hide_index=True, width="stretch", key=f"{SLUG}.sim.lines",
+            column_config={"Event": st.column_config.Column(pinned=True)},
         )
     alone = []
     for f in model.FAULTS:
@@ -153,6 +157,7 @@ def six_faults(ctx):
             {"Fault": [a[0] for a in alone], "What happens": [a[1] for a in alone], "Guard": [a[2] for a in alone],
              "Bill error, unguarded": [a[3] for a in alone]},
             hide_index=True, width="stretch", key=f"{SLUG}.sim.alone",
+            column_config={"Fault": st.column_config.Column(pinned=True)},
         )
     v1, v2 = model.PRICE_V1, model.PRICE_V2
     st.caption(

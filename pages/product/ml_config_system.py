@@ -55,7 +55,7 @@ def relaunch_vs_gpus(ctx):
     return sweep_figure(
         ctx.slug, p, "relaunch_gpus",
         {"relaunch_usable_gpus": "GPUs the exact relaunch can use", "relaunch_idle_gpus": "GPUs left idle"},
-        title=f"Relaunching {p.global_batch:,}-sequence steps on another machine (micro batch {p.micro_batch}, "
+        title=f"Relaunching {p.global_batch:,}-sequence steps elsewhere (micro batch {p.micro_batch}, "
               f"{p.tensor_parallel * p.pipeline_parallel} GPUs per replica)",
         y_title="GPUs", n=241, lo=64, hi=min(16384, max(1024, 2 * p.relaunch_gpus)), line_shape="hv",
     )
@@ -67,7 +67,7 @@ def silent_batch_vs_gpus(ctx):
     return sweep_figure(
         ctx.slug, p, "relaunch_gpus",
         {"relaunch_silent_batch_change_pct": "Change of the global batch if the trainer rounds down"},
-        title="What a trainer that floors accumulation silently does to the batch", y_title="% of the written batch",
+        title="Flooring the accumulation: what it silently does to the batch", y_title="% of the written batch",
         n=241, lo=64, hi=min(16384, max(1024, 2 * p.relaunch_gpus)), line_shape="hv",
     )
 

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.product import prompt_playground_product as model
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, LEGEND, PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -115,7 +115,7 @@ def _tree_figure(tree: model.VersionTree, selected: int, every: int) -> go.Figur
         if v.parent is not None:
             (x0, y0), (x1, y1) = pos[v.parent], pos[v.id]
             fig.add_annotation(x=x1, y=-y1, ax=x0, ay=-y0, xref="x", yref="y", axref="x", ayref="y", text="",
-                               showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6, arrowcolor="#334155",
+                               showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6, arrowcolor=INK,
                                standoff=14, startstandoff=14)
         if v.restores is not None:
             (x0, y0), (x1, y1) = pos[v.id], pos[v.restores]
@@ -133,7 +133,7 @@ def _tree_figure(tree: model.VersionTree, selected: int, every: int) -> go.Figur
             text=[f"v{v.id}" for v in vs], textposition="top center",
             marker=dict(size=[30 if v.id == selected else 22 for v in vs], color=KIND_COLOR[kind],
                         symbol=["square" if v.depth % every == 0 else "circle" for v in vs],
-                        line=dict(color=["#0f172a" if v.id == selected else "white" for v in vs],
+                        line=dict(color=[INK if v.id == selected else "white" for v in vs],
                                   width=[3 if v.id == selected else 1 for v in vs])),
             customdata=[[v.note, "tip" if v.id in tips else "", v.depth % every] for v in vs],
             hovertemplate="v%{text}: %{customdata[0]}<br>%{customdata[1]} diffs to render: %{customdata[2]}<extra></extra>"
@@ -144,8 +144,8 @@ def _tree_figure(tree: model.VersionTree, selected: int, every: int) -> go.Figur
     fig.update_xaxes(title="Depth from the first save (squares: stored as snapshots)", range=[-0.6, depth + 0.6],
                      dtick=1, zeroline=False)
     fig.update_yaxes(visible=False, range=[-lanes - 0.9, 0.7])
-    fig.update_layout(height=max(220, 110 + 80 * (lanes + 1)), margin=dict(l=10, r=10, t=30, b=10),
-                      template="plotly_white", legend=dict(orientation="h", y=1.12, x=0), dragmode=False)
+    fig.update_layout(height=max(220, 110 + 80 * (lanes + 1)), margin=dict(l=10, r=10, t=10, b=10),
+                      legend=LEGEND, dragmode=False)
     return fig
 
 

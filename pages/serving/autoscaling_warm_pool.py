@@ -77,12 +77,11 @@ def burst_panel(ctx):
                              line=dict(color=PALETTE[0], width=1.5, dash="dot", shape="hv")))
     fig.add_vline(x=t_cold - r.burst_start_s, line=dict(color="#64748b", dash="dash", width=1))
     fig.add_annotation(x=t_cold - r.burst_start_s, y=1, yref="paper", text="first cold replica", showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
+                       xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
     base_layout(fig, "Requests waiting for a slot, and replicas ready", "Seconds since the burst began", "Requests queued")
     top = max(float(w.ready.max()), float(n.ready.max()))
     fig.update_layout(height=420, yaxis2=dict(title="Ready replicas", overlaying="y", side="right", showgrid=False,
-                                              range=[0, top * 1.15], tickmode="auto", nticks=6, tickformat=",d"),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"))
+                                              range=[0, top * 1.15], tickmode="auto", nticks=6, tickformat=",d"))
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.burst.chart")
     st.caption(
         f"{len(w.t):,} steps of {w.step_s:g} s; Poisson arrivals, exponential request lengths of mean "

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
 from ui.figures import figure, vline
-from ui.charts import layout_dict, PALETTE, base_layout, sweep_values
+from ui.charts import INK, PALETTE, base_layout, layout_dict, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.replay import replay
@@ -39,7 +39,7 @@ def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:
     """The current value: a dotted line and its label, as dicts (ui/figures.py)."""
     return (vline(x, color="#64748b", dash="dot", width=1),
             dict(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
-                 xanchor="left", yanchor="top", font=dict(size=11, color="#475569")))
+                 xanchor="left", xshift=4, yanchor="top", font=dict(size=11)))
 
 
 @page.diagram("request_path")
@@ -109,7 +109,7 @@ def step_sides_vs_context(ctx):
     if math.isfinite(cross) and xs and xs[0] <= cross <= xs[-1]:
         shapes.append(vline(cross, color="#16a34a", dash="dash", width=1))
         notes.append(dict(x=math.log10(cross), y=0.5, yref="paper", text="bandwidth-bound →", showarrow=False,
-                          xanchor="left", font=dict(size=11, color="#16a34a")))
+                          xanchor="left", xshift=4, font=dict(size=11, color="#16a34a")))
     layout.update(shapes=shapes, annotations=notes)
     return figure(traces, layout)
 
@@ -164,7 +164,7 @@ def _timeline(r, t_mark: float) -> go.Figure:
         fig.add_trace(go.Scatter(x=r.t_s, y=100 * r.kv_tokens / r.kv_budget_tokens, name="KV in use (%)",
                                  line=dict(color=PALETTE[2], width=1), opacity=0.7, line_shape="hv"),
                       secondary_y=True)
-    fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+    fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
     base_layout(fig, "The replica over time", "Seconds", "Sequences / requests")
     fig.update_yaxes(title_text="KV in use (%)", range=[0, 105], tickvals=[0, 25, 50, 75, 100], secondary_y=True,
                      showgrid=False)
@@ -199,8 +199,8 @@ def _gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
     cut = [row for row, i in enumerate(idx) if r.status[i] == CUT and leave[i] <= t]
     if cut:
         fig.add_trace(go.Scatter(x=[leave[idx[row]] for row in cut], y=cut, mode="markers", name="cut (slow client)",
-                                 marker=dict(symbol="x", color="#0f172a", size=9)))
-    fig.add_vline(x=t, line=dict(color="#0f172a", dash="dot", width=1))
+                                 marker=dict(symbol="x", color=INK, size=9)))
+    fig.add_vline(x=t, line=dict(color=INK, dash="dot", width=1))
     base_layout(fig, "The last requests to arrive, one row each", "Seconds", "Request")
     fig.update_yaxes(autorange="reversed", showticklabels=False)
     fig.update_xaxes(range=[r.arrival_s[idx[0]] - 0.5 if idx.size else 0, t + 0.5])
@@ -209,7 +209,8 @@ def _gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
 
 
 def _distributions(r, d) -> go.Figure:
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Gap between two tokens of a stream (ms)"))
+    # Short subplot titles: each has half the width, which on a phone is ~170 px.
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Token gap (ms)"))
     ttft = r.ttft_s[np.isfinite(r.ttft_s)] * 1000
     gaps = r.token_gaps_s * 1000
     if ttft.size:
@@ -217,7 +218,7 @@ def _distributions(r, d) -> go.Figure:
     if gaps.size:
         fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
         fig.add_vline(x=d.value("p95_tpot_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
-    fig.update_layout(template="plotly_white", height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    fig.update_layout(height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
 
@@ -265,8 +266,10 @@ def batching_panel(ctx):
          "(idle, mean prompt)"),
         ("TPOT p50 / p95", f"{_ms(r.tpot(50))} / {_ms(r.tpot(95))}", f"{d['tpot_at_load_s'].display()} typical"),
     ]
-    st.dataframe({"Figure": [x[0] for x in rows], "Simulated": [x[1] for x in rows], "Analytic": [x[2] for x in rows]},
-                 hide_index=True, width="stretch")
+    # A static table wraps its cells, so on a phone the Analytic column is on screen (a dataframe
+    # keeps each cell on one line and cut the column off at 390 px).
+    st.table({"Figure": [x[0] for x in rows], "Simulated": [x[1] for x in rows], "Analytic": [x[2] for x in rows]},
+             hide_index=True)
     dt = REPLAY_DT_S
 
     def draw(i: int) -> None:
@@ -304,7 +307,8 @@ def batching_panel(ctx):
             table["TTFT p50"].append(_ms(rr.ttft(50)))
             table["TPOT p95"].append(_ms(rr.tpot(95)))
             table["Token gap p95"].append(_ms(rr.token_gap(95)))
-        st.dataframe(table, hide_index=True, width="stretch")
+        st.dataframe(table, hide_index=True, width="stretch",
+                     column_config={"Scheduler": st.column_config.Column(pinned=True)})  # stays as a phone scrolls
 
 
 page.render()

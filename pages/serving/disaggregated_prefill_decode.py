@@ -2,7 +2,7 @@ import math
 
 import plotly.graph_objects as go
 
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -46,17 +46,17 @@ def ai_vs_ridge(ctx):
     ridge = float(d.value("ridge_flops_per_byte"))
     colors = [PALETTE[1] if v > ridge else PALETTE[0] for v in values]
     fig = go.Figure(go.Bar(x=names, y=values, marker_color=colors, text=[f"{v:,.0f}" for v in values],
-                           textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>"))
-    fig.add_hline(y=ridge, line=dict(color="#0f172a", dash="dash", width=1.5))
-    # On a log axis an annotation's y is the exponent, not the value.
-    fig.add_annotation(x=1, y=math.log10(ridge), xanchor="center", yshift=12, showarrow=False,
-                       bgcolor="rgba(255,255,255,0.85)",
-                       text=f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.weight_precision})")
+                           textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>",
+                           showlegend=False))
+    fig.add_hline(y=ridge, line=dict(color=INK, dash="dash", width=1.5))
+    # In the legend: on the plot the label sat on the bars' own value labels.
+    fig.add_trace(legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.weight_precision})",
+                              color=INK, dash="dash", width=1.5))
     base_layout(fig, "Arithmetic intensity against the ridge (log scale): red is compute-bound", "", "FLOP per byte",
                 log_y=True)
     top = max(values + [ridge])
     fig.update_yaxes(range=[math.log10(min(values + [ridge]) / 3), math.log10(top * 4)])
-    fig.update_layout(hovermode="closest", showlegend=False)
+    fig.update_layout(hovermode="closest")
     return fig
 
 
@@ -96,9 +96,8 @@ def crossover_vs_interference(ctx):
         fig.add_trace(go.Scatter(x=[p.interference * 100], y=[cur], mode="markers", showlegend=False,
                                  marker=dict(color=PALETTE[0], size=11, line=dict(color="white", width=2))))
     fig.add_hline(y=p.request_rate, line=dict(color=PALETTE[1], dash="dot", width=1.5))
-    fig.add_annotation(x=1, xref="paper", xanchor="right", y=math.log10(p.request_rate), yshift=10,
-                       showarrow=False, text=f"scenario load {p.request_rate:,.0f} req/s: split pays below the curve's "
-                       "crossing", font=dict(color=PALETTE[1]))
+    fig.add_trace(legend_line(f"scenario load {p.request_rate:,.0f} req/s: the split pays where the curve is below it",
+                              color=PALETTE[1], dash="dot", width=1.5))
     fig.add_vline(x=p.interference * 100, line=dict(color="#64748b", dash="dot", width=1))
     return base_layout(fig, "Where the crossover load moves with the interference assumption (log scale)",
                        "Prefill interference on decode (%)", "requests/s", log_y=True)
@@ -115,9 +114,9 @@ def nodes_vs_load(ctx):
     fig.add_hline(y=0, line=dict(color="#94a3b8", width=1))
     cross = float(ctx.derivation.value("crossover_load"))
     if math.isfinite(cross) and cross <= 10_000:
-        fig.add_vline(x=cross, line=dict(color="#0f172a", dash="dash", width=1.5))
+        fig.add_vline(x=cross, line=dict(color=INK, dash="dash", width=1.5))
         fig.add_annotation(x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
-                           text=f"crossover {cross:,.0f} req/s")
+                           xshift=-4, text=f"crossover {cross:,.0f} req/s")
     return fig
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from models.serving import kv_cache_tiers as model
 from models.sim.kv_tiers import DRAM, FIRST, HBM, MISS, OUTCOMES, SSD, TIER_NAMES
 from ui.replay import replay
-from ui.charts import PALETTE, base_layout, layout_dict, sweep, sweep_values
+from ui.charts import INK, PALETTE, base_layout, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
@@ -71,10 +71,11 @@ def reload_vs_recompute(ctx):
         if step.is_numeric and step.value > 0:
             n_star = int(round(float(step.value)))
             at = solve(ctx.slug, p.model_copy(update={"conversation_tokens": n_star}))
+            # The label goes below and right of the crossing, under both rising curves: on no line.
             traces.append(dict(
                 type="scatter", x=[n_star], y=[at.value(reload_key)], mode="markers+text", showlegend=False,
-                marker=dict(color="#0f172a", size=12, symbol="x"), text=[f"{tier} break-even {n_star:,.0f}"],
-                textposition="top left", hovertemplate=f"{tier} reload = recompute at %{{x:,.0f}} tokens<extra></extra>",
+                marker=dict(color=INK, size=12, symbol="x"), text=[f"{tier} break-even {n_star:,.0f}"],
+                textposition="bottom right", hovertemplate=f"{tier} reload = recompute at %{{x:,.0f}} tokens<extra></extra>",
             ))
         else:
             notes.append(f"{tier}: no crossing, reload wins at every length")
@@ -82,8 +83,9 @@ def reload_vs_recompute(ctx):
                          "Seconds", log_y=True)
     layout["shapes"] = [vline(p.conversation_tokens, color="#64748b", dash="dot", width=1)]
     if notes:
-        layout["annotations"] = [dict(x=0, y=0, xref="paper", yref="paper", text=" · ".join(notes), showarrow=False,
-                                      xanchor="left", yanchor="bottom", font=dict(size=11, color="#475569"))]
+        # Bottom right: under the DRAM line, which starts at the bottom left.
+        layout["annotations"] = [dict(x=1, y=0, xref="paper", yref="paper", text=" · ".join(notes), showarrow=False,
+                                      xanchor="right", yanchor="bottom", font=dict(size=11))]
     layout["height"] = 400
     return figure(traces, layout)
 
@@ -101,7 +103,7 @@ def shares_vs_think(ctx):
     layout = layout_dict("Where returning turns find their KV, against the median think time (estimate)",
                          "Median think time (s, log)", "% of returning turns", log_x=True)
     layout["yaxis"]["range"] = [0, 100]
-    layout["shapes"] = [vline(p.think_median_s, color="#0f172a", dash="dot", width=1.5)]
+    layout["shapes"] = [vline(p.think_median_s, color=INK, dash="dot", width=1.5)]
     return figure(traces, layout)
 
 
@@ -189,7 +191,7 @@ def tiers_panel(ctx):
             fig.add_trace(go.Scatter(x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
                                      name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
                                      line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
-        fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+        fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
         base_layout(fig, "KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
         st.plotly_chart(fig, key=f"{slug}.sim.occupancy")
         j = int(np.clip(np.searchsorted(r.grid_s, t_mark * 60), 0, r.grid_s.size - 1))
@@ -202,7 +204,7 @@ def tiers_panel(ctx):
         fig = go.Figure()
         for row, o in enumerate((HBM, DRAM, SSD, MISS)):
             fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
-        fig.add_vline(x=t_mark, line=dict(color="#0f172a", dash="dot", width=1))
+        fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
         base_layout(fig, "Where returning turns found their KV, over time", "Minutes", "% of returning turns")
         fig.update_layout(barmode="stack", bargap=0.05)
         st.plotly_chart(fig, key=f"{slug}.sim.hits")

@@ -2,7 +2,7 @@ import math
 
 import plotly.graph_objects as go
 
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -20,8 +20,8 @@ def _mark_compute_bound(fig, ctx):
     if math.isfinite(b) and 1 <= b <= _batch_hi(ctx):
         fig.add_vline(x=b, line=dict(color=PALETTE[1], dash="dash", width=1.5))
         # On a log axis an annotation's x is the exponent, not the value.
-        fig.add_annotation(x=math.log10(b), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
-                           text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))
+        fig.add_annotation(x=math.log10(b), y=1, yref="paper", xanchor="right", xshift=-3, yanchor="top",
+                           showarrow=False, text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))
     return fig
 
 
@@ -70,10 +70,10 @@ def step_breakdown_vs_batch(ctx):
     fig.add_trace(go.Scatter(x=xs, y=ms["all_to_all_s"], name="two all-to-alls × MoE layers", mode="lines",
                              line=dict(color=PALETTE[3], width=2.5, dash="dot")))
     fig.add_trace(go.Scatter(x=xs, y=ms["decode_step_s"], name="decode step", mode="lines",
-                             line=dict(color="#0f172a", width=3)))
+                             line=dict(color=INK, width=3)))
     cur = float(ctx.derivation.value("decode_step_s")) * 1000
     fig.add_trace(go.Scatter(x=[p.batch_per_gpu], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color="#0f172a", size=11, line=dict(color="white", width=2))))
+                             marker=dict(color=INK, size=11, line=dict(color="white", width=2))))
     fig.add_vline(x=p.batch_per_gpu, line=dict(color="#64748b", dash="dot", width=1))
     _mark_compute_bound(fig, ctx)
     return base_layout(fig, "Decode step and its parts against the batch (up to what the KV allows)",

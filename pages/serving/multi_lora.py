@@ -1,7 +1,7 @@
 import plotly.graph_objects as go
 
 from models.units import format_number
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -46,7 +46,7 @@ def adapter_bytes(ctx):
                                  line=dict(color=PALETTE[i], width=width)))
     cur = ctx.derivation.value("adapter_bytes") / 1e6
     fig.add_trace(go.Scatter(x=[ctx.params.lora_rank], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color="#0f172a", size=11, line=dict(color="white", width=2)),
+                             marker=dict(color=INK, size=11, line=dict(color="white", width=2)),
                              hovertemplate="this scenario: %{y:,.4g} MB<extra></extra>"))
     heavy = ctx.derivation.value("heavy_adapter_bytes") / 1e6
     fig.add_trace(go.Scatter(x=[ctx.params.heavy_rank], y=[heavy], mode="markers", showlegend=False,

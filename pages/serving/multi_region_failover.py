@@ -7,14 +7,14 @@ import streamlit as st
 from models.serving import multi_region_failover as model
 from models.sim import failover as sim
 from ui.replay import replay
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, MUTED, PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
 page = QuestionPage("multi-region-failover")
 
-LOST, SURVIVOR, CAPACITY, GREY = PALETTE[1], PALETTE[0], "#0f172a", "#64748b"
+LOST, SURVIVOR, CAPACITY, GREY = PALETTE[1], PALETTE[0], INK, "#64748b"
 POLICY_NAMES = {"immediate": "Immediate", "backoff": "Back-off, no jitter", "backoff_jitter": "Back-off + full jitter"}
 
 
@@ -117,10 +117,11 @@ def _events(fig: go.Figure, r) -> None:
     marks = [(r.config.drop_at_s, "drop"), (r.detection_at_s, "shift")]
     if not math.isnan(r.capacity_added_s):
         marks.append((r.capacity_added_s, "cold replicas"))
-    for x, label in marks:
+    # The drop and the shift are seconds apart, a few pixels on a phone: each label a line lower.
+    for i, (x, label) in enumerate(marks):
         fig.add_vline(x=x, line=dict(color=GREY, dash="dot", width=1))
         fig.add_annotation(x=x, y=1, yref="paper", text=label, showarrow=False, xanchor="left", yanchor="top",
-                           font=dict(size=11, color="#475569"))
+                           xshift=3, yshift=-15 * i, font=dict(size=11))
 
 
 def _fmt_s(x: float) -> str:
@@ -203,7 +204,7 @@ def failover_panel(ctx):
     for y, name, color in series:
         fig.add_trace(go.Scatter(x=t, y=y[::k], name=name, line=dict(color=color, width=1.8)))
     _events(fig, r)
-    base_layout(fig, "What happened to the requests that were not served (1 s averages, log scale)",
+    base_layout(fig, "What became of the unserved requests (1 s averages, log scale)",
                 "Seconds", "Requests/s", log_y=True)
     fig.update_yaxes(dtick=1, tickformat=",")
     fig.update_layout(height=360)
@@ -222,7 +223,7 @@ def failover_panel(ctx):
                  "shifted; waiting for cold replicas" if not math.isnan(r.capacity_added_s) and at_s < r.capacity_added_s
                  else "shifted")
         fig = go.Figure()
-        fig.add_trace(go.Bar(x=names, y=r.capacity_rps[i], name="Capacity", marker_color="#cbd5e1"))
+        fig.add_trace(go.Bar(x=names, y=r.capacity_rps[i], name="Capacity", marker_color=MUTED))
         fig.add_trace(go.Bar(x=names, y=offered[i], name="Offered (1 s avg)", marker_color=SURVIVOR))
         fig.add_trace(go.Bar(x=names, y=served[i], name="Served (1 s avg)", marker_color=PALETTE[2]))
         fig.add_trace(go.Bar(x=names, y=r.queued[i], name="Queued (requests)", marker_color=PALETTE[4]))

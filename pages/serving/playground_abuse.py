@@ -59,7 +59,7 @@ def quota_vs_daily_users(ctx):
     return sweep_figure(
         ctx.slug, ctx.params, "daily_active_users",
         {"per_user_daily_quota_tokens": "Daily quota per user", "accounts_to_farm": "Accounts a reseller needs"},
-        title="Per-user quota and the accounts a reseller must farm, against daily users (log-log)",
+        title="Per-user quota and the accounts a reseller farms, against daily users (log-log)",
         y_title="Tokens / accounts", log_y=True, n=80,
     )
 

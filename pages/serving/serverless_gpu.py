@@ -1,5 +1,5 @@
 from models.serving.serverless_gpu import COLD_STAGES, SNAPSHOT_STAGES
-from ui.charts import base_layout, sweep_figure
+from ui.charts import INK, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -51,11 +51,16 @@ def cold_start_waterfall(ctx):
         fig.add_trace(go.Waterfall(
             x=xs, y=ys, measure=["relative"] * len(stages) + ["total"], name=name,
             text=[d[k].display(hint=False) for k, _ in stages] + [d[total_key].display(hint=False)],
-            textposition="outside", connector=dict(line=dict(color="#94a3b8", width=1)),
-            increasing=dict(marker=dict(color=color)), totals=dict(marker=dict(color="#1e293b")),
+            # Upright and never shrunk: plotly shrinks a label to its bar's width, and a phone's
+            # bars are 20 px wide; an upright label is narrower than that.
+            textposition="outside", textangle=-90, constraintext="none", cliponaxis=False,
+            connector=dict(line=dict(color="#94a3b8", width=1)),
+            increasing=dict(marker=dict(color=color)), totals=dict(marker=dict(color=INK)),
         ))
     base_layout(fig, "Where the seconds go: the cold chain and the snapshot restore", "", "seconds")
     fig.update_layout(hovermode="closest", height=420, waterfallgap=0.3)
+    # Head room for the upright labels over the tallest bars (their length in pixels is fixed).
+    fig.update_yaxes(range=[0, 1.35 * max(float(d.value("cold_start_s")), float(d.value("snapshot_start_s")))])
     return fig
 
 

@@ -2,7 +2,7 @@ import math
 
 import plotly.graph_objects as go
 
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -49,7 +49,7 @@ def speedup_vs_k(ctx):
                                            dash="solid" if current else "dot")))
     y_now = ctx.derivation.value("speedup_small_batch")
     fig.add_trace(go.Scatter(x=[p.draft_tokens], y=[y_now], mode="markers", showlegend=False,
-                             marker=dict(color="#0f172a", size=12, line=dict(color="white", width=2)),
+                             marker=dict(color=INK, size=12, line=dict(color="white", width=2)),
                              hovertemplate="now: %{y:.3g}×<extra></extra>"))
     fig.add_vline(x=p.draft_tokens, line=dict(color="#64748b", dash="dot", width=1))
     fig.add_hline(y=1, line=dict(color="#dc2626", width=1))
@@ -70,15 +70,12 @@ def speedup_vs_batch(ctx):
     fig.add_hline(y=1, line=dict(color="#dc2626", width=1.5))
     marks = (("break_even_batch_weights_only", "break-even, weights only", PALETTE[1]),
              ("break_even_batch_with_kv", "break-even, with KV", PALETTE[0]),
-             ("batch_memory_cap", "KV cap", "#0f172a"))
-    for i, (key, label, color) in enumerate(marks):
+             ("batch_memory_cap", "KV cap", INK))
+    for key, label, color in marks:
         x = float(d.value(key))
         if math.isfinite(x) and 1 <= x <= 2048:
             fig.add_vline(x=x, line=dict(color=color, dash="dash", width=1.5))
-            # Annotations on a log axis take log10 positions (shapes are converted by plotly).
-            fig.add_annotation(x=math.log10(x), y=1 - 0.07 * i, yref="paper", text=f"{label}: {x:,.0f}",
-                               showarrow=False, xanchor="left", font=dict(size=11, color=color),
-                               bgcolor="rgba(255,255,255,0.8)")
+            fig.add_trace(legend_line(f"{label}: {x:,.0f}", color=color, dash="dash", width=1.5))
     return fig
 
 
@@ -95,7 +92,7 @@ def break_even_vs_context(ctx):
     for i, (key, name) in enumerate(zip(keys, names)):
         y = [v if math.isfinite(v) and v > 0 else None for v in ys[key]]
         fig.add_trace(go.Scatter(x=xs, y=y, name=name, mode="lines+markers", connectgaps=False,
-                                 line=dict(color=(PALETTE[1], PALETTE[0], "#0f172a")[i], width=2.5,
+                                 line=dict(color=(PALETTE[1], PALETTE[0], INK)[i], width=2.5,
                                            dash="dash" if key == "batch_memory_cap" else "solid")))
     fig.add_vline(x=p.prompt_tokens, line=dict(color="#64748b", dash="dot", width=1))
     return base_layout(fig, "Where speculation stops paying, against prompt length (log-log)", "Prompt tokens",

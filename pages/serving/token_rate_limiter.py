@@ -2,7 +2,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.serving import token_rate_limiter as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, MUTED, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -98,17 +98,16 @@ def token_trace(ctx):
     for i, name in enumerate(names):
         fig.add_trace(go.Scatter(x=settle.t, y=settle.output_level[i], name=name,
                                  line=dict(color=PALETTE[i], width=1.8)))
-    fig.add_hline(y=p.max_tokens, line=dict(color="#0f172a", dash="dash", width=1))
+    fig.add_hline(y=p.max_tokens, line=dict(color=INK, dash="dash", width=1))
     fig.add_annotation(x=1, xref="paper", xanchor="right", y=p.max_tokens, text="one reservation (max_tokens)",
-                       showarrow=False, yanchor="bottom", font=dict(size=11, color="#0f172a"),
-                       bgcolor="rgba(255,255,255,0.8)")
+                       showarrow=False, yanchor="bottom", font=dict(size=11))
     base_layout(fig, "Output bucket level per tenant, reserve then settle", "Seconds", "Tokens in the bucket")
-    fig.update_layout(height=400, legend=dict(orientation="h", yanchor="top", y=-0.22, x=0, xanchor="left"))
+    fig.update_layout(height=400)
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.token_trace.levels")
     bars = go.Figure()
     for mode, run, dash in (("reserve only", reserve, "#94a3b8"), ("reserve + settle", settle, PALETTE[0])):
         bars.add_trace(go.Bar(x=names, y=run.admitted, name=f"admitted, {mode}", marker_color=dash))
-    bars.add_trace(go.Bar(x=names, y=settle.requested, name="requested", marker_color="#e2e8f0"))
+    bars.add_trace(go.Bar(x=names, y=settle.requested, name="requested", marker_color=MUTED))
     base_layout(bars, "Requests admitted over the run", "", "Requests")
     bars.update_layout(barmode="group")
     st.plotly_chart(bars, key=f"{ctx.slug}.sim.token_trace.bars")

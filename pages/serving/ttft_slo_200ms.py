@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.serving import ttft_slo_200ms as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -63,16 +63,16 @@ def chunk_vs_long_prompt(ctx):
     fig = sweep_figure(
         ctx.slug, p, "long_prompt_tokens",
         {"long_prompt_prefill_s": "Long prompt in one piece", "chunk_time_s": f"Its last chunk of {p.chunk_tokens:,}"},
-        title="How long a short request can wait behind a long prompt (log-log)", y_title="ms",
+        title="A short request's wait behind a long prompt (log-log)", y_title="ms",
         y_unit="ms", from_unit="s", log_y=True, n=80,
     )
-    for key, name, color in (("slo_s", "whole SLO", "#0f172a"), ("prefill_budget_s", "prefill budget", "#d97706")):
+    for key, name, color in (("slo_s", "whole SLO", INK), ("prefill_budget_s", "prefill budget", "#d97706")):
         y = d.value(key) * 1000
         fig.add_hline(y=y, line=dict(color=color, dash="dash", width=1))
         # On a log axis an annotation's y is given in log10 units (shapes take data units).
         fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(y), text=name, showarrow=False,
                            yanchor="bottom",
-                           font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.8)")
+                           font=dict(size=11, color=color))
     return fig
 
 
@@ -119,10 +119,10 @@ def queue_check(ctx):
                                  line=dict(color=color, width=1.5, dash="dash"), showlegend=i == 0))
     fig.add_vline(x=p.queue_budget_ms, line=dict(color="#64748b", dash="dot", width=1))
     fig.add_annotation(x=p.queue_budget_ms, y=1, yref="paper", text="queue allowance", showarrow=False,
-                       xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
-    fig.add_hline(y=d.value("tail_probability"), line=dict(color="#0f172a", dash="dot", width=1))
+                       xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
+    fig.add_hline(y=d.value("tail_probability"), line=dict(color=INK, dash="dot", width=1))
     base_layout(fig, "Share of requests waiting longer than t (log scale)", "Wait t (ms)", "P(wait > t)", log_y=True)
-    fig.update_layout(height=420, legend=dict(orientation="h", yanchor="top", y=-0.2, x=0, xanchor="left"))
+    fig.update_layout(height=420)
     fig.update_yaxes(range=[-4, 0.05])
     st.plotly_chart(fig, key=f"{ctx.slug}.sim.queue_check.ccdf")
     st.caption(

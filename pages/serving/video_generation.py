@@ -56,7 +56,8 @@ def wall_vs_height(ctx):
     _wait_line(fig, ctx.params.wait_target_s)
     for h in (480, 720):
         fig.add_vline(x=h, line=dict(color="#94a3b8", dash="dot", width=1))
-        fig.add_annotation(x=h, y=0, yref="paper", text=f"{h}p", showarrow=False, xanchor="left", yanchor="bottom",
+        fig.add_annotation(x=h, y=0, yref="paper", text=f"{h}p", showarrow=False, xanchor="left", xshift=3,
+                           yanchor="bottom",
                            font=dict(size=11, color="#64748b"))
     return fig
 

@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.training import model_artifact_distribution as model
-from ui.charts import PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -70,13 +70,13 @@ def rollout_vs_nodes(ctx):
         bound = key == "per_node_lower_bound_s"
         fig.add_trace(go.Scatter(
             x=xs, y=ys[key], name=SERIES_NAMES[key], mode="lines",
-            line=dict(color="#0f172a" if bound else PALETTE[i % len(PALETTE)], width=2.5,
+            line=dict(color=INK if bound else PALETTE[i % len(PALETTE)], width=2.5,
                       dash="dash" if bound else "solid"),
         ))
     fig.add_vline(x=ctx.params.nodes, line=dict(color="#64748b", dash="dot", width=1))
     # On a log axis an annotation's x is given in log10 units (shapes take data units).
     fig.add_annotation(x=math.log10(ctx.params.nodes), y=1, yref="paper", text=f"{ctx.params.nodes:,} nodes",
-                       showarrow=False, xanchor="left", yanchor="top", font=dict(size=11, color="#475569"))
+                       showarrow=False, xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
     base_layout(fig, "Time until the last node holds the new version (log-log)", "Nodes", "Seconds",
                 log_x=True, log_y=True)
     fig.update_layout(height=420)
@@ -109,8 +109,9 @@ def swarm_panel(ctx):
                              line=dict(color=PALETTE[0], width=2.5)))
     fig.add_trace(go.Scatter(x=t, y=[u * 100 for u in result.uplink_utilization], yaxis="y2",
                              name="Uplinks busy (%)", line=dict(color=PALETTE[2], width=1.5), opacity=0.7))
-    fig.add_vline(x=bound_s, line=dict(color="#0f172a", dash="dash"))
-    fig.add_annotation(x=bound_s, y=1, yref="paper", text="bound", showarrow=False, xanchor="right", yanchor="top")
+    fig.add_vline(x=bound_s, line=dict(color=INK, dash="dash"))
+    # In the legend: beside the line, the label sat on the busy-uplinks line along the top.
+    fig.add_trace(legend_line(f"link bound {d['per_node_lower_bound_s'].display(hint=False)}", color=INK, dash="dash"))
     base_layout(fig, "Nodes finished over time", "Seconds since the rollout started", "Nodes")
     fig.update_layout(yaxis2=dict(title="Uplinks busy (%)", overlaying="y", side="right", range=[0, 105],
                                   tickvals=[0, 25, 50, 75, 100], showgrid=False))

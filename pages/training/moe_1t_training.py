@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 from pydantic import ValidationError
 
 from models.training import moe_1t_training as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.solve_cache import solve
@@ -41,7 +41,7 @@ def layout(ctx):
     ]
     return box_diagram(
         boxes, arrows,
-        title=f"{p.gpus:,} GPUs = {d.value('dp_size')} replicas × {pp} stages × {p.ep_size} GPUs of expert parallelism",
+        title=f"{p.gpus:,} GPUs: {d.value('dp_size')} replicas × {pp} stages × {p.ep_size} GPUs of expert parallelism",
         height=420,
     )
 
@@ -69,7 +69,7 @@ def a2a_vs_ep(ctx):
         fig.add_trace(go.Bar(x=xs, y=[float(d.value(key)) for _, d in points], name=name,
                              marker_color=PALETTE[i],
                              marker_line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points],
-                                              color="#0f172a")))
+                                              color=INK)))
     fig.add_trace(go.Scatter(x=xs, y=[float(d.value("state_per_gpu_GB")) for _, d in points], yaxis="y2",
                              name="State per GPU (GB)", mode="lines+markers", line=dict(color=PALETTE[2], width=2)))
     base_layout(fig, f"All-to-all against compute, by expert-parallel size (now {ctx.params.ep_size}, outlined)",

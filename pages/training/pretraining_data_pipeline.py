@@ -40,7 +40,9 @@ def core_hours_by_stage(ctx):
     hours = [d.value(f"{s}_core_hours") for s in model.STAGES]
     fig = go.Figure(go.Bar(
         x=names, y=hours, marker_color=[PALETTE[1] if h >= sorted(hours)[-2] else PALETTE[0] for h in hours],
-        text=[d[f"{s}_core_hours"].display() for s in model.STAGES], textposition="outside",
+        # Short labels ("417k"): plotly shrinks a label to its bar's width, and "416,667 core-hours"
+        # over a phone's 50 px bar came out a few pixels high. The axis says core-hours.
+        texttemplate="%{y:.3~s}", textposition="outside",
     ))
     base_layout(fig, "Where the time goes: core-hours per stage (log scale)", "Stage", "Core-hours", log_y=True)
     fig.update_layout(hovermode="closest", showlegend=False)

@@ -1,4 +1,4 @@
-from ui.charts import sweep_figure
+from ui.charts import INK, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -43,8 +43,9 @@ def overhead_vs_interval(ctx):
         y_title="% of the run", y_unit="%", from_unit="1", n=120, lo=5, hi=120,
     )
     young = ctx.derivation.value("young_optimal_interval_min")
-    fig.add_vline(x=young, line=dict(color="#0f172a", dash="dash", width=1.5))
-    fig.add_annotation(x=young, y=1, yref="paper", text="Young", showarrow=False, xanchor="left", yanchor="top")
+    fig.add_vline(x=young, line=dict(color=INK, dash="dash", width=1.5))
+    fig.add_annotation(x=young, y=1, yref="paper", text="Young", showarrow=False, xanchor="left", xshift=3,
+                       yanchor="top")
     return fig
 
 
