@@ -13,7 +13,7 @@ One widget tree, two layouts, chosen by CSS width alone (the server does not kno
   the page on a phone; this panel never does. Past the panel, the cards scroll away with it.
 
 Metric cards wrap a long value or label onto a second line instead of cutting it with an
-ellipsis, at every width.
+ellipsis, at every width. Diagram labels take the page's text colour.
 
 The sheet is a constant: the only HTML this app writes besides the presenter's (see
 ui/presenter.py); nothing anyone typed goes into it. Colours are translucent greys over the
@@ -38,6 +38,9 @@ _LAYOUT_CSS = """
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
   overflow-wrap: anywhere; }
 [data-testid="stMetricValue"] { font-size: clamp(1.35rem, 2.1vw, 2.1rem) !important; line-height: 1.2 !important; }
+/* Diagram text in the page's own text colour (plotly's theme grey is too faint for box labels),
+   so it reads at full contrast on the light and the dark theme alike. */
+[class*="-diagram-"] .annotation-text { fill: currentColor !important; }
 /* A link that names a drill by its question is a sentence: it wraps. */
 [data-testid="stPageLink"] p, [data-testid="stPageLink"] span { white-space: normal !important;
   overflow: visible !important; text-overflow: clip !important; }

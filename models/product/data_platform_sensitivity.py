@@ -198,8 +198,9 @@ def solve(p: Params) -> Derivation:
         "hot_TB", "Hot tier", stored * hot_days / p.retention_days, "TB",
         formula="{stored_TB} TB × {hot_days_effective} / {retention_days} days",
     )
-    cold = d.step(
-        "cold_TB", "Cold tier", stored - hot, "TB", formula="{stored_TB} TB − {hot_TB} TB",
+    cold = d.step(  # the days left for cold, not stored - hot: that difference rounds to -2e-9 TB
+        "cold_TB", "Cold tier", stored * (p.retention_days - hot_days) / p.retention_days, "TB",
+        formula="{stored_TB} TB × ({retention_days} − {hot_days_effective}) / {retention_days} days",
     )
     cost = d.step(
         "storage_cost_per_month_usd", "Storage a month, tiered",

@@ -20,7 +20,7 @@ def test_home_reaches_both_pages(page: Page, app_url: str):
     page.goto(app_url)
     wait_idle(page)
     expect(page.get_by_role("heading", name="AI Infrastructure Design Walkthroughs")).to_be_visible()
-    expect(page.get_by_text("coming").first).to_be_visible()
+    expect(page.get_by_text("All 38 questions are here")).to_be_visible()
     page.locator("[data-testid='stPageLink']").filter(has_text="An LLM inference API that batches").first.click()
     expect(page).to_have_url(re.compile(r"/batched-inference-api"))
     expect(page.get_by_role("heading", name="An LLM inference API that batches requests across GPUs")).to_be_visible()
