@@ -295,13 +295,22 @@ def solve(p: Params) -> Derivation:
            b["chunk_flops"], "FLOP",
            formula="{chunk_tokens} × (2 × {active_params} + {attn_flops_per_position} × ({max_context_tokens} − "
                    "{chunk_tokens} / 2))")
+    d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", b["chunk_bytes"], "B",
+           formula="{kv_bytes_per_token} B × ({max_context_tokens} − {chunk_tokens})")
+    # The two caps before the floor, each a batch size in sequences (the worst step's bytes and its FLOP).
+    memory_cap = (b["tpot"] - b["ovh"] - (W + b["chunk_bytes"]) / bw) / (kv * p.max_context_tokens / bw)
+    compute_cap = ((b["tpot"] - b["ovh"]) * fl - b["chunk_flops"]) / b["dec_flops_full"]
+    d.step("batch_cap_tpot_memory", "Batch the TPOT target allows on the bytes side (before the floor)",
+           memory_cap, "1", noun="sequences",
+           formula="({tpot_target_ms} ms / 1000 − {step_overhead_s} s − ({weight_bytes} B + "
+                   "{chunk_prefix_kv_bytes} B) / {replica_Bps} B/s) / {kv_read_full_s} s")
+    d.step("batch_cap_tpot_compute", "Batch the TPOT target allows on the FLOP side (before the floor)",
+           compute_cap, "1", noun="sequences",
+           formula="(({tpot_target_ms} ms / 1000 − {step_overhead_s} s) × {replica_flops} FLOP/s − "
+                   "{chunk_flops} FLOP) / (2 × {active_params} + {attn_flops_per_position} × {max_context_tokens})")
     cap_tpot = d.step(
         "batch_cap_tpot", "Largest batch whose worst step meets the TPOT target", b["tpot_cap"], "1",
-        noun="sequences",
-        formula="min(floor(({tpot_target_ms} ms / 1000 − {step_overhead_s} s − {weight_read_s} s) / "
-                "{kv_read_full_s} s), floor(({tpot_target_ms} ms / 1000 − {step_overhead_s} s) × "
-                "{replica_flops} − "
-                "{chunk_flops}) / (2 × {active_params} + {attn_flops_per_position} × {max_context_tokens})))",
+        noun="sequences", formula="floor(min({batch_cap_tpot_memory}, {batch_cap_tpot_compute}))",
     )
     batch = d.step("decode_batch", "Batch to plan: the tighter cap", min(cap_kv, cap_tpot), "1", noun="sequences",
                    formula="min({batch_cap_kv}, {batch_cap_tpot})")
@@ -324,8 +333,6 @@ def solve(p: Params) -> Derivation:
                  noun="tokens", formula="{decode_batch} / {step_time_s} s")
     d.step("stream_tokens_per_s", "What each stream sees", 1 / step, "1/s", noun="tokens",
            formula="1 / {step_time_s} s")
-    d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", b["chunk_bytes"], "B",
-           formula="{kv_bytes_per_token} B × ({max_context_tokens} − {chunk_tokens})")
     mem_w, cmp_w = _step(b, batch, p.max_context_tokens, b["chunk_bytes"], b["chunk_flops"])
     d.step("worst_step_memory_s", "Worst step, bytes side", mem_w, "s",
            formula="({weight_bytes} B + {decode_batch} × {sequence_kv_bytes} B + {chunk_prefix_kv_bytes} B) / "

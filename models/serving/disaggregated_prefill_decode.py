@@ -11,10 +11,13 @@ so this page and the other serving pages cannot disagree about a replica. On top
     disaggregated node     1 / (prefill node-s + decode node-s) per request, each pool also capped by its NIC
     monolith node          prefill and decode take turns on one node, and co-scheduled prefill costs decode
                            a share `interference x prefill share of the node's time` of its throughput
-    crossover load         the load where the per-request saving adds up to one whole node:
-                           1 / (target utilization x (1/monolith - 1/disaggregated))
-                           beyond it the disaggregated fleet is never larger, whatever the rounding of its
-                           two pools; with no interference the two tie and the crossover never comes.
+    one node saved         the load where the per-request saving adds up to one whole node:
+                           target utilization / (1/monolith - 1/disaggregated)
+    crossover load         from the fleets themselves: the lowest load from which the split's two pools,
+                           each rounded up, never need more nodes than the monolith rounded up. It is found
+                           by walking the loads where some pool gains a node, up to twice the one-node
+                           load, beyond which the two extra round-ups cannot outweigh the saving; with no
+                           interference the two tie and the crossover never comes.
 
 Modelling choices, each stated on the page: the decode node's KV arrives over the scale-out NICs
 (RDMA, GPU memory to GPU memory) without costing GPU time; the hand-off carries the whole prompt's KV
@@ -118,6 +121,37 @@ class Params(StrictModel):
         return self
 
 
+MAX_BREAKPOINTS = 200_000  # past this the walk stops at the sufficient bound (a sliver of saving)
+
+
+def _nodes(load: float, capacity: float, utilization: float) -> int:
+    return max(1, math.ceil(load / (capacity * utilization) - 1e-9))
+
+
+def crossover_load(cap_p: float, cap_d: float, cap_m: float, u: float) -> float:
+    """The load above which the disaggregated fleet (two pools, each rounded up) is never
+    larger than the monolith (rounded up), or inf when the split saves nothing.
+
+    Each fleet size is constant between the loads where one of its round-ups steps, so the fleets
+    are compared once on each such interval, up to the load 2 / (saving in nodes per req/s): from
+    there ceil(a) + ceil(b) <= a + b + 2 <= c <= ceil(c) holds at every load."""
+    a, b, c = 1 / (cap_p * u), 1 / (cap_d * u), 1 / (cap_m * u)  # nodes per req/s, before rounding
+    saving = c - a - b
+    if saving <= 1e-12:
+        return math.inf
+    bound = 2 / saving
+    steps = [k / rate for rate in (a, b, c) for k in range(1, math.ceil(rate * bound) + 1)]
+    if len(steps) > MAX_BREAKPOINTS:
+        return bound
+    edges = sorted({0.0, *steps, bound})
+    crossover = 0.0
+    for lo, hi in zip(edges, edges[1:]):
+        mid = (lo + hi) / 2
+        if _nodes(mid, cap_p, u) + _nodes(mid, cap_d, u) > _nodes(mid, cap_m, u):
+            crossover = hi  # the split is larger somewhere on (lo, hi]: the crossover is no lower
+    return crossover * (1 + 1e-9)  # just past the last step, clear of the round-off at the boundary
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     e = la.record_engine(d, p)
@@ -216,10 +250,15 @@ def solve(p: Params) -> Derivation:
                     1 / cap_m - 1 / cap_dis, "s",
                     formula="1 / {monolith_capacity_per_node} − 1 / {disaggregated_capacity_per_node}")
     u = p.target_utilization
-    cross = math.inf if saving <= 1e-12 else 1 / (u * saving)
-    d.step("crossover_load", "Load where the saving is worth a whole node (beyond it, never more nodes)",
+    d.step("one_node_saving_load", "Load where the saving adds up to one whole node",
+           math.inf if saving <= 1e-12 else u / saving, "1/s", noun="requests",
+           formula="{target_utilization} / {node_s_saved_per_request} s")
+    cross = crossover_load(cap_p, cap_d, cap_m, u)
+    d.step("crossover_load", "Load from which the split never needs more nodes (both fleets rounded up)",
            cross, "1/s", noun="requests",
-           formula="1 / ({target_utilization} × {node_s_saved_per_request} s)")
+           formula="lowest load from which ceil(load / ({prefill_node_capacity} × {target_utilization})) + "
+                   "ceil(load / ({decode_node_capacity} × {target_utilization})) ≤ ceil(load / "
+                   "({monolith_capacity_per_node} × {target_utilization})) at every higher load (a search)")
     d.step("crossover_monolith_nodes", "Monolith fleet size at the crossover",
            cross / (cap_m * u) if math.isfinite(cross) else math.inf, "1", noun="nodes",
            formula="{crossover_load} req/s / ({monolith_capacity_per_node} × {target_utilization})")

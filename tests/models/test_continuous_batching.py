@@ -426,3 +426,16 @@ def test_default_scenario_runs_in_under_200_ms():
     print(f"\ndefault scenario ({r.iterations:,} steps, {r.arrived} requests): best {best * 1000:.0f} ms, "
           f"runs {[round(x * 1000) for x in times]} ms")
     assert best < 0.4  # 200 ms target, 2x slack on a shared 2-core machine
+
+
+def test_the_tpot_cap_counts_the_chunks_prefix_read_in_its_value_and_its_formula():
+    # The worst step reads the weights, the batch's KV at full context and the chunk's own prefix KV.
+    d = solve(Params())
+    v = d.value
+    by_hand = (50e-3 - 3e-3 - (v("weight_bytes") + v("chunk_prefix_kv_bytes")) / v("replica_Bps")) / v("kv_read_full_s")
+    assert v("batch_cap_tpot_memory") == pytest.approx(by_hand, rel=1e-12)
+    assert "{chunk_prefix_kv_bytes}" in d["batch_cap_tpot_memory"].formula
+    assert v("batch_cap_tpot") == math.floor(min(v("batch_cap_tpot_memory"), v("batch_cap_tpot_compute")))
+    # without the prefix read the bytes side would allow one more sequence at the seed (135.09 -> 134)
+    without = (50e-3 - 3e-3 - v("weight_bytes") / v("replica_Bps")) / v("kv_read_full_s")
+    assert math.floor(without) == 135 and v("batch_cap_tpot") == 134
