@@ -133,6 +133,10 @@ def test_presets_are_valid_scenarios(q):
         assert preset.about, f"{preset.name} needs a line saying what it teaches"
         p = q.Params(**{**q.Params().model_dump(), **preset.values})
         assert p != q.Params(), f"{preset.name} is the seed scenario again"
+        # the line is shown under the chooser, its figures read at the preset's own scenario
+        from ui.prose import render
+
+        assert "{{" not in render(preset.about, q.solve(p), p), f"{preset.name}: an unknown placeholder"
 
 
 @pytest.mark.parametrize("q", WRITTEN, ids=IDS)

@@ -225,12 +225,13 @@ def _on_preset(slug: str, spec_list: list[KnobSpec], variant: str, presets: dict
 
 def knob_panel(question: Question, container: Any = None, variant: str = "",
                presets: dict[str, dict] | None = None, title: str = "Scenario",
-               notices: Any = None, knobs_folded: bool = False) -> Any:
+               notices: Any = None, knobs_folded: bool = False, about=None) -> Any:
     """Render the knobs for `question` into `container` and return a validated Params instance.
 
     `presets` maps a preset name to knob values ("Seed scenario" first, with no values);
     `notices` is where what the URL asked for but could not have is announced; `knobs_folded`
-    keeps the preset in view and the knobs in an expander (the presenter's screen)."""
+    keeps the preset in view and the knobs in a pop-over (the presenter's screen); `about(name)`
+    gives the line that says what a preset teaches, shown under the chooser."""
     from models.content import SEED_PRESET
 
     container = container if container is not None else st.container()
@@ -265,6 +266,9 @@ def knob_panel(question: Question, container: Any = None, variant: str = "",
             "Preset" if not knobs_folded else f"{title}: preset", list(presets), key=pkey, bind="query-params",
             on_change=_on_preset, args=(slug, spec_list, variant, presets),
             help="A named scenario sets every knob; move any knob afterwards as you like.")
+        line = about(chosen_name) if about else ""
+        if line:
+            preset_col.caption(line)
         knob_box = knobs_col.popover("Knobs", icon=":material/tune:", width="stretch") if knobs_folded else knobs_col
         with knob_box:
             for spec in spec_list:

@@ -137,6 +137,17 @@ class QuestionPage:
             pass
         return out
 
+    def preset_about(self, name: str) -> str:
+        """What a content preset teaches, its {{placeholders}} read at that preset's own scenario."""
+        preset = next((p for p in self.question.content.presets if p.name == name), None)
+        if preset is None or not preset.about:
+            return ""
+        try:
+            params = self.question.Params(**preset.values)
+        except Exception:  # a preset the model no longer accepts is the contract test's to catch
+            return preset.about
+        return render_prose(preset.about, solve(self.question.slug, params), params)
+
     def _focus_drill(self, notices: Any):
         """The drill `?drill=<key>` names (Progress links to it), or None; a wrong key is announced."""
         key = st.query_params.get(FOCUS_PARAM)
@@ -168,7 +179,8 @@ class QuestionPage:
         presets = self.presets()
         comparing = is_comparing()
         params = knob_panel(q, container=panel, presets=presets, notices=notices,
-                            title="Scenario A" if comparing else "Scenario", knobs_folded=self.presenting)
+                            title="Scenario A" if comparing else "Scenario", knobs_folded=self.presenting,
+                            about=self.preset_about)
         params_b = None
         if comparing:
             with comparison:

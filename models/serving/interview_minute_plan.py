@@ -15,6 +15,7 @@ models/serving/llm_arith.py, the same formulas the serving-platform page uses.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import model_validator
@@ -184,7 +185,7 @@ def solve(p: Params) -> Derivation:
     # --- the mistakes, in numbers ---
     cold = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, p.prompt_tokens, 0.0,
                      p.output_tokens, p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
-    cold_fleet = la.fleet(rate, cold, p.output_tokens, p.target_utilization)
+    cold_fleet = la.fleet(rate, cold, p.output_tokens, p.target_utilization, p.tpot_target_ms / 1000)
     m = catalog_model(p.model)
     d.step("prefill_s_without_prefix_cache", "Prefill per request with nothing cached", cold.prefill_s_per_request,
            "s", formula=f"{{prompt_tokens}} × (2 × {format_number(m.active_params)} + "
@@ -195,9 +196,10 @@ def solve(p: Params) -> Derivation:
     d.step("gpus_without_prefix_cache", "GPUs if the prefix cache is ignored",
            cold_fleet.replicas * p.gpus_per_replica, "1", noun="GPUs",
            formula="{replicas_without_prefix_cache} × {gpus_per_replica}")
-    d.step("replicas_decode_only", "Replicas if prefill is forgotten (decode only)",
-           max(1, math.ceil(f.decode_replica_equivalents / p.target_utilization - 1e-9)), "1", noun="replicas",
-           formula="ceil({decode_replica_equivalents} / {target_utilization})")
+    decode_only = la.fleet(rate, replace(e, prefill_s_per_request=0.0), p.output_tokens, p.target_utilization,
+                           p.tpot_target_ms / 1000)
+    d.step("replicas_decode_only", "Replicas if prefill is forgotten (decode only)", decode_only.replicas, "1",
+           noun="replicas", formula="same fleet with prefill costing nothing")
     mem_batch = max(1, e.batch_memory_cap)
     step_at_mem = max(e.weight_read_s + mem_batch * e.kv_read_per_sequence_s,
                       mem_batch * e.decode_compute_per_sequence_s)

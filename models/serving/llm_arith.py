@@ -162,15 +162,73 @@ def engine(
 @dataclass(frozen=True)
 class Fleet:
     prefill_replica_equivalents: float
-    decode_replica_equivalents: float
+    decode_replica_equivalents: float  # at the batch each replica holds, summed over the fleet
     replicas: int
+    replicas_continuous: float = 0.0  # before the ceiling
+    held_batch: float = 0.0  # sequences each replica decodes at once
+    held_step_s: float = 0.0  # its decode step at that batch
 
 
-def fleet(rate: float, e: Engine, output_tokens: float, target_utilization: float) -> Fleet:
-    """Replica-seconds of work per second, prefill and decode, then replicas at the target."""
-    pre = rate * e.prefill_s_per_request
-    dec = rate * output_tokens / e.decode_tokens_per_s
-    return Fleet(pre, dec, max(1, math.ceil((pre + dec) / target_utilization - 1e-9)))
+def held_batch(rate_per_replica: float, output_tokens: float, tpot_s: float) -> float:
+    """Sequences a replica decodes at once when each is served at the TPOT target (Little's law)."""
+    return rate_per_replica * output_tokens * tpot_s
+
+
+def decode_busy(e: Engine, rate_per_replica: float, output_tokens: float, tpot_s: float) -> tuple[float, float, float]:
+    """(busy share, held batch, step) of one replica's decode at the batch it actually holds.
+
+    Every step rereads all the weights, however few sequences ride in it, so a replica holding
+    fewer sequences than its cap pays nearly the full step for each token of each: busy =
+    tokens/s x step(b) / b. (Charging decode as if every replica ran its full batch made a
+    replica look idle that spends a third of its time on the weight read alone.)"""
+    b = held_batch(rate_per_replica, output_tokens, tpot_s)
+    riders = max(1.0, b)  # below one sequence at a time, each token is a step of its own
+    step = max(e.weight_read_s + riders * e.kv_read_per_sequence_s, riders * e.decode_compute_per_sequence_s)
+    return rate_per_replica * output_tokens * step / riders, b, step
+
+
+def fleet(rate: float, e: Engine, output_tokens: float, target_utilization: float, tpot_s: float) -> Fleet:
+    """The fewest replicas whose prefill plus decode (at the batch each then holds) stay within the
+    target utilization, and whose held batch fits the batch cap."""
+    prefill = rate * e.prefill_s_per_request
+
+    def busy(replicas: float) -> float:
+        return prefill / replicas + decode_busy(e, rate / replicas, output_tokens, tpot_s)[0]
+
+    lo, hi = 1e-6, max(1.0, rate * (e.prefill_s_per_request + output_tokens * e.decode_step_s) * 10) + 1.0
+    while busy(hi) > target_utilization:  # a floor of busy share no fleet gets under: grow the bracket
+        hi *= 2
+        if hi > 1e9:
+            break
+    for _ in range(100):  # busy falls as replicas grow: bisect for the continuous count
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if busy(mid) > target_utilization else (lo, mid)
+    continuous = hi
+    replicas = max(1, math.ceil(continuous - 1e-9))
+    while running_batch(e, rate / replicas, output_tokens) > e.batch:  # the decode slots must hold them
+        replicas += 1
+    share, b, step = decode_busy(e, rate / replicas, output_tokens, tpot_s)
+    return Fleet(prefill, share * replicas, replicas, continuous, b, step)
+
+
+def running_batch(e: Engine, rate_per_replica: float, output_tokens: float) -> float:
+    """Sequences a replica holds when it steps as fast as it can (continuous batching): Little's law
+    with the token gap a step at that batch gives, prefill's share of the time taken out first.
+    inf when the replica cannot keep up at any batch."""
+    free = 1 - rate_per_replica * e.prefill_s_per_request  # share of time left for decode steps
+    if free <= 0:
+        return math.inf
+    a = rate_per_replica * output_tokens / free  # sequences per second of step time
+    b = 1.0
+    for _ in range(200):  # the fixed point of b = a x step(b): step grows slower than b below capacity
+        step = max(e.weight_read_s + b * e.kv_read_per_sequence_s, b * e.decode_compute_per_sequence_s)
+        nxt = a * step
+        if nxt > 1e9:
+            return math.inf
+        if abs(nxt - b) < 1e-9 * max(1.0, b):
+            return nxt
+        b = nxt
+    return b
 
 
 def fit_problem(
@@ -278,14 +336,27 @@ def record_engine(d: Derivation, p) -> Engine:
 def record_fleet(d: Derivation, p, rate_key: str, e: Engine) -> Fleet:
     """Prefill and decode replica-equivalents, replicas and GPUs, after `rate_key` is recorded."""
     rate = d.value(rate_key)
-    f = fleet(rate, e, p.output_tokens, p.target_utilization)
+    tpot_s = p.tpot_target_ms / 1000
+    f = fleet(rate, e, p.output_tokens, p.target_utilization, tpot_s)
     d.step("prefill_replica_equivalents", "Replicas busy with nothing but prefill", f.prefill_replica_equivalents,
            "1", noun="replicas", formula=f"{{{rate_key}}} req/s × {{prefill_s_per_request}} s")
-    d.step("decode_replica_equivalents", "Replicas busy with nothing but decode", f.decode_replica_equivalents,
-           "1", noun="replicas",
-           formula=f"{{{rate_key}}} req/s × {{output_tokens}} / {{decode_tokens_per_s}} tokens/s")
+    d.step("weight_read_floor_busy", "Decode busy share the weight read alone sets (one step per TPOT)",
+           100 * e.weight_read_s / tpot_s, "%", formula="100 × {weight_read_s} s / {tpot_target_s} s")
+    d.step("replicas_continuous", "Replicas the work needs, before rounding up", f.replicas_continuous, "1",
+           noun="replicas",
+           formula="the fewest R with prefill / R + decode busy at the batch each holds ≤ {target_utilization}, "
+                   "and R × {decode_batch} ≥ the sequences in flight (a search)")
     d.step("replicas", "Replicas at the target utilization", f.replicas, "1", noun="replicas",
-           formula="ceil(({prefill_replica_equivalents} + {decode_replica_equivalents}) / {target_utilization})")
+           formula="ceil({replicas_continuous})")
+    d.step("held_batch", "Sequences each replica decodes at once, each served at the TPOT target",
+           f.held_batch, "1", noun="sequences",
+           formula=f"{{{rate_key}}} req/s / {{replicas}} × {{output_tokens}} × {{tpot_target_s}} s")
+    d.step("held_batch_step_s", "Decode step at that batch", f.held_step_s, "s",
+           formula="max({weight_read_s} s + max(1, {held_batch}) × {kv_read_per_sequence_s} s, "
+                   "max(1, {held_batch}) × {decode_flops_per_token} FLOP / {replica_flops} FLOP/s)")
+    d.step("decode_replica_equivalents", "Replicas busy with decode at the batch they hold",
+           f.decode_replica_equivalents, "1", noun="replicas",
+           formula=f"{{{rate_key}}} req/s × {{output_tokens}} × {{held_batch_step_s}} s / max(1, {{held_batch}})")
     d.step("gpus", "GPUs", f.replicas * p.gpus_per_replica, "1", noun="GPUs",
            formula="{replicas} × {gpus_per_replica}")
     return f

@@ -19,6 +19,7 @@ replica count becomes without the think time, without the prefix cache, and with
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated
 
 from pydantic import model_validator
@@ -104,7 +105,7 @@ def _chain(p: Params, users: float, think_s: float, hit: float) -> tuple[float, 
                   p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
     response = e.prefill_s_per_request + p.output_tokens * e.decode_step_s
     rate = users / (think_s + response)
-    return rate, rate * response, la.fleet(rate, e, p.output_tokens, p.target_utilization)
+    return rate, rate * response, la.fleet(rate, e, p.output_tokens, p.target_utilization, p.tpot_target_ms / 1000)
 
 
 def solve(p: Params) -> Derivation:
@@ -162,18 +163,30 @@ def solve(p: Params) -> Derivation:
     _, _, cold = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
     d.step("replicas_without_prefix_cache", "Replicas with no prefix cache (every prompt token prefilled)",
            cold.replicas, "1", noun="replicas", formula="same chain with prefix-cache hit 0")
-    d.step("replicas_if_prefill_free", "Replicas if prefill hid entirely inside decode steps",
-           max(1, math.ceil(f.decode_replica_equivalents / p.target_utilization - 1e-9)), "1", noun="replicas",
-           formula="ceil({decode_replica_equivalents} / {target_utilization})")
+    free = la.fleet(rate, replace(e, prefill_s_per_request=0.0), p.output_tokens, p.target_utilization,
+                    p.tpot_target_ms / 1000)
+    d.step("replicas_if_prefill_free", "Replicas if prefill hid entirely inside decode steps", free.replicas, "1",
+           noun="replicas", formula="same fleet with prefill costing nothing")
 
     # --- failure modes, in numbers ---
     survivors = max(1, f.replicas - 1)
+    tpot_s = p.tpot_target_ms / 1000
+
+    def busy_share(engine: la.Engine, load: float, replicas: int) -> float:
+        """Busy share of each of `replicas` carrying `load`: prefill plus decode at the batch each then holds."""
+        return load * engine.prefill_s_per_request / replicas + la.decode_busy(engine, load / replicas,
+                                                                            p.output_tokens, tpot_s)[0]
+
     d.step("utilization_after_replica_loss", "Busy share of the survivors when one replica dies",
-           100 * busy / survivors, "%", formula="100 × ({prefill_replica_equivalents} + "
-                                                "{decode_replica_equivalents}) / ({replicas} − 1)")
+           100 * busy_share(e, rate, survivors), "%",
+           formula="100 × ({prefill_replica_equivalents} / ({replicas} − 1) + decode busy at the batch each "
+                   "survivor then holds)")
     d.step("requests_lost_per_replica_failure", "Requests in flight on one replica that dies",
            in_flight / f.replicas, "1", noun="requests", formula="{requests_in_flight} / {replicas}")
+    cold_rate, _, _ = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
+    cold_engine = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, p.prompt_tokens, 0.0,
+                            p.output_tokens, tpot_s, p.hbm_efficiency, p.mfu)
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
-           100 * (cold.prefill_replica_equivalents + cold.decode_replica_equivalents) / f.replicas, "%",
-           formula="100 × (prefill + decode replica-equivalents at hit 0) / {replicas}")
+           100 * busy_share(cold_engine, cold_rate, f.replicas), "%",
+           formula="100 × busy share of {replicas} replicas with every prompt token prefilled")
     return d

@@ -67,11 +67,19 @@ def test_coding_assistant_opening_by_hand():
     # prefill: 800 x (2 x 8.03e9 + 4 x 32 x 32 x 128 x (7,200 + 400)) / (989e12 x 0.5) = 32.43 ms
     prefill = 800 * (2 * 8.03e9 + 524_288 * 7600) / 494.5e12
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    pre, dec = 1000 * prefill, 1000 * 50 * step / 18  # 32.43 + 41.45 replica-equivalents
+    pre = 1000 * prefill  # 32.43 replicas' worth of prefill
     assert d.value("prefill_replica_equivalents") == pytest.approx(pre)
-    assert d.value("decode_replica_equivalents") == pytest.approx(dec)
-    assert d.value("replicas") == math.ceil((pre + dec) / 0.7) == 106
-    assert d.value("gpus") == 106
+    # decode at the batch a replica really holds: the weight read alone is 6.849 / 15 ms = 45.7% of
+    # every replica's time. R = (32.43 + 1,000 x 50 x 0.4486 ms) / (0.7 - 0.4566) = 225.4 -> 226
+    # (charging decode as full 18-sequence batches gave 32.43 + 41.45 -> 106: each of 106 would hold
+    # 7 sequences and be 97% busy)
+    assert d.value("weight_read_floor_busy") == pytest.approx(100 * w_s / 0.015)
+    r_cont = (pre + 1000 * 50 * kv_s) / (0.7 - w_s / 0.015)
+    assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
+    assert d.value("replicas") == math.ceil(r_cont) == 226
+    assert d.value("gpus") == 226
+    held = 1000 / 226 * 50 * 0.015  # 3.32 sequences each
+    assert d.value("decode_replica_equivalents") == pytest.approx(226 * (w_s + held * kv_s) / 0.015)
     assert d.value("completion_latency_s") == pytest.approx(prefill + 50 * step)
 
 
@@ -80,10 +88,12 @@ def test_the_mistakes_in_numbers():
     # no prefix cache: 8,000 x (16.06 GFLOP + 524,288 x 4,000) / 494.5 TFLOP/s = 293.7 ms per request
     full = 8000 * (2 * 8.03e9 + 524_288 * 4000) / 494.5e12
     assert d.value("prefill_s_without_prefix_cache") == pytest.approx(full)
-    dec = d.value("decode_replica_equivalents")
-    assert d.value("replicas_without_prefix_cache") == math.ceil((1000 * full + dec) / 0.7) == 479
-    # prefill forgotten: ceil(41.45 / 0.7) = 60
-    assert d.value("replicas_decode_only") == 60
+    # with that much prefill each replica holds under one sequence, so every token is a step of its own:
+    # (293.7 + 1,000 x 50 x (6.849 + 0.4486) ms) / 0.7 = 940.8 -> 941
+    w_s, kv_s = 16.06e9 / 2.345e12, 131_072 * 8025 / 2.345e12
+    assert d.value("replicas_without_prefix_cache") == math.ceil((1000 * full + 1000 * 50 * (w_s + kv_s)) / 0.7) == 941
+    # prefill forgotten: 1,000 x 50 x 0.4486 ms / (0.7 - 0.4566) = 92.2 -> 93
+    assert d.value("replicas_decode_only") == math.ceil(1000 * 50 * kv_s / (0.7 - w_s / 0.015)) == 93
     # batch at the memory cap of 53: 6.849 ms + 53 x 0.4486 ms = 30.6 ms, twice the TPOT target
     assert d.value("tpot_at_memory_batch_s") == pytest.approx(16.06e9 / 2.345e12 + 53 * 131_072 * 8025 / 2.345e12)
     assert d.value("replicas_at_memory_batch") < d.value("replicas")
@@ -107,11 +117,12 @@ def test_variant_large_model_in_fp8():
     assert (d.value("batch_tpot_cap"), d.value("batch_memory_cap")) == (tpot_cap, mem_cap) == (300, 376)
     step = max(w_s + 300 * kv_s, 300 * per_tok / flops)  # 24.99 ms
     prefill = 800 * (2 * 70.6e9 + 2_621_440 * (3200 + 400)) / flops  # 15.22 ms
-    replicas = math.ceil((rate * prefill + rate * 100 * step / 300) / 0.7)
+    # (15.22 + 1,000 x 100 x 70.74 us) / (0.7 - 3.763 / 25 ms) = 40.6 -> 41 (full batches said 34)
+    replicas = math.ceil((rate * prefill + rate * 100 * kv_s) / (0.7 - w_s / 0.025))
     assert d.value("decode_step_s") == pytest.approx(step)
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    assert d.value("replicas") == replicas == 34
-    assert d.value("gpus") == 34 * 8
+    assert d.value("replicas") == replicas == 41
+    assert d.value("gpus") == 41 * 8
 
 
 def test_same_engine_arithmetic_as_the_serving_platform_page():

@@ -46,10 +46,16 @@ def _chain_by_hand(*, params, layers, heads, kv_heads, gpus, users, think, promp
     response = prefill + output * step
     rate = users / (think + response)
     pre_eq = rate * prefill
-    dec_eq = rate * output * step / batch
-    replicas = math.ceil((pre_eq + dec_eq) / util)
+    # Each replica holds b = rate / R x output x TPOT sequences (served at the target) and steps at
+    # w_s + b x kv_s (memory-bound there): decode busy = step / TPOT. Prefill / R + that = util gives
+    # R = (prefill work + rate x output x kv_s) / (util - w_s / TPOT), before the ceiling.
+    replicas_continuous = (pre_eq + rate * output * kv_s) / (util - w_s / tpot)
+    replicas = math.ceil(replicas_continuous)
+    held = rate / replicas * output * tpot
+    dec_eq = replicas * (w_s + held * kv_s) / tpot
     return dict(batch=batch, mem_cap=mem_cap, tpot_cap=tpot_cap, step=step, prefill=prefill, response=response,
                 rate=rate, in_flight=rate * response, pre_eq=pre_eq, dec_eq=dec_eq, replicas=replicas,
+                replicas_continuous=replicas_continuous, held=held,
                 gpus=replicas * gpus)
 
 
@@ -79,13 +85,23 @@ def test_seed_scenario_two_thousand_users_to_replicas():
     assert d.value("request_rate") == pytest.approx(2000 / (30 + 11.533), rel=1e-3)
     # Little: 48.16 x 11.53 = 555 in flight, not 2,000
     assert d.value("requests_in_flight") == pytest.approx(555.3, rel=1e-3)
-    # work: prefill 48.16 x 36.69 ms = 1.767; decode 48.16 x 400 x 28.74 ms / 552 = 1.003
+    # work: prefill 48.16 x 36.69 ms = 1.767 replicas' worth
     assert d.value("prefill_replica_equivalents") == pytest.approx(1.767, rel=1e-3)
-    assert d.value("decode_replica_equivalents") == pytest.approx(1.003, rel=1e-3)
-    # ceil(2.770 / 0.7 = 3.96) = 4 replicas of 8 GPUs
-    assert d.value("replicas") == 4
-    assert d.value("gpus") == 32
-    assert d.value("decode_busy_fraction") == pytest.approx(100 * 1.003 / 4, rel=1e-3)
+    # decode at the batch a replica holds: every step rereads the weights (7.527 ms, 15.05% of a 50 ms
+    # TPOT however few sequences ride). R = (1.767 + 48.16 x 400 x 38.43 us) / (0.7 - 0.1505) = 4.56 -> 5
+    assert d.value("weight_read_floor_busy") == pytest.approx(100 * 7.5267e-3 / 0.05, rel=1e-4)
+    assert d.value("replicas_continuous") == pytest.approx((1.767 + 48.16 * 400 * 3.8429e-5) / (0.7 - 0.15053),
+                                                           rel=2e-3)
+    assert d.value("replicas") == 5
+    assert d.value("gpus") == 40
+    # each of 5 holds 48.16 / 5 x 400 x 0.05 = 192.6 sequences; step 7.527 + 192.6 x 38.43 us = 14.93 ms
+    assert d.value("held_batch") == pytest.approx(48.16 / 5 * 400 * 0.05, rel=1e-3)
+    assert d.value("held_batch_step_s") == pytest.approx(7.5267e-3 + 192.64 * 3.8429e-5, rel=1e-3)
+    assert d.value("decode_busy_fraction") == pytest.approx(100 * 14.93e-3 / 0.05, rel=1e-3)
+    # the old count charged decode as a full 552-sequence batch on 4 replicas: 48.16 x 400 x 28.74 ms / 552
+    # = 1.003 replicas' worth, 25% each; at the 241 sequences 4 replicas really hold, it is 33.6%
+    old_busy_at_4 = 1.767 / 4 + (7.5267e-3 + 48.16 / 4 * 400 * 0.05 * 3.8429e-5) / 0.05
+    assert old_busy_at_4 > 0.7
 
 
 def test_seed_scenario_matches_the_chain_written_out():
@@ -100,11 +116,11 @@ def test_seed_scenario_matches_the_chain_written_out():
 
 def test_the_think_time_assumption_shown_live():
     d = solve(Params())
-    # think time 0: 2,000 / 11.53 s = 173.4 req/s; prefill 173.4 x 36.69 ms = 6.36, decode 3.61;
-    # ceil(9.97 / 0.7 = 14.25) = 15 replicas, 120 GPUs
+    # think time 0: 2,000 / 11.53 s = 173.4 req/s; prefill 173.4 x 36.69 ms = 6.36;
+    # (6.36 + 173.4 x 400 x 38.43 us) / (0.7 - 0.1505) = 16.43 -> 17 replicas, 136 GPUs
     assert d.value("request_rate_without_think_time") == pytest.approx(2000 / 11.533, rel=1e-3)
-    assert d.value("replicas_without_think_time") == 15
-    assert d.value("gpus_without_think_time") == 120
+    assert d.value("replicas_without_think_time") == 17
+    assert d.value("gpus_without_think_time") == 136
     # and with a think time near zero every user has a request open
     near_zero = solve(Params(think_time_s=1))
     assert near_zero.value("requests_in_flight") == pytest.approx(2000 * 11.533 / (1 + 11.533), rel=1e-3)
@@ -113,13 +129,16 @@ def test_the_think_time_assumption_shown_live():
 def test_cold_cache_and_replica_loss():
     d = solve(Params())
     # hit 0: 2,000 tokens x (141.2 GFLOP + 2,621,440 x 1,000) / 3.956e15 = 72.7 ms of prefill;
-    # response 11.569 s; rate 2,000 / 41.569 = 48.11; work 3.498 + 1.002 = 4.50 -> ceil(6.43) = 7
-    assert d.value("replicas_without_prefix_cache") == 7
-    assert d.value("utilization_if_cache_cold") == pytest.approx(100 * 4.500 / 4, rel=2e-3)
-    # one of 4 replicas lost: 2.770 / 3 = 92.3% busy
-    assert d.value("utilization_after_replica_loss") == pytest.approx(100 * 2.7695 / 3, rel=1e-3)
-    assert d.value("requests_lost_per_replica_failure") == pytest.approx(555.3 / 4, rel=1e-3)
-    # prefill free: ceil(1.003 / 0.7) = 2; by slots: ceil(555.3 / (552 x 0.7)) = 2
+    # response 11.569 s; rate 2,000 / 41.569 = 48.11; (3.498 + 48.11 x 400 x 38.43 us) / 0.5495 = 7.71 -> 8
+    assert d.value("replicas_without_prefix_cache") == 8
+    # the 5 replicas with a cold cache: 3.498 / 5 prefill + (7.527 + 192.4 x 38.43 us) / 50 ms decode = 99.8%
+    cold_busy = 48.11 * 72.7e-3 / 5 + (7.5267e-3 + 48.11 / 5 * 400 * 0.05 * 3.8429e-5) / 0.05
+    assert d.value("utilization_if_cache_cold") == pytest.approx(100 * cold_busy, rel=2e-3)
+    # one of 5 replicas lost: 1.767 / 4 + (7.527 + 240.8 x 38.43 us) / 50 ms = 77.7% busy
+    lost = 1.767 / 4 + (7.5267e-3 + 48.16 / 4 * 400 * 0.05 * 3.8429e-5) / 0.05
+    assert d.value("utilization_after_replica_loss") == pytest.approx(100 * lost, rel=1e-3)
+    assert d.value("requests_lost_per_replica_failure") == pytest.approx(555.3 / 5, rel=1e-3)
+    # prefill free: 48.16 x 400 x 38.43 us / 0.5495 = 1.35 -> 2; by slots: ceil(555.3 / (552 x 0.7)) = 2
     assert d.value("replicas_if_prefill_free") == 2
     assert d.value("replicas_by_slots") == 2
 
@@ -141,12 +160,14 @@ def test_variant_small_model_one_gpu_no_cache():
     response = prefill + 200 * step  # 5.77 s
     rate = 1000 / (10 + response)  # 63.4 req/s
     assert d.value("request_rate") == pytest.approx(rate)
-    pre, dec = rate * prefill, rate * 200 * step / 355  # 2.09 + 1.02
-    assert d.value("replicas") == math.ceil((pre + dec) / 0.7) == 5
-    assert d.value("gpus") == 5
+    # prefill 63.4 x 32.98 ms = 2.09 replicas' worth; the weight read is 6.849 / 30 ms = 22.8% of every
+    # replica's time: (2.09 + 63.4 x 200 x 61.48 us) / (0.7 - 0.2283) = 6.09 -> 7 (full batches said 5)
+    pre, kv_s = rate * prefill, 131_072 * 1100 / 2.345e12
+    assert d.value("replicas") == math.ceil((pre + rate * 200 * kv_s) / (0.7 - 16.06e9 / 2.345e12 / 0.03)) == 7
+    assert d.value("gpus") == 7
     h = _chain_by_hand(params=L8_PARAMS, layers=L8_LAYERS, heads=L8_HEADS, kv_heads=L8_KV_HEADS, gpus=1,
                        users=1000, think=10, prompt=1000, hit=0, output=200, tpot=0.03)
-    assert h["replicas"] == 5
+    assert h["replicas"] == 7
 
 
 def test_fp8_halves_the_weights():
