@@ -6,10 +6,12 @@ with one knob changed, so a chart cannot disagree with the prose.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from pydantic import ValidationError
 import plotly.graph_objects as go
 
 from models.core import knobs_of
@@ -69,12 +71,23 @@ def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: t
     """The sweep's fixed grid for one setting of every other knob. Moving the swept knob itself
     leaves it unchanged (only the marked point moves), so that slider move solves nothing here.
     Only floats are kept: whole derivations are solved, read and dropped (see ui/solve_cache.py)."""
-    solve_point = QUESTIONS[slug].solve  # uncached on purpose
+    q = QUESTIONS[slug]
+    solve_point = q.solve  # uncached on purpose
+    base = rest.model_dump()
     out: dict[str, dict] = {k: {} for k in keys}
     for x in grid:
-        d = solve_point(rest.model_copy(update={field: x}))
+        # Validated, not copied: a point the model refuses (weights that no longer fit, a batch of
+        # none) is a gap in the line, not a ZeroDivisionError from a scenario no page could enter.
+        try:
+            point = q.Params.model_validate({**base, field: x})
+        except ValidationError:
+            for k in keys:
+                out[k][x] = math.nan
+            continue
+        d = solve_point(point)
         for k in keys:
-            out[k][x] = float(d.value(k))
+            value = d.value(k)
+            out[k][x] = float(value) if not isinstance(value, str) else math.nan
     return out
 
 

@@ -94,7 +94,10 @@ def compare_view(slug: str, params_a: Any, params_b: Any, a: Derivation, b: Deri
     cols = st.columns(2)
     field = cols[0].selectbox("Sweep this knob", numeric, index=numeric.index(differing[0]) if differing else 0,
                               format_func=lambda f: knobs_of(type(params_a))[f].label, key=f"{slug}.compare_knob")
-    key = cols[1].selectbox("Plot this figure", metric_keys, format_func=lambda k: a[k].label,
+    plottable = [k for k in metric_keys if a[k].is_numeric]  # a verdict or a hash has no line to draw
+    if not plottable:
+        return
+    key = cols[1].selectbox("Plot this figure", plottable, format_func=lambda k: a[k].label,
                             key=f"{slug}.compare_step")
     knob = knobs_of(type(params_a))[field]
     xs = sweep_values(params_a, field, 50)

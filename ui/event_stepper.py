@@ -23,7 +23,8 @@ def event_stepper(slug: str, n: int, next_label: str = "Next event") -> int:
     key = step_key(slug)
     if key not in st.session_state:
         raw = st.query_params.get(key)
-        st.session_state[key] = int(raw) if raw is not None and raw.isdigit() else 0
+        # isdigit() accepts "²" and other digits int() refuses: only ASCII digits are a step number.
+        st.session_state[key] = int(raw) if raw is not None and raw.isascii() and raw.isdigit() else 0
     st.session_state[key] = min(max(0, st.session_state[key]), n - 1)
     i = st.session_state[key]
     cols = st.columns([1, 1, 1, 3], vertical_alignment="center")

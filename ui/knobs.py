@@ -128,7 +128,8 @@ def check_url(slug: str, spec_list: list[KnobSpec], variant: str = "") -> list[s
         raw = qp.get(key, "")
         label = spec.knob.label
         if len(raw) > 40:
-            notices.append(f"Ignored {code_span(key)}: the value is too long; using {label} = {plain(_to_widget(spec, spec.default))}.")
+            default = spec.default if spec.kind in ("choice", "bool") else plain(_to_widget(spec, spec.default))
+            notices.append(f"Ignored {code_span(key)}: the value is too long; using {label} = {code_span(str(default))}.")
             continue
         if spec.kind == "choice":
             if raw not in [str(c) for c in spec.choices]:

@@ -110,8 +110,9 @@ def ledger_panel(ctx):
     for txn, posts in by_txn.items():
         for post in posts:
             running[post.account] = running.get(post.account, 0.0) + post.amount
-        src = next(x for x in posts if x.amount < 0)
-        dst = next(x for x in posts if x.amount > 0)
+        # A team with no grant posts zero amounts: no side is negative, so fall back to the first leg.
+        src = next((x for x in posts if x.amount < 0), posts[0])
+        dst = next((x for x in posts if x.amount > 0), posts[-1])
         rows.append({
             "Txn": str(txn), "Kind": posts[0].kind, "Idempotency key": posts[0].key,
             "From (−)": src.account, "To (+)": dst.account, "GPU-h": _fmt(dst.amount),

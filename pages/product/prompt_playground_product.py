@@ -3,6 +3,8 @@ import json
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.safe import escape_markdown
+
 from models.product import prompt_playground_product as model
 from ui.charts import INK, LEGEND, PALETTE, base_layout, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
@@ -157,7 +159,8 @@ def version_tree(ctx):
     try:
         tree = model.replay(raw)
     except ValueError as err:
-        st.warning(f"The version history in the link could not be replayed ({err}); showing the demo history.",
+        st.warning(f"The version history in the link could not be replayed ({escape_markdown(str(err))}); "
+                   "showing the demo history.",
                    icon=":material/link_off:")
         raw = DEMO_OPS
         st.session_state[OPS_KEY] = raw
