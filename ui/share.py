@@ -93,8 +93,13 @@ def _share_dialog(link: str) -> None:
                    "`--server.address 0.0.0.0` and open it by this machine's network name or IP address, "
                    "then share again.", icon=":material/wifi_off:")
     if link:
+        try:
+            png = qr_png(link)
+        except Exception:  # segno's DataOverflowError: past ~2.9 kB no QR version holds the link
+            st.info("This link is too long for a QR code; copy it instead.", icon=":material/qr_code_2:")
+            return
         # Large, yet the whole dialog fits a 900 px screen (the image shrinks to a narrower one).
-        st.image(qr_png(link), caption="Scan to open on a phone", width=QR_PX)
+        st.image(png, caption="Scan to open on a phone", width=QR_PX)
 
 
 def share_button(slug: str, params_a: Any, params_b: Any = None, container: Any = None) -> None:

@@ -73,3 +73,13 @@ def test_a_local_address_is_recognised(link, local):
     from ui.share import is_local
 
     assert is_local(link) is local
+
+
+def test_a_link_too_long_for_a_qr_code_is_refused_by_segno_and_caught():
+    import segno.encoder
+
+    from ui.share import qr_png
+
+    with pytest.raises(segno.encoder.DataOverflowError):
+        qr_png("http://x/?" + "a" * 3000)  # what the dialog catches and explains
+    assert qr_png("http://x/?a=1")[:8] == b"\x89PNG\r\n\x1a\n"
