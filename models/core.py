@@ -51,6 +51,9 @@ class Knob:
     # Hidden, the knob keeps its default; a mock draw leaves it there and never draws the value.
     only_if: tuple[str, Any] | None = None
     draw_choices: tuple[Any, ...] | None = None  # for a choice knob: the options a mock draw takes
+    # Drawn inside a folded section of this title, after the page's own knobs: the engine's
+    # efficiencies and fixed costs, which a learner rarely moves first.
+    fold: str = ""
 
     def in_range(self, value: float) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)

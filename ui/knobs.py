@@ -272,9 +272,16 @@ def knob_panel(question: Question, container: Any = None, variant: str = "",
             preset_col.caption(line)
         knob_box = knobs_col.popover("Knobs", icon=":material/tune:", width="stretch") if knobs_folded else knobs_col
         with knob_box:
-            for spec in spec_list:
+            folds: dict[str, Any] = {}
+            for spec in [s for s in spec_list if not s.knob.fold] + [s for s in spec_list if s.knob.fold]:
                 if not shown(spec, values):
                     values[spec.field] = spec.default  # a custom part's number while a catalog part is picked
+                    continue
+                if spec.knob.fold:
+                    if spec.knob.fold not in folds:
+                        folds[spec.knob.fold] = st.expander(spec.knob.fold)
+                    with folds[spec.knob.fold]:
+                        values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
                     continue
                 values[spec.field] = _from_widget(spec, _widget(spec, slug, variant))
             chosen = presets.get(chosen_name, {})

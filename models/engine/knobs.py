@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import create_model
+from pydantic import create_model, model_validator
 from pydantic.fields import FieldInfo
 
 from models.catalog import LLM, model as catalog_model
@@ -31,6 +31,8 @@ Accelerator = Literal["H100 SXM", "H200", "B200", "GB200 (NVL72)", "H800", "A100
 ModelChoice = Literal["Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B", "Mixtral-8x7B", "DeepSeek-V3", "Kimi-K2 1T",
                       "LLaMA-2-13B", "Custom"]
 TensorParallel = Literal[1, 2, 4, 8, 16, 32, 64, 72]
+
+ENGINE_FOLD = "Engine efficiencies and fixed costs"
 
 CATALOG_ACCELERATORS = tuple(a for a in Accelerator.__args__ if a != CUSTOM)
 CATALOG_MODELS = tuple(m for m in ModelChoice.__args__ if m != CUSTOM)
@@ -112,7 +114,7 @@ class ReplicaKnobs(AcceleratorKnobs):
     usable_hbm_fraction: Annotated[float, Knob(
         "HBM usable for weights + KV", "", 0.5, 1.0, 0.01, percent=True,
         help="The rest holds activations, CUDA graphs and allocator slack (vLLM's default is 90%).",
-        draw=(0.85, 0.95))] = 0.9
+        draw=(0.85, 0.95), fold=ENGINE_FOLD)] = 0.9
 
 
 class EfficiencyKnobs(ReplicaKnobs):
@@ -120,27 +122,35 @@ class EfficiencyKnobs(ReplicaKnobs):
         "Decode MBU (HBM bandwidth achieved)", "", 0.1, 1.0, 0.01, percent=True,
         help="Model bandwidth utilization: the share of peak HBM bandwidth a decode step reads at. 100% is "
              "the datasheet roofline; the default 70% is the accuracy page's fit of a vLLM H200 run.",
-        draw=(0.6, 0.85))] = DEFAULT_HBM_EFFICIENCY
+        draw=(0.6, 0.85), fold=ENGINE_FOLD)] = DEFAULT_HBM_EFFICIENCY
     decode_mfu: Annotated[float, Knob(
         "Decode MFU", "", 0.05, 1.0, 0.01, percent=True,
         help="Share of dense peak FLOP/s a decode step's skinny matrix multiplies reach when compute binds.",
-        draw=(0.3, 0.6))] = DEFAULT_DECODE_MFU
+        draw=(0.3, 0.6), fold=ENGINE_FOLD)] = DEFAULT_DECODE_MFU
     prefill_mfu: Annotated[float, Knob(
         "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
         help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak.",
-        draw=(0.35, 0.65))] = DEFAULT_PREFILL_MFU
+        draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
     step_overhead_ms: Annotated[float, Knob(
         "Fixed cost per step", "ms", 0, 20, 0.1,
         help="Kernel launches and sampling, paid every step; the tensor-parallel all-reduces are computed "
-             "from the fabric on top of it.", draw=(0.5, 3))] = 1.0
+             "from the fabric on top of it.", draw=(0.5, 3), fold=ENGINE_FOLD)] = 1.0
     allreduce_latency_us: Annotated[float, Knob(
         "All-reduce latency", "µs", 0, 100, 0.5,
         help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
              "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
-             "is added on top.", draw=(3, 15))] = 6.0
+             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = 6.0
     attention_flops: Annotated[bool, Knob(
         "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
-                                     "AV over the context, which grows with every token.")] = True
+                                     "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True
+
+
+    @model_validator(mode="after")
+    def _runs(self) -> "EfficiencyKnobs":
+        why = problem(self)
+        if why:
+            raise ValueError(why)
+        return self
 
 
 EngineKnobs = EfficiencyKnobs

@@ -8,7 +8,7 @@ per user per cycle):
     response time   = prefill (TTFT, no queueing) + output tokens x decode step
     request rate    = users / (think time + response time)
     in flight       = request rate x response time                       (Little's law)
-    prefill, decode = replica-seconds of work per second (models/serving/llm_arith.py)
+    prefill, decode = replica-seconds of work per second (models/engine/serving.py)
     replicas        = (prefill + decode) / target utilization
 
 The decode step is taken at the full batch the TPOT target and HBM allow, so the response time
@@ -19,17 +19,16 @@ replica count becomes without the think time, without the prefix cache, and with
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated
 
-from pydantic import model_validator
-
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+from models.engine import serving as sv
+from models.engine.knobs import with_defaults
+from models.engine.record import record_fleet, record_served
+from models.engine.serving_knobs import ServingKnobs, served
 
 
-class Params(StrictModel):
+class _UserKnobs(StrictModel):
     concurrent_users: Annotated[
         int,
         Knob("Concurrent users", "users", 100, 1_000_000, 1, log=True,
@@ -41,76 +40,23 @@ class Params(StrictModel):
              help="Time between a reply finishing and the same user's next request (reading and typing).",
              draw=(10, 120)),
     ] = 30
-    prompt_tokens: Annotated[
-        int,
-        Knob("Prompt tokens", "tokens", 100, 128_000, 1, log=True,
-             help="System prompt plus conversation history plus the new message.", draw=(500, 8000)),
-    ] = 2000
-    prefix_cache_hit: Annotated[
-        float,
-        Knob("Prefix-cache hit", "", 0, 0.99, 0.01, percent=True,
-             help="Share of prompt tokens whose KV is already on the replica (system prompt, earlier turns).",
-             draw=(0, 0.8)),
-    ] = 0.5
-    output_tokens: Annotated[
-        int,
-        Knob("Output tokens", "tokens", 10, 8000, 1, log=True, help="Tokens generated per reply.",
-             draw=(100, 1000)),
-    ] = 400
-    tpot_target_ms: Annotated[
-        float,
-        Knob("TPOT target", "ms", 5, 200, log=True,
-             help="Time per output token the engine must not exceed; 50 ms is 20 tokens/s, faster than reading.",
-             draw=(30, 80)),
-    ] = 50
-    model: Annotated[ServingModel, Knob("Model")] = "Llama-3-70B"
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        ReplicaGPUs,
-        Knob("GPUs per replica", "", 1, 8, help="Tensor-parallel group: one copy of the weights spread over these."),
-    ] = 8
-    weight_precision: Annotated[
-        Precision, Knob("Weight precision", help="FP8 halves weight bytes and doubles peak FLOP/s; KV stays bf16.")
-    ] = "bf16"
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
-             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
-    ] = 0.7
-    mfu: Annotated[
-        float,
-        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
-             help="Share of dense peak FLOP/s that prefill (and a compute-bound decode) achieves.", draw=(0.35, 0.6)),
-    ] = 0.5
-    target_utilization: Annotated[
-        float,
-        Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
-             help="Busy share each replica may reach at peak; the rest absorbs bursts and a lost replica.",
-             draw=(0.6, 0.8)),
-    ] = 0.7
-
-    @model_validator(mode="after")
-    def _fits(self) -> "Params":
-        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
-                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
-                                 self.hbm_efficiency, self.mfu)
-        if problem:
-            raise ValueError(problem)
-        return self
 
 
-def _chain(p: Params, users: float, think_s: float, hit: float) -> tuple[float, float, la.Fleet]:
+class Params(with_defaults(ServingKnobs, tp_degree=8), _UserKnobs):
+    """The users and their think time, then the shared request, SLO and engine knobs."""
+
+
+def _chain(p: Params, users: float, think_s: float, hit: float) -> tuple[float, float, sv.Fleet]:
     """(request rate, requests in flight, fleet) for a variant of the scenario."""
-    e = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, p.prompt_tokens, hit, p.output_tokens,
-                  p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
-    response = e.prefill_s_per_request + p.output_tokens * e.decode_step_s
+    s = served(p, hit)
+    response = s.prefill_s_per_request + p.output_tokens * s.decode_step_s
     rate = users / (think_s + response)
-    return rate, rate * response, la.fleet(rate, e, p.output_tokens, p.target_utilization, p.tpot_target_ms / 1000)
+    return rate, rate * response, sv.fleet(s, rate, p.target_utilization)
 
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    e = la.record_engine(d, p)
+    e = record_served(d, p)
 
     # --- the chain from users to requests ---
     response = d.step("response_time_s", "Response time: prefill, then every output token at the decode step",
@@ -133,7 +79,7 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{request_rate} req/s × {output_tokens}")
 
     # --- work per second, then the fleet ---
-    f = la.record_fleet(d, p, "request_rate", e)
+    f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_busy_fraction", "Share of each replica's time in prefill",
            100 * f.prefill_replica_equivalents / f.replicas, "%",
            formula="100 × {prefill_replica_equivalents} / {replicas}")
@@ -158,35 +104,27 @@ def solve(p: Params) -> Derivation:
     d.step("replicas_without_think_time", "Replicas if concurrent users were concurrent requests", no_think.replicas,
            "1", noun="replicas", formula="same chain with think time 0")
     d.step("gpus_without_think_time", "GPUs if concurrent users were concurrent requests",
-           no_think.replicas * p.gpus_per_replica, "1", noun="GPUs",
-           formula="{replicas_without_think_time} × {gpus_per_replica}")
+           no_think.replicas * p.tp_degree, "1", noun="GPUs",
+           formula="{replicas_without_think_time} × {tp_degree}")
     _, _, cold = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
     d.step("replicas_without_prefix_cache", "Replicas with no prefix cache (every prompt token prefilled)",
            cold.replicas, "1", noun="replicas", formula="same chain with prefix-cache hit 0")
-    free = la.fleet(rate, replace(e, prefill_s_per_request=0.0), p.output_tokens, p.target_utilization,
-                    p.tpot_target_ms / 1000)
+    free = sv.fleet(e, rate, p.target_utilization, prefill_s_per_request=0.0)
     d.step("replicas_if_prefill_free", "Replicas if prefill hid entirely inside decode steps", free.replicas, "1",
            noun="replicas", formula="same fleet with prefill costing nothing")
 
     # --- failure modes, in numbers ---
     survivors = max(1, f.replicas - 1)
-    tpot_s = p.tpot_target_ms / 1000
-
-    def busy_share(engine: la.Engine, load: float, replicas: int) -> float:
-        """Busy share of each of `replicas` carrying `load`: prefill plus decode at the batch each then holds."""
-        return load * engine.prefill_s_per_request / replicas + la.decode_busy(engine, load / replicas,
-                                                                            p.output_tokens, tpot_s)[0]
 
     d.step("utilization_after_replica_loss", "Busy share of the survivors when one replica dies",
-           100 * busy_share(e, rate, survivors), "%",
+           100 * sv.busy_share(e, rate, survivors), "%",
            formula="100 × ({prefill_replica_equivalents} / ({replicas} − 1) + decode busy at the batch each "
                    "survivor then holds)")
     d.step("requests_lost_per_replica_failure", "Requests in flight on one replica that dies",
            in_flight / f.replicas, "1", noun="requests", formula="{requests_in_flight} / {replicas}")
     cold_rate, _, _ = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
-    cold_engine = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, p.prompt_tokens, 0.0,
-                            p.output_tokens, tpot_s, p.hbm_efficiency, p.mfu)
+    cold_engine = served(p, 0.0)
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
-           100 * busy_share(cold_engine, cold_rate, f.replicas), "%",
+           100 * sv.busy_share(cold_engine, cold_rate, f.replicas), "%",
            formula="100 × busy share of {replicas} replicas with every prompt token prefilled")
     return d

@@ -45,7 +45,9 @@ def test_with_defaults_keeps_the_one_declaration():
     (dict(model="Custom", custom_heads=64, custom_kv_heads=6), "do not split"),
 ])
 def test_what_cannot_run_is_said(knobs, says):
-    assert says in problem(EngineKnobs(**knobs))
+    assert says in problem(EngineKnobs.model_construct(**{**EngineKnobs().model_dump(), **knobs}))
+    with pytest.raises(ValueError, match=says):  # and the knobs refuse it in the same words
+        EngineKnobs(**knobs)
 
 
 def test_a_drawn_scenario_names_catalog_parts_and_keeps_the_custom_defaults():

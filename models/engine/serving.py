@@ -1,0 +1,204 @@
+"""A replica serving one request shape at a TPOT target, and the fleet that carries a load.
+
+    batch caps       memory: KV room / KV of one sequence at its longest
+                     TPOT:   the largest batch whose decode step meets the target (the roofline's
+                             bytes side and FLOP side each give one; the tighter holds)
+    batch            the given batch if the question gives one, else max(1, min(both caps))
+    decode context   prompt + output / 2: the average KV a decode step reads per sequence
+    prefill          uncached prompt tokens at the prefill MFU, after the cached ones
+    fleet            the fewest replicas whose prefill plus decode, at the batch each replica then
+                     holds (each sequence served at the TPOT target: Little's law), stay within the
+                     target utilization, and whose decode slots hold the sequences in flight
+
+Every decode step rereads all the weights however few sequences ride in it, so a replica holding
+fewer sequences than its cap pays nearly the full step for each of their tokens.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from models.engine.roofline import DecodeStep, Replica, floor_batch
+
+
+@dataclass(frozen=True)
+class Served:
+    replica: Replica
+    prompt_tokens: float
+    output_tokens: float
+    prefix_cache_hit: float
+    tpot_s: float
+    given_batch: int = 0  # 0: the batch the caps allow
+
+    # --- memory ---------------------------------------------------------------------------------
+
+    @property
+    def kv_bytes_per_sequence(self) -> float:
+        return self.replica.kv_bytes_per_token * (self.prompt_tokens + self.output_tokens)
+
+    @property
+    def batch_memory_cap_continuous(self) -> float:
+        return max(0.0, self.replica.kv_room_bytes / self.kv_bytes_per_sequence)
+
+    @property
+    def batch_memory_cap(self) -> int:
+        return floor_batch(self.batch_memory_cap_continuous)
+
+    # --- decode ---------------------------------------------------------------------------------
+
+    @property
+    def decode_context_tokens(self) -> float:
+        return self.prompt_tokens + self.output_tokens / 2
+
+    @cached_property
+    def batch_tpot_cap_continuous(self) -> float:
+        return self.replica.tpot_batch_cap(self.tpot_s, self.decode_context_tokens)
+
+    @property
+    def batch_tpot_cap(self) -> int:
+        return floor_batch(self.batch_tpot_cap_continuous)
+
+    @property
+    def derived_batch(self) -> int:
+        return max(1, min(self.batch_memory_cap, self.batch_tpot_cap))
+
+    @property
+    def batch(self) -> int:
+        return self.given_batch or self.derived_batch
+
+    def step(self, batch: float) -> DecodeStep:
+        return self.replica.decode_step(batch, self.decode_context_tokens)
+
+    @cached_property
+    def decode(self) -> DecodeStep:
+        return self.step(self.batch)
+
+    @property
+    def decode_step_s(self) -> float:
+        return self.decode.step_s
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        return self.batch / self.decode_step_s
+
+    # --- prefill --------------------------------------------------------------------------------
+
+    @property
+    def uncached_prompt_tokens(self) -> float:
+        return self.prompt_tokens * (1 - self.prefix_cache_hit)
+
+    @property
+    def cached_prompt_tokens(self) -> float:
+        return self.prompt_tokens - self.uncached_prompt_tokens
+
+    @cached_property
+    def prefill_flops_per_request(self) -> float:
+        return self.replica.prefill_flops(self.uncached_prompt_tokens, self.cached_prompt_tokens)
+
+    @cached_property
+    def prefill_s_per_request(self) -> float:
+        return self.replica.prefill_s(self.uncached_prompt_tokens, self.cached_prompt_tokens)
+
+    def with_prefix_cache_hit(self, hit: float) -> "Served":
+        return replace(self, prefix_cache_hit=hit)
+
+
+# --- the fleet -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fleet:
+    prefill_replica_equivalents: float
+    decode_replica_equivalents: float  # at the batch each replica holds, summed over the fleet
+    replicas: int
+    replicas_continuous: float  # before the ceiling
+    held_batch: float  # sequences each replica decodes at once
+    held_step_s: float  # its decode step at that batch
+
+
+def held_batch(rate_per_replica: float, output_tokens: float, tpot_s: float) -> float:
+    """Sequences a replica decodes at once when each is served at the TPOT target (Little's law)."""
+    return rate_per_replica * output_tokens * tpot_s
+
+
+def decode_busy(s: Served, rate_per_replica: float) -> tuple[float, float, float]:
+    """(busy share, held batch, step) of one replica's decode at the batch it actually holds:
+    tokens/s x step(b) / b, with at least one rider (below one sequence at a time each token is a
+    step of its own)."""
+    b = held_batch(rate_per_replica, s.output_tokens, s.tpot_s)
+    riders = max(1.0, b)
+    step = s.step(riders).step_s
+    return rate_per_replica * s.output_tokens * step / riders, b, step
+
+
+def busy_share(s: Served, rate: float, replicas: float, prefill_s_per_request: float | None = None) -> float:
+    """Busy share of each of `replicas` carrying `rate` requests/s: prefill plus decode."""
+    pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
+    return rate * pf / replicas + decode_busy(s, rate / replicas)[0]
+
+
+def running_batch(s: Served, rate_per_replica: float, prefill_s_per_request: float | None = None) -> float:
+    """Sequences a replica holds when it steps as fast as it can (continuous batching): the fixed
+    point of b = a x step(b), prefill's share of the time taken out first. inf when the replica
+    cannot keep up at any batch."""
+    pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
+    free = 1 - rate_per_replica * pf
+    if free <= 0:
+        return math.inf
+    a = rate_per_replica * s.output_tokens / free  # sequences per second of step time
+    b = 1.0
+    for _ in range(200):  # step grows slower than b below capacity, so the iteration converges
+        nxt = a * s.step(b).step_s
+        if nxt > 1e9:
+            return math.inf
+        if abs(nxt - b) < 1e-9 * max(1.0, b):
+            return nxt
+        b = nxt
+    return b
+
+
+def fleet(s: Served, rate: float, target_utilization: float, prefill_s_per_request: float | None = None) -> Fleet:
+    """The fewest replicas that carry `rate` requests/s within the target utilization and whose
+    decode slots hold the sequences in flight. `prefill_s_per_request` overrides the prefill cost
+    (0: prefill hidden inside decode steps)."""
+    pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
+    prefill = rate * pf
+
+    def busy(replicas: float) -> float:
+        return busy_share(s, rate, replicas, pf)
+
+    lo, hi = 1e-6, max(1.0, rate * (pf + s.output_tokens * s.decode_step_s) * 10) + 1.0
+    while busy(hi) > target_utilization:  # a busy floor no fleet gets under: grow the bracket
+        hi *= 2
+        if hi > 1e9:
+            break
+    for _ in range(100):  # busy falls as replicas grow: bisect for the continuous count
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if busy(mid) > target_utilization else (lo, mid)
+    replicas = max(1, math.ceil(hi - 1e-9))
+    while running_batch(s, rate / replicas, pf) > s.batch:  # the decode slots must hold them
+        replicas += 1
+    share, b, step = decode_busy(s, rate / replicas)
+    return Fleet(prefill, share * replicas, replicas, hi, b, step)
+
+
+def served_problem(s: Served) -> str | None:
+    """Why one sequence of this shape cannot be served at the target, in a sentence, or None."""
+    r = s.replica
+    if r.kv_room_bytes < s.kv_bytes_per_sequence:
+        return (f"{r.model.name} needs {r.weight_bytes / 1e9:,.0f} GB of weights plus "
+                f"{s.kv_bytes_per_sequence / 1e9:,.1f} GB of KV for one sequence, but {r.tp} × {r.hw.name} offer "
+                f"{r.usable_hbm_bytes / 1e9:,.0f} GB usable. Use more accelerators per replica, a larger part, "
+                f"a smaller weight or KV format, or a shorter sequence.")
+    if s.given_batch > s.batch_memory_cap:
+        return (f"A batch of {s.given_batch} sequences needs {s.given_batch * s.kv_bytes_per_sequence / 1e9:,.1f} GB "
+                f"of KV at its longest; beside the weights, {r.tp} × {r.hw.name} hold "
+                f"{s.batch_memory_cap} such sequences.")
+    one = s.step(1)
+    if one.step_s > s.tpot_s and not s.given_batch:
+        return (f"One decode step of {r.model.name} on {r.tp} × {r.hw.name} takes at least "
+                f"{one.step_s * 1000:,.1f} ms, more than the {s.tpot_s * 1000:,.0f} ms TPOT target. "
+                f"Loosen the target, add accelerators per replica or pick a faster part.")
+    return None
