@@ -13,6 +13,7 @@ scenario cannot run (a format the part lacks, a TP wider than its fabric, weight
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import create_model, model_validator
@@ -168,10 +169,15 @@ def with_defaults(group: type[StrictModel], **defaults: Any) -> type[StrictModel
 # ---------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=None)
+def _catalog_llm(name: str) -> LLM:
+    return with_counted_params(catalog_model(name))
+
+
 def llm(p: Any) -> LLM:
     """The model the knobs name, its parameters counted from its shape."""
     if p.model != CUSTOM:
-        return with_counted_params(catalog_model(p.model))
+        return _catalog_llm(p.model)
     mla = p.custom_kv_lora_rank > 0
     moe = p.custom_experts > 0
     shape = LLM(
@@ -189,9 +195,14 @@ def llm(p: Any) -> LLM:
     return with_counted_params(shape)
 
 
+@lru_cache(maxsize=None)
+def _catalog_part(name: str) -> Hardware:
+    return hardware.named(name)
+
+
 def accelerator(p: Any) -> Hardware:
     if p.gpu != CUSTOM:
-        return hardware.named(p.gpu)
+        return _catalog_part(p.gpu)
     return hardware.custom(p.custom_hbm_GB, p.custom_hbm_TBps, p.custom_bf16_TFLOPs, p.custom_fp8_TFLOPs,
                            p.custom_int8_TOPs, p.custom_link_GBps, p.custom_domain, p.custom_nic_Gbps)
 

@@ -72,6 +72,19 @@ class Served:
         return self.replica.decode_step(batch, self.decode_context_tokens)
 
     @cached_property
+    def _step_line(self) -> tuple[float, float, float, float, float]:
+        """The decode step's pieces as lines in the batch, read off the roofline at 0 and 1 sequence:
+        the fleet search evaluates the step thousands of times per solve."""
+        zero, one = self.step(0), self.step(1)
+        return (zero.memory_s, one.memory_s - zero.memory_s, one.compute_s,
+                zero.allreduce_s + zero.overhead_s, one.allreduce_s - zero.allreduce_s)
+
+    def step_s(self, batch: float) -> float:
+        """`step(batch).step_s`, fast."""
+        mem0, mem1, flop1, fixed, comm1 = self._step_line
+        return max(mem0 + mem1 * batch, flop1 * batch) + fixed + comm1 * batch
+
+    @cached_property
     def decode(self) -> DecodeStep:
         return self.step(self.batch)
 
@@ -129,7 +142,7 @@ def decode_busy(s: Served, rate_per_replica: float) -> tuple[float, float, float
     step of its own)."""
     b = held_batch(rate_per_replica, s.output_tokens, s.tpot_s)
     riders = max(1.0, b)
-    step = s.step(riders).step_s
+    step = s.step_s(riders)
     return rate_per_replica * s.output_tokens * step / riders, b, step
 
 
@@ -141,22 +154,47 @@ def busy_share(s: Served, rate: float, replicas: float, prefill_s_per_request: f
 
 def running_batch(s: Served, rate_per_replica: float, prefill_s_per_request: float | None = None) -> float:
     """Sequences a replica holds when it steps as fast as it can (continuous batching): the fixed
-    point of b = a x step(b), prefill's share of the time taken out first. inf when the replica
-    cannot keep up at any batch."""
+    point of b = a x step(b), a the sequences per second of step time once prefill's share is taken
+    out. The step is the larger of two lines in b, so the fixed point is the larger of each line's;
+    inf when the replica cannot keep up at any batch."""
     pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
     free = 1 - rate_per_replica * pf
     if free <= 0:
         return math.inf
-    a = rate_per_replica * s.output_tokens / free  # sequences per second of step time
-    b = 1.0
-    for _ in range(200):  # step grows slower than b below capacity, so the iteration converges
-        nxt = a * s.step(b).step_s
-        if nxt > 1e9:
+    a = rate_per_replica * s.output_tokens / free
+    mem0, mem1, flop1, fixed, comm1 = s._step_line
+    points = []
+    for intercept, slope in ((mem0 + fixed, mem1 + comm1), (fixed, flop1 + comm1)):
+        if a * slope >= 1:
             return math.inf
-        if abs(nxt - b) < 1e-9 * max(1.0, b):
-            return nxt
-        b = nxt
-    return b
+        points.append(a * intercept / (1 - a * slope))
+    return max(points)
+
+
+def _replicas_for_busy(s: Served, rate: float, pf: float, target: float) -> float:
+    """The continuous R where prefill / R plus decode busy at the batch each replica holds equals
+    the target. With b = rate x output x TPOT / R sequences each (b >= 1), busy is the larger of two
+    lines in 1/R, c + k / R, so each side gives its R and the larger holds; below one sequence at a
+    time a replica steps once per token: busy = rate x (prefill + output x step(1)) / R."""
+    mem0, mem1, flop1, fixed, comm1 = s._step_line
+    o, tpot = s.output_tokens, s.tpot_s
+    many = 0.0
+    for floor_share, per_token in (((mem0 + fixed) / tpot, mem1 + comm1), (fixed / tpot, flop1 + comm1)):
+        if floor_share >= target:  # the weight read and fixed costs alone exceed the target
+            many = math.inf
+            break
+        many = max(many, rate * (pf + o * per_token) / (target - floor_share))
+    if many < math.inf and rate * o * tpot / many >= 1:
+        return many
+    return rate * (pf + o * s.step_s(1)) / target
+
+
+def _replicas_for_slots(s: Served, rate: float, pf: float) -> float:
+    """The continuous R at which the sequences each replica holds, stepping flat out, fit its batch."""
+    mem0, mem1, flop1, fixed, comm1 = s._step_line
+    batch = s.batch
+    a_max = min(batch / (mem0 + fixed + (mem1 + comm1) * batch), batch / (fixed + (flop1 + comm1) * batch))
+    return rate * pf + rate * s.output_tokens / a_max
 
 
 def fleet(s: Served, rate: float, target_utilization: float, prefill_s_per_request: float | None = None) -> Fleet:
@@ -164,24 +202,10 @@ def fleet(s: Served, rate: float, target_utilization: float, prefill_s_per_reque
     decode slots hold the sequences in flight. `prefill_s_per_request` overrides the prefill cost
     (0: prefill hidden inside decode steps)."""
     pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
-    prefill = rate * pf
-
-    def busy(replicas: float) -> float:
-        return busy_share(s, rate, replicas, pf)
-
-    lo, hi = 1e-6, max(1.0, rate * (pf + s.output_tokens * s.decode_step_s) * 10) + 1.0
-    while busy(hi) > target_utilization:  # a busy floor no fleet gets under: grow the bracket
-        hi *= 2
-        if hi > 1e9:
-            break
-    for _ in range(100):  # busy falls as replicas grow: bisect for the continuous count
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if busy(mid) > target_utilization else (lo, mid)
-    replicas = max(1, math.ceil(hi - 1e-9))
-    while running_batch(s, rate / replicas, pf) > s.batch:  # the decode slots must hold them
-        replicas += 1
+    continuous = max(_replicas_for_busy(s, rate, pf, target_utilization), _replicas_for_slots(s, rate, pf))
+    replicas = max(1, math.ceil(continuous - 1e-9))
     share, b, step = decode_busy(s, rate / replicas)
-    return Fleet(prefill, share * replicas, replicas, hi, b, step)
+    return Fleet(rate * pf, share * replicas, replicas, continuous, b, step)
 
 
 def served_problem(s: Served) -> str | None:

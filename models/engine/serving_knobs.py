@@ -51,7 +51,8 @@ class BatchKnobs(StrictModel):
     given_batch: Annotated[int, Knob(
         "Decode batch (0: derived)", "sequences", 0, 16384, 1,
         help="0 lets the TPOT target and the KV room set the batch; a number fixes it, as a worked "
-             "problem that states its batch does. The derived caps stay shown beside it.")] = 0
+             "problem that states its batch does. The derived caps stay shown beside it.",
+        draw=(0, 0))] = 0  # a mock draws the derived batch
 
 
 class ServingKnobs(EngineKnobs, BatchKnobs, SloKnobs, RequestKnobs):

@@ -18,156 +18,189 @@ from models.serving.serving_platform import Params, solve
 H100_HBM_Bps = 3.35e12  # H100 SXM datasheet
 H100_BF16_FLOPs = 989e12  # dense
 H100_MEM_B = 80e9
-L70_PARAMS, L70_LAYERS, L70_HEADS, L70_KV_HEADS, HEAD_DIM = 70.6e9, 80, 64, 8, 128  # Llama 3 paper
-L8_PARAMS, L8_LAYERS, L8_HEADS, L8_KV_HEADS = 8.03e9, 32, 32, 8
+H100_NVLINK_Bps = 450e9  # NVLink 4, each direction
+# Llama 3 70B: 80 layers, 64 heads, 8 KV heads, d_model 8,192 (Llama 3 paper); 70,552,387,584 parameters
+# counted from that shape (tests/models/test_engine_shape.py checks the count against the published total)
+L70_PARAMS, L70_LAYERS, L70_HEADS, L70_KV_HEADS, L70_D, HEAD_DIM = 70_552_387_584, 80, 64, 8, 8192, 128
+L8_PARAMS, L8_LAYERS, L8_HEADS, L8_KV_HEADS, L8_D = 8.03e9, 32, 32, 8, 4096
+# The engine's defaults: decode MBU 70%, MFU 50% for decode and prefill, 1 ms fixed per step, 6 us per
+# all-reduce (two per layer), 90% of HBM for weights and KV.
+MBU, MFU, FIXED_S, AR_LATENCY_S = 0.7, 0.5, 1e-3, 6e-6
 
 
-def _chain_by_hand(*, params, layers, heads, kv_heads, gpus, users, think, prompt, hit, output, tpot,
-                   bytes_per_param=2.0, hbm=H100_HBM_Bps, peak=H100_BF16_FLOPs, mem=H100_MEM_B,
-                   eff=0.7, mfu=0.5, util=0.7):
-    """The page's chain written out step by step."""
-    weights = params * bytes_per_param
+def _chain_by_hand(*, params, layers, heads, kv_heads, d_model, gpus, users, think, prompt, hit, output, tpot,
+                   util=0.7):
+    """The page's chain written out step by step, with the tensor-parallel all-reduce as a ring."""
+    weights = params * 2
     kv_tok = 2 * layers * kv_heads * HEAD_DIM * 2  # K and V, bf16
-    room = 0.9 * gpus * mem - weights
-    mem_cap = math.floor(room / (kv_tok * (prompt + output)))
-    bw = gpus * hbm * eff
-    flops = gpus * peak * mfu
+    mem_cap = math.floor((0.9 * gpus * H100_MEM_B - weights) / (kv_tok * (prompt + output)))
+    bw, flops = gpus * H100_HBM_Bps * MBU, gpus * H100_BF16_FLOPs * MFU
     ctx = prompt + output / 2
-    w_s = weights / bw
-    kv_s = kv_tok * ctx / bw
+    w_s, kv_s = weights / bw, kv_tok * ctx / bw
     attn = 4 * layers * heads * HEAD_DIM  # QK^T and AV, 2 FLOP per multiply-add
     per_tok = 2 * params + attn * ctx
-    tpot_cap = min(math.floor((tpot - w_s) / kv_s), math.floor(tpot * flops / per_tok))
+    n_ar = 2 * layers if gpus > 1 else 0
+    ar_fixed = n_ar * AR_LATENCY_S
+    ar_per_token = n_ar * 2 * (gpus - 1) / gpus * d_model * 2 / H100_NVLINK_Bps  # ring: 2(n-1)/n of the payload
+    fixed = FIXED_S + ar_fixed
+    tpot_cap = math.floor(min((tpot - fixed - w_s) / (kv_s + ar_per_token), (tpot - fixed) / (per_tok / flops + ar_per_token)))
     batch = min(mem_cap, tpot_cap)
-    step = max(w_s + batch * kv_s, batch * per_tok / flops)
+    step = max(w_s + batch * kv_s, batch * per_tok / flops) + fixed + batch * ar_per_token
     uncached = prompt * (1 - hit)
     cached = prompt - uncached
-    prefill = uncached * (2 * params + attn * (cached + uncached / 2)) / flops
+    pairs = uncached * cached + uncached * (uncached - 1) / 2
+    prefill = (2 * params * uncached + attn * pairs) / flops + ar_fixed + uncached * ar_per_token
     response = prefill + output * step
     rate = users / (think + response)
     pre_eq = rate * prefill
     # Each replica holds b = rate / R x output x TPOT sequences (served at the target) and steps at
-    # w_s + b x kv_s (memory-bound there): decode busy = step / TPOT. Prefill / R + that = util gives
-    # R = (prefill work + rate x output x kv_s) / (util - w_s / TPOT), before the ceiling.
-    replicas_continuous = (pre_eq + rate * output * kv_s) / (util - w_s / tpot)
+    # w_s + fixed + b x (kv_s + all-reduce per token) (memory-bound there): decode busy = step / TPOT.
+    # Prefill / R + that = util gives R = (prefill work + rate x output x per-token part) / (util -
+    # (w_s + fixed) / TPOT), before the ceiling.
+    replicas_continuous = (pre_eq + rate * output * (kv_s + ar_per_token)) / (util - (w_s + fixed) / tpot)
     replicas = math.ceil(replicas_continuous)
     held = rate / replicas * output * tpot
-    dec_eq = replicas * (w_s + held * kv_s) / tpot
+    dec_eq = replicas * (w_s + fixed + held * (kv_s + ar_per_token)) / tpot
     return dict(batch=batch, mem_cap=mem_cap, tpot_cap=tpot_cap, step=step, prefill=prefill, response=response,
                 rate=rate, in_flight=rate * response, pre_eq=pre_eq, dec_eq=dec_eq, replicas=replicas,
-                replicas_continuous=replicas_continuous, held=held,
-                gpus=replicas * gpus)
+                replicas_continuous=replicas_continuous, held=held, w_s=w_s, kv_s=kv_s, fixed=fixed,
+                ar_per_token=ar_per_token, gpus=replicas * gpus)
+
+
+SEED = dict(params=L70_PARAMS, layers=L70_LAYERS, heads=L70_HEADS, kv_heads=L70_KV_HEADS, d_model=L70_D, gpus=8,
+            users=2000, think=30, prompt=2000, hit=0.5, output=400, tpot=0.05)
 
 
 def test_seed_scenario_two_thousand_users_to_replicas():
     d = solve(Params())
-    # Llama-3-70B in bf16: 70.6e9 x 2 B = 141.2 GB; KV 2 x 80 x 8 x 128 x 2 B = 327,680 B per token
-    assert d.value("weight_bytes") == pytest.approx(141.2e9)
+    # Llama-3-70B in bf16: 70.55e9 x 2 B = 141.1 GB; KV 2 x 80 x 8 x 128 x 2 B = 327,680 B per token
+    assert d.value("weight_bytes") == pytest.approx(141.1e9, rel=1e-4)
     assert d.value("kv_bytes_per_token") == 327_680
-    # HBM left on 8 x H100: 0.9 x 640 GB - 141.2 GB = 434.8 GB; one 2,400-token conversation is
+    # HBM left on 8 x H100: 0.9 x 640 GB - 141.1 GB = 434.9 GB; one 2,400-token conversation is
     # 327,680 x 2,400 = 786.4 MB, so 552 fit
-    assert d.value("kv_room_bytes") == pytest.approx(434.8e9)
+    assert d.value("kv_room_bytes") == pytest.approx(434.9e9, rel=1e-4)
     assert d.value("kv_bytes_per_sequence") == pytest.approx(786_432_000)
     assert d.value("batch_memory_cap") == 552
-    # weights read at 8 x 3.35 TB/s x 0.7 = 18.76 TB/s: 141.2 / 18.76 = 7.527 ms
-    assert d.value("weight_read_s") == pytest.approx(141.2e9 / 18.76e12)
-    # TPOT cap: (50 ms - 7.527 ms) / (327,680 x 2,200 / 18.76e12 = 38.43 us) = 1,105
-    assert d.value("batch_tpot_cap") == 1105
+    # weights read at 8 x 3.35 TB/s x 0.7 = 18.76 TB/s: 141.1 / 18.76 = 7.522 ms
+    assert d.value("weight_read_s") == pytest.approx(141.1e9 / 18.76e12, rel=1e-4)
+    # all-reduces: 160 a step, 6 us each = 0.96 ms, plus 160 x 2 x 7/8 x 8,192 x 2 B / 450 GB/s = 10.19 us a sequence
+    assert d.value("allreduce_fixed_s") == pytest.approx(160 * 6e-6)
+    # TPOT cap: (50 - 1 - 0.96 - 7.522 ms) / (38.43 + 10.19 us) = 833.3 -> 833; memory holds 552
+    assert d.value("batch_tpot_cap_continuous") == pytest.approx(40.518e-3 / (38.427e-6 + 10.194e-6), rel=1e-3)
+    assert d.value("batch_tpot_cap") == 833
     assert d.value("decode_batch") == 552
     assert d.value("batch_limited_by") == "memory"
-    # step: 7.527 ms + 552 x 38.43 us = 28.74 ms (FLOP side 552 x 146.97 GFLOP / 3.956 PFLOP/s = 20.5 ms)
-    assert d.value("decode_step_s") == pytest.approx(0.0075267 + 552 * 3.8429e-5, rel=1e-4)
-    assert d.value("decode_step_compute_s") == pytest.approx(552 * 146.967e9 / 3.956e15, rel=1e-4)
-    # prefill: 1,000 uncached tokens x (141.2 GFLOP + 2,621,440 x 1,500) / 3.956e15 = 36.69 ms
-    assert d.value("prefill_s_per_request") == pytest.approx(1000 * (141.2e9 + 2_621_440 * 1500) / 3.956e15)
-    # response 36.69 ms + 400 x 28.74 ms = 11.53 s; rate 2,000 / (30 + 11.53) = 48.16 req/s
-    assert d.value("response_time_s") == pytest.approx(11.533, rel=1e-3)
-    assert d.value("request_rate") == pytest.approx(2000 / (30 + 11.533), rel=1e-3)
-    # Little: 48.16 x 11.53 = 555 in flight, not 2,000
-    assert d.value("requests_in_flight") == pytest.approx(555.3, rel=1e-3)
-    # work: prefill 48.16 x 36.69 ms = 1.767 replicas' worth
-    assert d.value("prefill_replica_equivalents") == pytest.approx(1.767, rel=1e-3)
-    # decode at the batch a replica holds: every step rereads the weights (7.527 ms, 15.05% of a 50 ms
-    # TPOT however few sequences ride). R = (1.767 + 48.16 x 400 x 38.43 us) / (0.7 - 0.1505) = 4.56 -> 5
-    assert d.value("weight_read_floor_busy") == pytest.approx(100 * 7.5267e-3 / 0.05, rel=1e-4)
-    assert d.value("replicas_continuous") == pytest.approx((1.767 + 48.16 * 400 * 3.8429e-5) / (0.7 - 0.15053),
+    # step: 7.522 ms + 552 x 38.43 us = 28.73 ms of bytes; + 0.96 + 552 x 10.19 us = 6.587 ms of all-reduce; + 1 ms
+    assert d.value("decode_step_memory_s") == pytest.approx(7.5216e-3 + 552 * 38.427e-6, rel=1e-4)
+    assert d.value("decode_step_allreduce_s") == pytest.approx(0.96e-3 + 552 * 10.1945e-6, rel=1e-4)
+    assert d.value("decode_step_s") == pytest.approx(28.733e-3 + 6.587e-3 + 1e-3, rel=1e-3)
+    # prefill: 1,000 uncached tokens after 1,000 cached: 2 x 70.55e9 x 1,000 + 2,621,440 x (1,000 x 1,000 +
+    # 1,000 x 999 / 2) = 145.0 TFLOP at 3.956 PFLOP/s = 36.66 ms, + 0.96 + 1,000 x 10.19 us of all-reduce
+    assert d.value("prefill_s_per_request") == pytest.approx(
+        (141.1e12 + 2_621_440 * 1_499_500) / 3.956e15 + 0.96e-3 + 10.19e-3, rel=1e-3)
+    # response 47.82 ms + 400 x 36.32 ms = 14.58 s; rate 2,000 / (30 + 14.58) = 44.87 req/s
+    assert d.value("response_time_s") == pytest.approx(14.576, rel=1e-3)
+    assert d.value("request_rate") == pytest.approx(2000 / 44.576, rel=1e-3)
+    # Little: 44.87 x 14.58 = 654 in flight, not 2,000
+    assert d.value("requests_in_flight") == pytest.approx(654.0, rel=1e-3)
+    # work: prefill 44.87 x 47.82 ms = 2.145 replicas' worth
+    assert d.value("prefill_replica_equivalents") == pytest.approx(2.145, rel=1e-3)
+    # every step rereads the weights and pays its fixed costs: (7.522 + 1 + 0.96) / 50 = 19.0% of every replica.
+    # R = (2.145 + 44.87 x 400 x (38.43 + 10.19) us) / (0.7 - 0.1896) = 5.91 -> 6
+    assert d.value("weight_read_floor_busy") == pytest.approx(100 * 7.5216e-3 / 0.05, rel=1e-4)
+    assert d.value("replicas_continuous") == pytest.approx((2.145 + 44.87 * 400 * 48.621e-6) / (0.7 - 0.18963),
                                                            rel=2e-3)
-    assert d.value("replicas") == 5
-    assert d.value("gpus") == 40
-    # each of 5 holds 48.16 / 5 x 400 x 0.05 = 192.6 sequences; step 7.527 + 192.6 x 38.43 us = 14.93 ms
-    assert d.value("held_batch") == pytest.approx(48.16 / 5 * 400 * 0.05, rel=1e-3)
-    assert d.value("held_batch_step_s") == pytest.approx(7.5267e-3 + 192.64 * 3.8429e-5, rel=1e-3)
-    assert d.value("decode_busy_fraction") == pytest.approx(100 * 14.93e-3 / 0.05, rel=1e-3)
-    # the old count charged decode as a full 552-sequence batch on 4 replicas: 48.16 x 400 x 28.74 ms / 552
-    # = 1.003 replicas' worth, 25% each; at the 241 sequences 4 replicas really hold, it is 33.6%
-    old_busy_at_4 = 1.767 / 4 + (7.5267e-3 + 48.16 / 4 * 400 * 0.05 * 3.8429e-5) / 0.05
-    assert old_busy_at_4 > 0.7
+    assert d.value("replicas") == 6
+    assert d.value("gpus") == 48
+    # each of 6 holds 44.87 / 6 x 400 x 0.05 = 149.6 sequences
+    assert d.value("held_batch") == pytest.approx(44.87 / 6 * 400 * 0.05, rel=1e-3)
+    assert d.value("held_batch_step_s") == pytest.approx(9.4816e-3 + 149.56 * 48.621e-6, rel=1e-3)
 
 
 def test_seed_scenario_matches_the_chain_written_out():
     d = solve(Params())
-    h = _chain_by_hand(params=L70_PARAMS, layers=L70_LAYERS, heads=L70_HEADS, kv_heads=L70_KV_HEADS, gpus=8,
-                       users=2000, think=30, prompt=2000, hit=0.5, output=400, tpot=0.05)
+    h = _chain_by_hand(**SEED)
     assert d.value("decode_batch") == h["batch"]
-    assert d.value("request_rate") == pytest.approx(h["rate"])
-    assert d.value("requests_in_flight") == pytest.approx(h["in_flight"])
+    assert d.value("decode_step_s") == pytest.approx(h["step"], rel=1e-3)
+    assert d.value("request_rate") == pytest.approx(h["rate"], rel=1e-3)
+    assert d.value("requests_in_flight") == pytest.approx(h["in_flight"], rel=1e-3)
+    assert d.value("replicas_continuous") == pytest.approx(h["replicas_continuous"], rel=1e-3)
     assert d.value("replicas") == h["replicas"]
+    assert d.value("decode_replica_equivalents") == pytest.approx(h["dec_eq"], rel=1e-3)
 
 
 def test_the_think_time_assumption_shown_live():
     d = solve(Params())
-    # think time 0: 2,000 / 11.53 s = 173.4 req/s; prefill 173.4 x 36.69 ms = 6.36;
-    # (6.36 + 173.4 x 400 x 38.43 us) / (0.7 - 0.1505) = 16.43 -> 17 replicas, 136 GPUs
-    assert d.value("request_rate_without_think_time") == pytest.approx(2000 / 11.533, rel=1e-3)
-    assert d.value("replicas_without_think_time") == 17
-    assert d.value("gpus_without_think_time") == 136
+    # think time 0: every user always has a request open, 2,000 / 14.58 s = 137.2 req/s
+    assert d.value("request_rate_without_think_time") == pytest.approx(2000 / 14.576, rel=1e-3)
+    h = _chain_by_hand(**{**SEED, "think": 0})
+    assert d.value("replicas_without_think_time") == h["replicas"] == 19
+    assert d.value("gpus_without_think_time") == 8 * 19
     # and with a think time near zero every user has a request open
     near_zero = solve(Params(think_time_s=1))
-    assert near_zero.value("requests_in_flight") == pytest.approx(2000 * 11.533 / (1 + 11.533), rel=1e-3)
+    assert near_zero.value("requests_in_flight") == pytest.approx(2000 * 14.576 / (1 + 14.576), rel=1e-3)
+
+
+def _busy_by_hand(h: dict, replicas: int, rate: float, tpot: float = 0.05, output: int = 400) -> float:
+    held = rate / replicas * output * tpot
+    step = h["w_s"] + h["fixed"] + held * (h["kv_s"] + h["ar_per_token"])
+    return rate * h["prefill"] / replicas + step / tpot
 
 
 def test_cold_cache_and_replica_loss():
     d = solve(Params())
-    # hit 0: 2,000 tokens x (141.2 GFLOP + 2,621,440 x 1,000) / 3.956e15 = 72.7 ms of prefill;
-    # response 11.569 s; rate 2,000 / 41.569 = 48.11; (3.498 + 48.11 x 400 x 38.43 us) / 0.5495 = 7.71 -> 8
-    assert d.value("replicas_without_prefix_cache") == 8
-    # the 5 replicas with a cold cache: 3.498 / 5 prefill + (7.527 + 192.4 x 38.43 us) / 50 ms decode = 99.8%
-    cold_busy = 48.11 * 72.7e-3 / 5 + (7.5267e-3 + 48.11 / 5 * 400 * 0.05 * 3.8429e-5) / 0.05
-    assert d.value("utilization_if_cache_cold") == pytest.approx(100 * cold_busy, rel=2e-3)
-    # one of 5 replicas lost: 1.767 / 4 + (7.527 + 240.8 x 38.43 us) / 50 ms = 77.7% busy
-    lost = 1.767 / 4 + (7.5267e-3 + 48.16 / 4 * 400 * 0.05 * 3.8429e-5) / 0.05
-    assert d.value("utilization_after_replica_loss") == pytest.approx(100 * lost, rel=1e-3)
-    assert d.value("requests_lost_per_replica_failure") == pytest.approx(555.3 / 5, rel=1e-3)
-    # prefill free: 48.16 x 400 x 38.43 us / 0.5495 = 1.35 -> 2; by slots: ceil(555.3 / (552 x 0.7)) = 2
+    seed, cold = _chain_by_hand(**SEED), _chain_by_hand(**{**SEED, "hit": 0})
+    # hit 0: 2,000 tokens of prefill, 94.0 ms a request; the fleet needs 10 replicas
+    assert cold["prefill"] == pytest.approx(0.0940, rel=1e-3)
+    assert d.value("replicas_without_prefix_cache") == cold["replicas"] == 10
+    # the 6 replicas with a cold cache are asked for 103.7%: the queue grows without bound
+    assert d.value("utilization_if_cache_cold") == pytest.approx(100 * _busy_by_hand(cold, 6, cold["rate"]), rel=2e-3)
+    assert d.value("utilization_if_cache_cold") > 100
+    # one of 6 replicas lost: 2.145 / 5 + decode at the 179.5 sequences each survivor holds = 79.3% busy
+    assert d.value("utilization_after_replica_loss") == pytest.approx(100 * _busy_by_hand(seed, 5, seed["rate"]),
+                                                                      rel=1e-3)
+    assert d.value("requests_lost_per_replica_failure") == pytest.approx(654.0 / 6, rel=1e-3)
+    # prefill free: 44.87 x 400 x 48.62 us / 0.5104 = 1.71 -> 2; by slots: ceil(654 / (552 x 0.7)) = 2
     assert d.value("replicas_if_prefill_free") == 2
     assert d.value("replicas_by_slots") == 2
 
 
 def test_variant_small_model_one_gpu_no_cache():
     p = Params(concurrent_users=1000, think_time_s=10, prompt_tokens=1000, prefix_cache_hit=0, output_tokens=200,
-               tpot_target_ms=30, model="Llama-3-8B", gpus_per_replica=1)
+               tpot_target_ms=30, model="Llama-3-8B", tp_degree=1)
     d = solve(p)
-    # weights 16.06 GB at 2.345 TB/s = 6.849 ms; KV 131,072 B/token; ctx 1,100 -> 61.48 us per sequence
-    # TPOT cap floor((30 - 6.849) / 0.06148) = 376; memory (72 - 16.06) GB / (131,072 x 1,200) = 355
-    assert d.value("batch_tpot_cap") == 376
+    # one GPU: no all-reduce. weights 16.06 GB at 2.345 TB/s = 6.849 ms; KV 131,072 B/token; ctx 1,100
+    # -> 61.48 us per sequence. TPOT cap floor((30 - 1 - 6.849) / 0.06148) = 360; memory
+    # (72 - 16.06) GB / (131,072 x 1,200) = 355
+    assert d.value("allreduce_fixed_s") == 0
+    assert d.value("batch_tpot_cap") == 360
     assert d.value("batch_memory_cap") == 355
     assert d.value("decode_batch") == 355
-    step = 16.06e9 / 2.345e12 + 355 * 131_072 * 1100 / 2.345e12  # 6.849 + 21.83 = 28.68 ms
-    assert d.value("decode_step_s") == pytest.approx(step)
-    # prefill 1,000 x (16.06 GFLOP + 524,288 x 500) / 494.5 TFLOP/s = 32.98 ms
-    prefill = 1000 * (16.06e9 + 524_288 * 500) / 494.5e12
-    assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    response = prefill + 200 * step  # 5.77 s
-    rate = 1000 / (10 + response)  # 63.4 req/s
-    assert d.value("request_rate") == pytest.approx(rate)
-    # prefill 63.4 x 32.98 ms = 2.09 replicas' worth; the weight read is 6.849 / 30 ms = 22.8% of every
-    # replica's time: (2.09 + 63.4 x 200 x 61.48 us) / (0.7 - 0.2283) = 6.09 -> 7 (full batches said 5)
+    step = 16.06e9 / 2.345e12 + 355 * 131_072 * 1100 / 2.345e12 + 1e-3  # 6.849 + 21.83 + 1 = 29.68 ms
+    assert d.value("decode_step_s") == pytest.approx(step, rel=1e-3)
+    # prefill 1,000 x 16.06 GFLOP + 524,288 x 1,000 x 999 / 2 = 16.32 TFLOP at 494.5 TFLOP/s = 33.0 ms
+    prefill = (1000 * 16.06e9 + 524_288 * 1000 * 999 / 2) / 494.5e12
+    assert d.value("prefill_s_per_request") == pytest.approx(prefill, rel=1e-3)
+    rate = 1000 / (10 + prefill + 200 * step)  # 62.6 req/s
+    assert d.value("request_rate") == pytest.approx(rate, rel=1e-3)
+    # the weight read and the fixed cost are (6.849 + 1) / 30 ms = 26.2% of every replica's time:
+    # (2.07 + 62.6 x 200 x 61.48 us) / (0.7 - 0.2616) = 6.47 -> 7
     pre, kv_s = rate * prefill, 131_072 * 1100 / 2.345e12
-    assert d.value("replicas") == math.ceil((pre + rate * 200 * kv_s) / (0.7 - 16.06e9 / 2.345e12 / 0.03)) == 7
+    assert d.value("replicas") == math.ceil((pre + rate * 200 * kv_s) / (0.7 - (16.06e9 / 2.345e12 + 1e-3) / 0.03)) == 7
     assert d.value("gpus") == 7
-    h = _chain_by_hand(params=L8_PARAMS, layers=L8_LAYERS, heads=L8_HEADS, kv_heads=L8_KV_HEADS, gpus=1,
+    h = _chain_by_hand(params=L8_PARAMS, layers=L8_LAYERS, heads=L8_HEADS, kv_heads=L8_KV_HEADS, d_model=L8_D, gpus=1,
                        users=1000, think=10, prompt=1000, hit=0, output=200, tpot=0.03)
     assert h["replicas"] == 7
+
+
+def test_a_given_batch_overrides_the_derived_one_and_keeps_it_shown():
+    d = solve(Params(given_batch=64))
+    assert d.value("decode_batch") == 64 and d.value("derived_batch") == 552
+    # 64 sequences: 7.522 + 64 x 38.43 us bytes, + 0.96 + 64 x 10.19 us all-reduce, + 1 ms = 12.59 ms
+    assert d.value("decode_step_s") == pytest.approx(7.5216e-3 + 64 * 38.427e-6 + 0.96e-3 + 64 * 10.1945e-6 + 1e-3,
+                                                     rel=1e-3)
+    with pytest.raises(ValidationError, match="batch of 600 sequences"):
+        Params(given_batch=600)  # 552 fit beside the weights
 
 
 def test_fp8_halves_the_weights():
@@ -180,7 +213,7 @@ def test_impossible_scenarios_are_refused_in_plain_words():
     with pytest.raises(ValidationError, match="GB usable"):
         Params(model="Llama-3.1-405B")  # 810 GB of bf16 weights on 8 x 80 GB
     with pytest.raises(ValidationError, match="TPOT"):
-        Params(model="Llama-3-8B", gpus_per_replica=1, tpot_target_ms=5)  # weights alone take 6.8 ms
+        Params(model="Llama-3-8B", tp_degree=1, tpot_target_ms=5)  # weights alone take 6.8 ms
     with pytest.raises(ValidationError, match="Concurrent users"):
         Params(concurrent_users=10)
 
@@ -255,7 +288,7 @@ def test_a_better_prefix_cache_never_needs_more_replicas(h1, h2, prompt, u):
        prec=st.sampled_from(["bf16", "fp8"]))
 def test_invariants_hold_everywhere(u, z, h, prompt, out, tpot, model, gpu, tp, prec):
     d = solve(_params(concurrent_users=u, think_time_s=z, prefix_cache_hit=h, prompt_tokens=prompt,
-                      output_tokens=out, tpot_target_ms=tpot, model=model, gpu=gpu, gpus_per_replica=tp,
+                      output_tokens=out, tpot_target_ms=tpot, model=model, gpu=gpu, tp_degree=tp,
                       weight_precision=prec))
     assert 1 <= d.value("decode_batch") <= min(d.value("batch_memory_cap"), d.value("batch_tpot_cap"))
     assert d.value("decode_step_s") <= tpot / 1000 * (1 + 1e-9)  # the batch meets the TPOT target

@@ -1,0 +1,77 @@
+"""The served request shape and the fleet on the one roofline: the fast step is the roofline's step,
+the fleet search lands where the closed form of the memory-bound case does, and what cannot be
+served is said in a sentence."""
+
+import math
+
+import pytest
+from pydantic import ValidationError
+
+from models.engine import serving as sv
+from models.engine.serving_knobs import ServingKnobs, served
+
+# H100 SXM: 3.35 TB/s, 989 TFLOP/s dense bf16, NVLink 450 GB/s a direction (datasheet); Llama-3-70B:
+# 80 layers, d_model 8,192, 70,552,387,584 parameters (counted from its shape), KV 327,680 B a token.
+W_S = 70_552_387_584 * 2 / (8 * 3.35e12 * 0.7)
+KV_S = 327_680 * 2200 / (8 * 3.35e12 * 0.7)
+AR_FIXED = 160 * 6e-6
+AR_PER_SEQ = 160 * 2 * 7 / 8 * 8192 * 2 / 450e9
+
+
+def test_the_fast_step_is_the_roofline_step():
+    s = served(ServingKnobs(tp_degree=8))
+    for b in (0, 1, 7.5, 64, 552, 5000):
+        assert s.step_s(b) == pytest.approx(s.step(b).step_s, rel=1e-12)
+    # and that step, written out: bytes side + all-reduces + 1 ms
+    assert s.step_s(100) == pytest.approx(W_S + 100 * KV_S + AR_FIXED + 100 * AR_PER_SEQ + 1e-3, rel=1e-9)
+
+
+def test_the_fleet_search_matches_the_closed_form_when_decode_is_memory_bound():
+    s = served(ServingKnobs(tp_degree=8))
+    rate, util = 40.0, 0.7
+    f = sv.fleet(s, rate, util)
+    # busy(R) = rate x prefill / R + (W + fixed) / TPOT + rate x output x (KV + all-reduce per sequence) / R
+    closed = (rate * s.prefill_s_per_request + rate * 400 * (KV_S + AR_PER_SEQ)) / (util - (W_S + AR_FIXED + 1e-3) / 0.05)
+    assert f.replicas_continuous == pytest.approx(closed, rel=1e-9)
+    assert f.replicas == math.ceil(closed)
+    # Little's law across the fleet: the held batches add up to rate x output x TPOT sequences
+    assert f.held_batch * f.replicas == pytest.approx(rate * 400 * 0.05)
+    assert sv.busy_share(s, rate, f.replicas) <= util
+
+
+def test_running_batch_is_the_fixed_point():
+    s = served(ServingKnobs(tp_degree=8))
+    rate = 5.0
+    b = sv.running_batch(s, rate)
+    free = 1 - rate * s.prefill_s_per_request
+    assert b == pytest.approx(rate * 400 / free * s.step_s(b), rel=1e-6)
+    assert sv.running_batch(s, 1 / s.prefill_s_per_request) == math.inf  # prefill alone fills the replica
+
+
+def test_a_given_batch_is_used_and_a_batch_that_cannot_fit_is_refused():
+    s = served(ServingKnobs(tp_degree=8, given_batch=32))
+    assert (s.batch, s.derived_batch) == (32, 552)
+    with pytest.raises(ValidationError, match="A batch of 553 sequences"):
+        ServingKnobs(tp_degree=8, given_batch=553)
+
+
+@pytest.mark.parametrize(("knobs", "says"), [
+    (dict(tp_degree=2, prompt_tokens=100_000), "GB of KV for one sequence"),
+    (dict(tp_degree=4, tpot_target_ms=5), "more than the 5 ms TPOT target"),
+])
+def test_what_cannot_be_served_is_said(knobs, says):
+    with pytest.raises(ValidationError, match=says):
+        ServingKnobs(**knobs)
+
+
+@pytest.mark.parametrize(("knobs", "rate"), [
+    (dict(tp_degree=8), 40.0),  # many sequences per replica, memory-bound
+    (dict(tp_degree=8), 0.05),  # fewer than one sequence at a time
+    (dict(model="Llama-3-8B", tp_degree=1, tpot_target_ms=30, prompt_tokens=1000, output_tokens=200), 300.0),
+    (dict(model="Llama-3-8B", tp_degree=1, gpu="A100 80GB", decode_mfu=0.05, tpot_target_ms=200), 50.0),  # FLOP-bound
+])
+def test_the_fleet_is_the_fewest_replicas_a_search_finds(knobs, rate):
+    s = served(ServingKnobs(**knobs))
+    f = sv.fleet(s, rate, 0.7)
+    ok = [r for r in range(1, 5000) if sv.busy_share(s, rate, r) <= 0.7 and sv.running_batch(s, rate / r) <= s.batch]
+    assert f.replicas == ok[0]
