@@ -3,7 +3,7 @@
 No streamlit here; the UI caches the Store.
 """
 
-from store.db import MEMORY, NOT_KEPT, AttemptClosedError, Store, StoreError, open_store
+from store.db import MEMORY, NOT_KEPT, AttemptClosedError, ProfileClaimedError, Store, StoreError, open_store
 from store.paths import ENV_VAR, default_db_path
 from store.schema import SCHEMA_VERSION
 
@@ -12,6 +12,7 @@ __all__ = [
     "ENV_VAR",
     "MEMORY",
     "NOT_KEPT",
+    "ProfileClaimedError",
     "SCHEMA_VERSION",
     "Store",
     "StoreError",

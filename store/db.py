@@ -15,6 +15,8 @@ fit to show the learner; bad arguments are programmer errors and raise ValueErro
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -39,12 +41,34 @@ from store.backends import (
     is_server_url,
 )
 from store.paths import ENV_VAR, default_db_path
+from store.wal import set_aside_unreplayable
 
 MEMORY = ":memory:"
 MODES = frozenset({"study", "mock"})
 NOT_KEPT = "Answers will not be kept after you close the app."
 
-__all__ = ["MEMORY", "NOT_KEPT", "AttemptClosedError", "Store", "StoreError", "open_store"]
+__all__ = ["MEMORY", "NOT_KEPT", "AttemptClosedError", "ProfileClaimedError", "Store", "StoreError", "open_store"]
+
+
+SCRYPT_N = 2**14  # scrypt cost: about 20 ms per check here, 16 MiB of memory (r = 8)
+PASSPHRASE_MIN, PASSPHRASE_MAX = 8, 200
+
+
+def check_passphrase(passphrase: Any) -> str:
+    """The rule a passphrase meets, as a ValueError a page can show."""
+    if not isinstance(passphrase, str) or not PASSPHRASE_MIN <= len(passphrase) <= PASSPHRASE_MAX:
+        raise ValueError(f"A passphrase is {PASSPHRASE_MIN} to {PASSPHRASE_MAX} characters.")
+    if "\x00" in passphrase:
+        raise ValueError("A passphrase cannot hold a NUL character.")
+    return passphrase
+
+
+def _scrypt(passphrase: str, salt: bytes, n: int) -> bytes:
+    return hashlib.scrypt(passphrase.encode(), salt=salt, n=n, r=8, p=1, maxmem=64 * 1024 * 1024, dklen=32)
+
+
+class ProfileClaimedError(ValueError):
+    """A claim on a profile someone has claimed already."""
 
 
 class AttemptClosedError(ValueError):
@@ -162,6 +186,7 @@ class Store:
         self.path = path  # the file, ":memory:", or the server URL with its password hidden
         self.in_memory = path == MEMORY
         self._clock = clock or _utcnow
+        self.notice: str | None = None  # something worth a word at open that did not stop it
         # study_attempt is find-or-create; the lock keeps two reruns of this process from
         # creating two (the backend's advisory lock does the same across replicas).
         self._study_lock = threading.Lock()
@@ -200,17 +225,27 @@ class Store:
         except OSError as exc:
             raise _explain(exc, shown) from exc
         try:
+            wal_aside = set_aside_unreplayable(file)
+        except OSError as exc:
+            raise _explain(exc, shown) from exc
+        try:
             conn = duckdb.connect(shown)
         except (duckdb.Error, OSError) as exc:
             raise _explain(exc, shown) from exc
-        return cls._opened(DuckDBBackend(conn, shown), shown, clock)
+        store = cls._opened(DuckDBBackend(conn, shown), shown, clock, check_rows=True)
+        if wal_aside is not None:
+            store.notice = (f"The answer store's write-ahead log could not be replayed and held no answers; "
+                            f"it was moved aside to {wal_aside}. The answers in {shown} are intact.")
+        return store
 
     @classmethod
     def _opened(cls, backend: DuckDBBackend | PostgresBackend, shown: str,
-                clock: Callable[[], datetime] | None, *, probe: bool = True) -> Store:
+                clock: Callable[[], datetime] | None, *, probe: bool = True, check_rows: bool = False) -> Store:
         store = cls(backend, shown, clock=clock)
         try:
             store._migrate()
+            if check_rows:
+                store._read_every_row()
             if probe:
                 store._probe_write()
         except BaseException:
@@ -323,7 +358,28 @@ class Store:
                 kind="corrupt",
                 path=self.path,
             )
-        return int(rows[0][0])
+        try:
+            return int(rows[0][0])
+        except (TypeError, ValueError):
+            raise StoreError(
+                f"The answer store {self.path} is damaged: its schema version is {rows[0][0]!r}, not a "
+                f"number. It was left untouched; move it aside, or set {ENV_VAR} to a different {noun}.",
+                kind="corrupt", path=self.path) from None
+
+    def _read_every_row(self) -> None:
+        """Read each table in full: DuckDB opens a damaged file (truncated, overwritten in the
+        middle) and fails only at the first read of a damaged block, which would be a learner's
+        Progress or their Start the clock. Files hold one learner's or one class's answers, so this
+        is milliseconds."""
+        try:
+            with self._cursor("read") as cur:
+                for table in schema.TABLES:
+                    cur.execute(f"SELECT * FROM {table}").fetchall()
+        except StoreError as err:
+            raise StoreError(
+                f"The answer store {self.path} is damaged: part of it cannot be read. It was left "
+                f"untouched; move it aside, or set {ENV_VAR} to a different file.",
+                kind="corrupt", path=self.path) from err
 
     def _probe_write(self) -> None:
         backend = self._live()
@@ -594,6 +650,40 @@ class Store:
                 "SELECT id, name, params_json, created_at FROM presets WHERE profile = ? AND question = ? "
                 "ORDER BY created_at DESC, id", [profile, question]).fetchall()
         return [{"id": i, "name": n, "params": json.loads(p), "created_at": _as_utc(c)} for i, n, p, c in rows]
+
+    # -- claimed profiles -------------------------------------------------------------------
+
+    def claim_profile(self, profile: str, passphrase: str, now: datetime | None = None) -> None:
+        """Claim `profile` with `passphrase` (stored as a salted scrypt key). ProfileClaimedError if
+        it is claimed already: a claim is never overwritten, so the first claimant keeps it."""
+        _check_text("profile", profile)
+        check_passphrase(passphrase)
+        salt = os.urandom(16)
+        key = _scrypt(passphrase, salt, SCRYPT_N)
+        try:
+            self._write([("INSERT INTO profile_claims (profile, salt_hex, key_hex, scrypt_n, claimed_at) "
+                          "VALUES (?, ?, ?, ?, ?)", [profile, salt.hex(), key.hex(), SCRYPT_N,
+                                                     _check_aware("now", now) or self._clock()])])
+        except StoreError:
+            if self.profile_claimed(profile):  # another session claimed it first
+                raise ProfileClaimedError(f"The profile {profile!r} is already claimed.") from None
+            raise
+
+    def profile_claimed(self, profile: str) -> bool:
+        with self._cursor() as cur:
+            return cur.execute("SELECT 1 FROM profile_claims WHERE profile = ?", [profile]).fetchone() is not None
+
+    def passphrase_opens(self, profile: str, passphrase: str) -> bool:
+        """True if `profile` is claimed and `passphrase` is its passphrase (compared in constant time)."""
+        if not isinstance(passphrase, str) or "\x00" in passphrase:
+            return False
+        with self._cursor() as cur:
+            row = cur.execute("SELECT salt_hex, key_hex, scrypt_n FROM profile_claims WHERE profile = ?",
+                              [profile]).fetchone()
+        if row is None:
+            return False
+        salt_hex, key_hex, n = row
+        return hmac.compare_digest(_scrypt(passphrase, bytes.fromhex(salt_hex), int(n)), bytes.fromhex(key_hex))
 
     def answer_count(self) -> int:
         """Number of answer rows in the whole store."""

@@ -15,6 +15,8 @@ variant per engine (`statements()` picks).
 from __future__ import annotations
 
 SCHEMA_VERSION_TABLE = "schema_version"
+# Every table the migrations create, read in full at open to find a damaged file.
+TABLES = ("schema_version", "attempts", "answers", "notes", "phase_marks", "presets", "profile_claims")
 
 Statement = str | dict[str, str]
 
@@ -98,6 +100,21 @@ MIGRATIONS.append(
             name        VARCHAR NOT NULL,
             params_json VARCHAR NOT NULL,
             created_at  TIMESTAMPTZ NOT NULL
+        )
+        """,
+    ]
+)
+
+MIGRATIONS.append(
+    # 3 -> 4: a profile claimed with a passphrase (a salted scrypt key, never the passphrase).
+    [
+        """
+        CREATE TABLE profile_claims (
+            profile    VARCHAR PRIMARY KEY,
+            salt_hex   VARCHAR NOT NULL,
+            key_hex    VARCHAR NOT NULL,
+            scrypt_n   BIGINT NOT NULL,
+            claimed_at TIMESTAMPTZ NOT NULL
         )
         """,
     ]

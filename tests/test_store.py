@@ -846,3 +846,23 @@ def test_dropped_connections_are_replaced(pg_cluster):
         assert killed
         s.record_answer(aid, "d", "1", 1.0, None, 1.0, None, 1.0)
         assert s.answer_count() == 1
+
+
+def test_a_profile_is_claimed_once_and_opens_only_with_its_passphrase(db):
+    from store.db import ProfileClaimedError
+
+    assert not db.profile_claimed("alice")
+    db.claim_profile("alice", "correct horse battery")
+    assert db.profile_claimed("alice") and not db.profile_claimed("bob")
+    assert db.passphrase_opens("alice", "correct horse battery")
+    assert not db.passphrase_opens("alice", "correct horse batter")
+    assert not db.passphrase_opens("bob", "correct horse battery")  # unclaimed: nothing to open
+    with pytest.raises(ProfileClaimedError):
+        db.claim_profile("alice", "a new passphrase")  # the first claimant keeps it
+    assert db.passphrase_opens("alice", "correct horse battery")
+    with pytest.raises(ValueError, match="8 to 200"):
+        db.claim_profile("bob", "short")
+    with db._cursor() as cur:  # the passphrase itself is never stored, only a salted key
+        row = cur.execute("SELECT salt_hex, key_hex FROM profile_claims WHERE profile = 'alice'").fetchone()
+    assert len(bytes.fromhex(row[0])) == 16 and len(bytes.fromhex(row[1])) == 32
+    assert "correct horse".encode().hex() not in row[1]

@@ -9,14 +9,18 @@ from models.core import Derivation, Drill
 from models.units import format_number
 from ui.prose import render as render_prose
 from ui.safe import code_span, escape_markdown
+from ui.profile_box import is_open
 from ui.session_store import get_store, profile
 
 
 def _record(slug: str, params, drill: Drill, typed: str, result) -> str | None:
     """Store the answer; return a message if the store refused (the score still shows)."""
+    if not is_open():
+        return (f"Not saved: the profile “{profile()}” is claimed, and this session has not given its passphrase "
+                "(the profile box).")
     try:
         store = get_store()
-        attempt_key = f"{slug}._study_attempt"
+        attempt_key = f"{slug}._study_attempt.{profile()}"  # a profile switched mid-session gets its own
         if attempt_key not in st.session_state:
             st.session_state[attempt_key] = store.study_attempt(profile(), slug, params.model_dump())
         parsed = result.parsed

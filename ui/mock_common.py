@@ -42,11 +42,21 @@ class Attempt:
         return bool(self.row["settings"].get("instant_feedback", False))
 
 
-def load_attempt(store, attempt_id: str) -> tuple[Attempt | None, str | None]:
-    """The attempt named in the URL, or a sentence saying why it cannot be opened."""
+def no_round(profile_name: str) -> str:
+    """One refusal for a round that does not exist, is another profile's, or is not a round at all:
+    the attempt id is the round's secret, so the answer must not tell an outsider which it was."""
+    return (f"There is no open round at this link for the profile “{profile_name}”. A round opens only under "
+            "the profile that started it, and a link made on another machine opens nothing here.")
+
+
+def load_attempt(store, attempt_id: str, profile_name: str | None = None) -> tuple[Attempt | None, str | None]:
+    """The attempt named in the URL, or a sentence saying why it cannot be opened. With
+    `profile_name`, a mock round of that profile only."""
     if not ATTEMPT_ID.match(attempt_id or ""):
         return None, "That attempt link is not valid (an attempt id is 32 hexadecimal characters)."
     row = store.get_attempt(attempt_id)
+    if profile_name is not None and (row is None or row["profile"] != profile_name or row["mode"] != "mock"):
+        return None, no_round(profile_name)
     if row is None:
         return None, "There is no attempt with that id in this app's store. It may have been made on another machine."
     question = QUESTIONS.get(row["question"])

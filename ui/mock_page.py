@@ -9,7 +9,7 @@ from ui.mock_common import load_attempt
 from ui.mock_review import render_review
 from ui.mock_round import render_round
 from ui.mock_start import render_start
-from ui.profile_box import profile_box
+from ui.profile_box import profile_box, refuse_if_locked
 from ui.session_store import get_store, profile
 
 
@@ -17,18 +17,21 @@ def render() -> None:
     store = get_store(announce=True)
     attempt_id = st.query_params.get("attempt")
     if not attempt_id:
+        if refuse_if_locked():
+            profile_box(st.columns([1, 2])[0])
+            return
         render_start(store)
         return
-    attempt, problem = load_attempt(store, attempt_id)
+    if refuse_if_locked():
+        profile_box(st.columns([1, 2])[0])
+        return
+    attempt, problem = load_attempt(store, attempt_id, profile())
     if problem:
         st.warning(problem, icon=":material/link_off:")
+        profile_box(st.columns([1, 2])[0])
         if st.button("Start a new attempt", key="mock.clear"):
             del st.query_params["attempt"]
             st.rerun()
-        return
-    if attempt.row["profile"] != profile():
-        st.warning("That attempt belongs to another profile. Switch to it here to open it.")
-        profile_box(st.columns([1, 2])[0])
         return
     closed = attempt.row["finished_at"] is not None or (
         attempt.row["deadline"] is not None and now() >= attempt.row["deadline"]

@@ -13,7 +13,7 @@ from ui.derivation_view import derivation_view
 from ui.mock_common import Attempt, given_lines, mmss
 from ui.mock_start import start_attempt
 from ui.prose import render as render_prose
-from ui.safe import code_span, escape_markdown
+from ui.safe import NUL_PROBLEM, code_span, escape_markdown, has_nul
 from ui.session_store import profile
 
 
@@ -95,6 +95,8 @@ def render_review(store, attempt: Attempt) -> None:
         if c[1].form_submit_button("Save preset"):
             if not name.strip():
                 st.warning("Give the preset a name first.")
+            elif has_nul(name):
+                st.warning(NUL_PROBLEM)
             else:
                 store.save_preset(profile(), attempt.question.slug, name.strip(), attempt.params.model_dump(mode="json"))
                 st.success(f"Saved. On the question page it is listed as ★ {escape_markdown(name.strip())}.")

@@ -21,7 +21,7 @@ from ui.run_timing import fragment_run, timed
 from ui.drills import answer_label
 from ui.mock_common import Attempt, mmss, show_givens
 from ui.prose import render as render_prose
-from ui.safe import code_span, escape_markdown
+from ui.safe import NUL_PROBLEM, code_span, escape_markdown, has_nul
 
 
 def current_phase(store, attempt: Attempt) -> tuple[str, datetime]:
@@ -82,6 +82,9 @@ def _plan_panel(attempt: Attempt, phase: str, since: datetime, tick_s: float) ->
 
 
 def _save_answer(store, attempt: Attempt, drill, typed: str) -> None:
+    if has_nul(typed):
+        st.session_state[f"mock.{drill.key}.problem"] = NUL_PROBLEM
+        return
     step = attempt.derivation[drill.key]
     result = score_drill(typed, drill, step)
     if not result.parsed.ok:  # not an answer yet: say why and keep the one saved before
@@ -145,6 +148,10 @@ def _notes(store, attempt: Attempt, phase: str, notes: dict, locked: bool) -> No
         st.session_state[key] = notes.get(phase, {}).get("text", "")
 
     def save() -> None:
+        if has_nul(st.session_state[key]):  # the text stays in the box; only the save is refused
+            st.session_state[f"{key}.problem"] = NUL_PROBLEM
+            return
+        st.session_state[f"{key}.problem"] = None
         try:
             store.save_note(attempt.id, phase, st.session_state[key], now=now())
         except (AttemptClosedError, StoreError) as e:

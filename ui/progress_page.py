@@ -20,7 +20,7 @@ from models.registry import QUESTIONS, TRACK_TITLES
 from ui.charts import PALETTE, base_layout
 from ui.clock import now
 from ui.navigation import question_page
-from ui.profile_box import profile_box
+from ui.profile_box import profile_box, refuse_if_locked
 from ui.prose import render as render_prose
 from ui.session_store import get_store, profile
 from ui.solve_cache import solve
@@ -39,12 +39,21 @@ def drill_text(question_slug: str, drill_key: str) -> str:
     return _MARKUP.sub("", render_prose(drill.question, solve(q.slug, params), params))
 
 
+def _still_asked(s: DrillState) -> bool:
+    q = QUESTIONS.get(s.question)
+    return q is not None and q.written and any(d.key == s.drill_key for d in q.drills)
+
+
 def _csv(rows: list[dict]) -> str:
+    """The profile's answers. Each attempt is numbered in the order it was first answered, never
+    named by its id: a mock round's id is the secret that lets a browser write into it."""
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(["question", "mode", "attempt_id", "drill_key", "typed", "score", "answered_at"])
+    writer.writerow(["question", "mode", "attempt", "drill_key", "typed", "score", "answered_at"])
+    number: dict[str, int] = {}
     for r in rows:
-        writer.writerow([r["question"], r["mode"], r["attempt_id"], r["drill_key"], r["typed"], r["score"],
+        n = number.setdefault(r["attempt_id"], len(number) + 1)
+        writer.writerow([r["question"], r["mode"], n, r["drill_key"], r["typed"], r["score"],
                          r["answered_at"].isoformat()])
     return buf.getvalue()
 
@@ -89,17 +98,26 @@ def render() -> None:
     who = profile()
     st.title("Progress")
     profile_box(st.columns([1, 2])[0])
+    if refuse_if_locked():
+        return
     rows = store.profile_answers(who)
     attempts = [a for a in store.attempts(who) if a["mode"] == "mock" and a["finished_at"] is not None]
     if not rows:
         st.info("No answers yet. Try a drill on any question page, or start a mock interview: every answer lands here.")
         return
-    states = [s for s in drill_states(rows) if s.question in QUESTIONS]
+    all_states = drill_states(rows)
+    states = [s for s in all_states if _still_asked(s)]
     cols = st.columns(3)
     cols[0].metric("Answers", f"{len(rows):,}", border=True)
     cols[1].metric("Drills practised", f"{len(states)}", border=True)
     cols[2].metric("Mock interviews finished", f"{len(attempts)}", border=True)
 
+    retired = len(all_states) - len(states)
+    if retired:
+        st.caption(f"{retired} drill{'s' if retired != 1 else ''} you answered {'are' if retired != 1 else 'is'} no "
+                   "longer asked by this version of the app (a question or drill was retired or renamed); "
+                   "they are left out here and kept in the CSV.")
+    attempts = [a for a in attempts if a["question"] in QUESTIONS]
     if attempts:
         st.subheader("Mock interview scores over time", divider="gray")
         fig = go.Figure()

@@ -34,3 +34,12 @@ def escape_markdown(text: str) -> str:
 
     For messages that quote what someone typed, e.g. "Could not read a number in '...'"."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+NUL_PROBLEM = ("This text holds a NUL character (\\0, often pasted from a binary file or a terminal), which "
+               "cannot be stored. Remove it and try again; nothing else was changed.")
+
+
+def has_nul(text: str) -> bool:
+    """A NUL cannot be stored (PostgreSQL text refuses it, and the store refuses it on both engines)."""
+    return "\x00" in text

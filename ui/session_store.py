@@ -9,6 +9,7 @@ import streamlit as st
 from store.backends import is_server_url
 from store.db import Store, open_store
 from store.paths import default_db_path
+from ui.safe import escape_markdown
 
 # A replica that started before its PostgreSQL server (or lost it at startup) must not keep
 # the in-memory fallback for the rest of the class: try the server again this often.
@@ -32,6 +33,8 @@ def get_store(announce: bool = False) -> Store:
             f"{warning} Study mode still works; answers are kept in memory until the app stops.",
             icon="⚠️",
         )
+    if store.notice and announce:
+        st.info(escape_markdown(store.notice), icon=":material/healing:")
     return store
 
 

@@ -115,7 +115,7 @@ def test_bad_attempt_link_is_a_message_not_a_traceback():
     at = AppTest.from_file(str(ROOT / "pages" / "mock.py"), default_timeout=30)
     at.query_params["attempt"] = "0" * 32
     at.run()
-    assert any("no attempt" in w.value for w in at.warning)
+    assert any("no open round at this link" in w.value for w in at.warning)
 
 
 def test_progress_page_shows_study_and_mock_answers():

@@ -116,7 +116,7 @@ def test_study_answers_are_recorded_in_the_store():
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert not at.exception
     assert store.answer_count() == before + 1
-    attempt_id = at.session_state["batched-inference-api._study_attempt"]
+    attempt_id = at.session_state["batched-inference-api._study_attempt.me"]
     (row,) = [a for a in store.answers(attempt_id) if a["typed"] == "250 req/s"]
     assert row["drill_key"] == "per_gpu_rps_full"
     assert row["score"] == 1.0

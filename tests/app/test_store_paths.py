@@ -1,0 +1,50 @@
+"""What the store holds or does cannot crash a page: answers to questions or drills this version no
+longer asks are left out with a word, and a store that fails mid-session is a sentence."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from models.registry import QUESTIONS, ROOT
+from store import StoreError
+from store.db import Store
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    from ui.session_store import _opened
+
+    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "paths.duckdb"))
+    _opened.clear()
+    yield _opened()[0]
+    _opened.clear()
+
+
+def test_progress_leaves_out_what_this_version_no_longer_asks(store):
+    now = datetime.now(timezone.utc)
+    live = store.study_attempt("ann", "batched-inference-api", {})
+    store.record_answer(live, "gpus_floor", "8", 8, "1", 8, "1", 1.0)
+    store.record_answer(live, "a_retired_drill", "3", 3, "1", 4, "1", 0.0)
+    gone = store.start_attempt("ann", "retired-question", "mock", {}, deadline=now + timedelta(minutes=45))
+    store.record_answer(gone, "x", "1", 1, "1", 1, "1", 1.0)
+    store.finish_attempt(gone, 1.0)
+    prog = AppTest.from_file(str(ROOT / "pages" / "progress.py"), default_timeout=30)
+    prog.session_state["profile"] = "ann"
+    prog.run()
+    assert not prog.exception
+    assert [m.value for m in prog.metric if m.label == "Answers"] == ["3"]
+    assert any("2 drills you answered are no longer asked" in c.value for c in prog.caption)
+
+
+def test_a_store_that_fails_mid_session_is_a_sentence(store, monkeypatch):
+    def broken(self, *a, **k):
+        raise StoreError("The answer store could not be read: disk I/O error.", kind="other", path=self.path)
+
+    monkeypatch.setattr(Store, "profile_answers", broken)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    at.switch_page("pages/progress.py").run()
+    assert not at.exception
+    assert any("The answer store failed" in e.value and "disk I/O error" in e.value for e in at.error)
