@@ -3,7 +3,8 @@
 Why not plain `streamlit run app.py`: a `pages/` folder beside the entry script makes Streamlit
 treat the very first session of a fresh process as a legacy multipage app, so a deep link opened
 first after a restart shows a false "Page not found" dialog (st.navigation clears the flag only
-once it has run). We use st.navigation, so we clear the flag before the server starts.
+once it has run). We use st.navigation, so we clear the flag before the server starts. It also
+redirects nested page paths, which plain Streamlit serves as a blank page (ui/nested_paths.py).
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from pathlib import Path
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli
 
+from ui.nested_paths import install as install_nested_path_redirect
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str]) -> None:
     PagesManager.uses_pages_directory = False
+    install_nested_path_redirect()
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
     cli.main()
 

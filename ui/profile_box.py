@@ -9,6 +9,7 @@ scenario panel), and a widget's state would be dropped on a page without the box
 from __future__ import annotations
 
 import re
+import secrets
 
 import streamlit as st
 
@@ -26,8 +27,10 @@ def ensure_profile() -> None:
     if STATE not in st.session_state:
         raw = st.query_params.get(PARAM)
         if raw is not None and not PROFILE_OK.match(raw.strip()):
+            # Not the shared "me": a link with a mangled name must not pour this tab's answers into
+            # everyone's default. A private name keeps them apart until the learner picks one.
             st.session_state[_REFUSED] = True
-            raw = None
+            raw = f"guest-{secrets.token_hex(3)}"
         st.session_state[STATE] = raw.strip() if raw else DEFAULT
     name = st.session_state[STATE]
     if not isinstance(name, str) or not PROFILE_OK.match(name.strip()):  # set by a test or an old session

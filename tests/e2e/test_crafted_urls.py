@@ -40,11 +40,13 @@ CASES = [
     (f"/{C}?preset=nope", None),
     (f"/{C}?present=banana", None),
     ("/mock?attempt=nope", "not valid"),
-    (f"/mock?attempt={'a' * 32}", "no attempt"),
+    (f"/mock?attempt={'a' * 32}", "no open round"),
     (f"/mock?attempt={quote('<script>')}", "not valid"),
     (f"/mock?attempt={LONG}", "not valid"),
     (f"/progress?profile={quote('<script>alert(1)</script>')}", None),
     (f"/nonexistent-page?x=1", None),
+    ("/mock/extra/deeper", "Page not found"),  # was a blank page with a 200
+    ("/mock/", "Start the clock"),
 ]
 
 
