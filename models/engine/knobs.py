@@ -51,50 +51,50 @@ class ModelKnobs(StrictModel):
     model: Annotated[ModelChoice, Knob(
         "Model", help="A shape from the catalog, or Custom to type in a model's shape.",
         draw_choices=CATALOG_MODELS[:4])] = "Llama-3-70B"
-    custom_layers: Annotated[int, Knob("Custom model: layers", "", 1, 200, only_if=_MODEL_CUSTOM)] = 80
-    custom_d_model: Annotated[int, Knob("Custom model: d_model", "", 256, 32768, log=True, only_if=_MODEL_CUSTOM)] = 8192
-    custom_heads: Annotated[int, Knob("Custom model: attention heads", "", 1, 256, only_if=_MODEL_CUSTOM)] = 64
+    custom_layers: Annotated[int, Knob("Custom model: layers", "", 1, 200, only_if=_MODEL_CUSTOM, help="Transformer blocks (Llama-3-70B: 80).")] = 80
+    custom_d_model: Annotated[int, Knob("Custom model: d_model", "", 256, 32768, log=True, only_if=_MODEL_CUSTOM, help="Width of the residual stream (Llama-3-70B: 8,192); each all-reduce carries this many values a token.")] = 8192
+    custom_heads: Annotated[int, Knob("Custom model: attention heads", "", 1, 256, only_if=_MODEL_CUSTOM, help="Query heads per layer (Llama-3-70B: 64).")] = 64
     custom_kv_heads: Annotated[int, Knob("Custom model: KV heads", "", 1, 256, only_if=_MODEL_CUSTOM,
                                          help="Equal to the heads for MHA; fewer for GQA.")] = 8
-    custom_head_dim: Annotated[int, Knob("Custom model: head dimension", "", 32, 512, only_if=_MODEL_CUSTOM)] = 128
+    custom_head_dim: Annotated[int, Knob("Custom model: head dimension", "", 32, 512, only_if=_MODEL_CUSTOM, help="Width of one head (usually d_model / heads; 128 for most Llama models).")] = 128
     custom_ffn_dim: Annotated[int, Knob("Custom model: MLP width", "", 256, 131072, log=True, only_if=_MODEL_CUSTOM,
                                         help="The gated (SwiGLU) MLP's hidden width of a dense layer.")] = 28672
     custom_vocab: Annotated[int, Knob("Custom model: vocabulary", "tokens", 1000, 300000, log=True,
-                                      only_if=_MODEL_CUSTOM)] = 128256
+                                      only_if=_MODEL_CUSTOM, help="Tokens in the vocabulary: the embedding and output matrices are vocabulary x d_model.")] = 128256
     custom_experts: Annotated[int, Knob("Custom model: routed experts", "", 0, 512, only_if=_MODEL_CUSTOM,
                                         help="0 for a dense model.")] = 0
-    custom_experts_per_token: Annotated[int, Knob("Custom model: experts per token", "", 1, 16, only_if=_MODEL_CUSTOM)] = 2
-    custom_shared_experts: Annotated[int, Knob("Custom model: shared experts", "", 0, 8, only_if=_MODEL_CUSTOM)] = 0
+    custom_experts_per_token: Annotated[int, Knob("Custom model: experts per token", "", 1, 16, only_if=_MODEL_CUSTOM, help="Routed experts each token runs through (Mixtral: 2, DeepSeek-V3: 8).")] = 2
+    custom_shared_experts: Annotated[int, Knob("Custom model: shared experts", "", 0, 8, only_if=_MODEL_CUSTOM, help="Experts every token runs through besides the routed ones (DeepSeek-V3: 1).")] = 0
     custom_moe_ffn_dim: Annotated[int, Knob("Custom model: expert MLP width", "", 128, 65536, log=True,
-                                            only_if=_MODEL_CUSTOM)] = 2048
+                                            only_if=_MODEL_CUSTOM, help="Hidden width of one expert's MLP (DeepSeek-V3: 2,048).")] = 2048
     custom_dense_layers: Annotated[int, Knob("Custom model: dense layers before the MoE ones", "", 0, 16,
-                                             only_if=_MODEL_CUSTOM)] = 0
+                                             only_if=_MODEL_CUSTOM, help="Leading layers with a dense MLP instead of experts (DeepSeek-V3: 3).")] = 0
     custom_kv_lora_rank: Annotated[int, Knob("Custom model: MLA latent width", "", 0, 4096, only_if=_MODEL_CUSTOM,
                                              help="0: standard attention. Above 0: the KV cache holds this latent "
                                                   "plus the RoPE key per token and layer (DeepSeek-V3: 512).")] = 0
     custom_qk_rope_head_dim: Annotated[int, Knob("Custom model: MLA RoPE key width", "", 0, 256,
-                                                 only_if=_MODEL_CUSTOM)] = 64
+                                                 only_if=_MODEL_CUSTOM, help="With MLA, the RoPE part of each key, cached beside the latent (DeepSeek-V3: 64).")] = 64
 
 
 class AcceleratorKnobs(ModelKnobs):
     gpu: Annotated[Accelerator, Knob(
         "Accelerator", help="A part from the catalog (see Reference), or Custom to type in its datasheet.",
         draw_choices=("H100 SXM", "H200", "B200", "MI300X"))] = "H100 SXM"
-    custom_hbm_GB: Annotated[float, Knob("Custom part: HBM", "GB", 8, 1024, log=True, only_if=_GPU_CUSTOM)] = 80
+    custom_hbm_GB: Annotated[float, Knob("Custom part: HBM", "GB", 8, 1024, log=True, only_if=_GPU_CUSTOM, help="Memory on one accelerator, from its datasheet (H100 SXM: 80 GB).")] = 80
     custom_hbm_TBps: Annotated[float, Knob("Custom part: HBM bandwidth", "TB/s", 0.2, 20, log=True,
-                                           only_if=_GPU_CUSTOM)] = 3.35
+                                           only_if=_GPU_CUSTOM, help="Peak memory bandwidth of one accelerator (H100 SXM: 3.35 TB/s).")] = 3.35
     custom_bf16_TFLOPs: Annotated[float, Knob("Custom part: dense bf16", "TFLOP/s", 10, 10000, log=True,
-                                              only_if=_GPU_CUSTOM)] = 989
+                                              only_if=_GPU_CUSTOM, help="Dense (not sparse) bf16 tensor peak of one accelerator (H100 SXM: 989 TFLOP/s).")] = 989
     custom_fp8_TFLOPs: Annotated[float, Knob("Custom part: dense fp8 (0: none)", "TFLOP/s", 0, 20000, 1,
-                                             only_if=_GPU_CUSTOM)] = 1979
+                                             only_if=_GPU_CUSTOM, help="Dense fp8 tensor peak; 0 for a part without fp8 (A100).")] = 1979
     custom_int8_TOPs: Annotated[float, Knob("Custom part: dense int8 (0: none)", "TOP/s", 0, 20000, 1,
-                                            only_if=_GPU_CUSTOM)] = 1979
+                                            only_if=_GPU_CUSTOM, help="Dense int8 tensor peak; 0 for a part without it.")] = 1979
     custom_link_GBps: Annotated[float, Knob("Custom part: scale-up link, each way", "GB/s", 10, 2000, log=True,
-                                            only_if=_GPU_CUSTOM)] = 450
+                                            only_if=_GPU_CUSTOM, help="Scale-up fabric bandwidth per accelerator in one direction (H100 NVLink: 450 GB/s).")] = 450
     custom_domain: Annotated[int, Knob("Custom part: accelerators per scale-up domain", "", 1, 1024, log=True,
-                                       only_if=_GPU_CUSTOM)] = 8
+                                       only_if=_GPU_CUSTOM, help="Accelerators joined by that fabric (an HGX H100 board: 8; GB200 NVL72: 72); tensor parallelism stays inside it.")] = 8
     custom_nic_Gbps: Annotated[float, Knob("Custom part: network per accelerator", "Gb/s", 10, 3200, log=True,
-                                           only_if=_GPU_CUSTOM)] = 400
+                                           only_if=_GPU_CUSTOM, help="Scale-out network per accelerator (one 400 Gb/s NIC per H100 in most clusters).")] = 400
 
 
 class ReplicaKnobs(AcceleratorKnobs):
