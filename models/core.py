@@ -34,7 +34,7 @@ class Knob:
 
     `min`/`max` are enforced by StrictModel's validator (so a URL or a test cannot build an
     out-of-range scenario), `draw` is the narrower realistic range the mock interview samples
-    from, and `log` asks the UI for a slider whose positions are spaced by ratio, because a
+    from (a point, lo == hi, means a mock keeps the page's starting value), and `log` asks the UI for a slider whose positions are spaced by ratio, because a
     range that spans decades is unusable on a linear track.
     """
 

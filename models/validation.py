@@ -1,26 +1,32 @@
 """Validation: the app's decode and prefill arithmetic against published latency measurements.
 
-The predictions are the shared serving formulas of `models.serving.llm_arith` (through its
-`engine`), never a second copy:
+The predictions are the shared engine's (`models.engine`: the Replica and Served every serving page
+runs), never a second copy. One request at a time, so the decode batch is 1:
 
-    decode per token = bytes one step reads per GPU (weights / TP + KV of the context / TP)
-                       / (HBM B/s x bandwidth efficiency)  + a fixed per-step overhead
-    prefill          = prompt x (2 x params + the causal attention term) FLOP
-                       / (TP x dense bf16 FLOP/s x FLOP efficiency)  + a fixed per-request overhead
+    decode per token = max(bytes one step reads (weights + KV of the context) / (TP x HBM B/s x MBU),
+                           FLOP / (TP x peak x decode MFU))
+                       + the tensor-parallel all-reduces (2 per layer: a latency each plus the ring's
+                         bytes over the scale-up link) + a fixed cost per step
+    prefill          = prompt x (2 x params) + causal attention FLOP / (TP x dense bf16 peak x prefill MFU)
+                       + its all-reduces + a fixed cost per request (the engine has none: 0 unless fitted)
 
-Both overheads are knobs that default to 0 s: the app's pages assume none. At 100% efficiency and
-no overhead the formulas are the roofline. Two fits:
+Parameters are counted from each model's shape, as the engine counts them. At 100% efficiency with
+no latencies and no fixed costs the formulas are the roofline (the all-reduces' bytes at the
+link's datasheet rate stay in it). The all-reduce latency is never fitted: it is held at the
+engine's figure (6 us, measured for a TP-8 all-reduce on H100), so what a fit calls the fixed cost
+per step is the part the engine does not already compute. Three fits:
 
-  (a) per model: one bandwidth and one FLOP efficiency per model, no overhead, least squares in
-      relative error over that model's measurements. The 13B was measured on one and on two GPUs,
-      so its fit has a real residual; the 70B and 8B have one setup each, so their fit is exact by
-      construction and tells us nothing about the model's accuracy.
-  (b) per GPU generation: one efficiency plus one fixed overhead shared by every model measured on
+  (a) per model: one MBU and one prefill MFU per model, least squares in relative error over that
+      model's measurements, the fixed cost per step held at the engine's default. The 13B was
+      measured on one and on two GPUs, so its fit has a real residual; the 70B and 8B have one setup
+      each, so their fit is exact by construction and tells us nothing about the model's accuracy.
+  (b) per GPU generation: one efficiency plus one fixed cost shared by every model measured on
       that GPU; with two measurements and two unknowns it is an exact solve, and what it can teach
-      is whether the solution is physical (efficiency <= 1, overhead >= 0).
+      is whether the solution is physical (efficiency <= 1, fixed cost >= 0). The H200 solve is the
+      provenance of the engine's default MBU and fixed cost per step.
   (c) prefill by GEMM size, where the source published a kernel profile (the 13B): each matrix
       multiply runs at the efficiency the profile shows for a GEMM of its size on one GPU, so
-      tensor parallelism's narrower GEMMs run slower per FLOP; plus the all-reduces over NVLink and
+      tensor parallelism's narrower GEMMs run slower per FLOP; plus the engine's all-reduces and
       one fitted fixed part that TP does not divide. One unknown for two measurements.
 
 Pure Python, deterministic; no Streamlit.
@@ -33,8 +39,14 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from models.catalog import GPT3_FFN_MULTIPLE, gpu as catalog_gpu, model as catalog_model
-from models.serving.llm_arith import attention_flops_per_token_per_position, engine, peak_flops
+from functools import lru_cache
+
+from models.catalog import GPT3_FFN_MULTIPLE, LLM, gpu as catalog_gpu, model as catalog_model
+from models.engine import hardware
+from models.engine.knobs import DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU, EfficiencyKnobs
+from models.engine.roofline import DecodeStep, Replica
+from models.engine.serving import Served
+from models.engine.shape import with_counted_params
 
 Metric = Literal["decode", "prefill"]
 METRICS: tuple[Metric, ...] = ("decode", "prefill")
@@ -99,7 +111,7 @@ class GemmProfile:
             raise ValueError("the small kernel must have fewer FLOP than the large one")
 
     def measured_efficiency(self, kernel: KernelTiming) -> float:
-        return kernel.flop / (peak_flops(self.gpu, PRECISION) * kernel.measured_s)
+        return kernel.flop / (hardware.named(self.gpu).peak(PRECISION) * kernel.measured_s)
 
     def efficiency(self, flop: float) -> float:
         lo, hi = self.small, self.large
@@ -202,72 +214,131 @@ SETUP_BY_KEY: dict[str, Setup] = {s.key: s for s in SETUPS}
 
 @dataclass(frozen=True)
 class Knobs:
-    """Efficiencies (fractions of the datasheet peak) and fixed overheads, in seconds."""
+    """The engine's efficiencies (fractions of the datasheet peak) and fixed costs, in seconds.
 
-    bandwidth_eff: float = 1.0
-    flop_eff: float = 1.0
-    decode_overhead_s: float = 0.0
-    prefill_overhead_s: float = 0.0
+    Named as the engine's knobs are, except the per-request prefill cost, which the engine does not
+    have: fit (b) needs it to say what TTFT holds besides the prefill's FLOP.
+    """
+
+    hbm_efficiency: float = 1.0  # decode MBU
+    prefill_mfu: float = 1.0
+    step_overhead_s: float = 0.0  # fixed cost per decode step, besides the all-reduces
+    prefill_overhead_s: float = 0.0  # fixed cost per request
+    allreduce_latency_s: float = 0.0  # one tensor-parallel all-reduce's fixed cost
+    decode_mfu: float = 1.0
 
     def __post_init__(self) -> None:
-        if not (self.bandwidth_eff > 0 and self.flop_eff > 0):
+        if not (self.hbm_efficiency > 0 and self.prefill_mfu > 0 and self.decode_mfu > 0):
             raise ValueError("efficiencies must be positive")
+        if self.allreduce_latency_s < 0:
+            raise ValueError("an all-reduce latency cannot be negative")
 
     def efficiency(self, metric: Metric) -> float:
-        return self.bandwidth_eff if metric == "decode" else self.flop_eff
+        return self.hbm_efficiency if metric == "decode" else self.prefill_mfu
 
     def overhead_s(self, metric: Metric) -> float:
-        return self.decode_overhead_s if metric == "decode" else self.prefill_overhead_s
+        return self.step_overhead_s if metric == "decode" else self.prefill_overhead_s
 
 
-ROOFLINE = Knobs()  # 100% of peak, no overhead
+ROOFLINE = Knobs()  # 100% of peak, no latency, no fixed cost
+
+
+def _engine_default(field: str) -> float:
+    return EfficiencyKnobs.model_fields[field].default
+
+
+# The engine's defaults, read from its knobs, so the page tests what the serving pages ship.
+ENGINE_DEFAULTS = Knobs(
+    hbm_efficiency=DEFAULT_HBM_EFFICIENCY, prefill_mfu=DEFAULT_PREFILL_MFU,
+    step_overhead_s=_engine_default("step_overhead_ms") / 1000, prefill_overhead_s=0.0,
+    allreduce_latency_s=_engine_default("allreduce_latency_us") / 1e6, decode_mfu=DEFAULT_DECODE_MFU,
+)
+ENGINE_ALLREDUCE_LATENCY_S = ENGINE_DEFAULTS.allreduce_latency_s
+ENGINE_STEP_OVERHEAD_S = ENGINE_DEFAULTS.step_overhead_s
 
 
 # --------------------------------------------------------------------------------- predictions
 
 
+@lru_cache(maxsize=None)
+def _llm(name: str) -> LLM:
+    return with_counted_params(catalog_model(name))
+
+
+def replica(s: Setup, k: Knobs = ROOFLINE) -> Replica:
+    """The engine's replica for one setup: bf16 weights, KV and compute, as the runs used."""
+    return Replica(
+        _llm(s.model), hardware.named(s.gpu), s.tp, weight_fmt=PRECISION, kv_fmt=PRECISION, compute_fmt=PRECISION,
+        hbm_efficiency=k.hbm_efficiency, decode_mfu=k.decode_mfu, prefill_mfu=k.prefill_mfu,
+        step_overhead_s=k.step_overhead_s, allreduce_latency_s=k.allreduce_latency_s,
+    )
+
+
+def served(s: Setup, k: Knobs = ROOFLINE) -> Served:
+    # One request at a time: the batch is given as 1, so the TPOT target sizes nothing.
+    return Served(replica(s, k), s.prompt_tokens, s.output_tokens, 0.0, tpot_s=1.0, given_batch=1)
+
+
 @dataclass(frozen=True)
 class Breakdown:
-    """What one setup asks of the hardware, from the shared engine at 100% efficiency."""
+    """What one setup asks of the hardware, from the engine at 100% efficiency."""
 
     decode_bytes_per_gpu: float  # weights / TP + KV read for the average decode context / TP
     decode_context_tokens: float  # prompt + output / 2, as the serving pages use
     decode_memory_s: float  # bandwidth side of one decode step
     decode_compute_s: float  # compute side of the same step (batch 1: tiny)
+    decode_allreduce_s: float  # the step's all-reduces at the engine's latency (0 on one GPU)
     prefill_flops: float  # all GPUs together
-    prefill_s: float
-
-
-def _engine(s: Setup, k: Knobs):
-    # tpot_s only sizes the engine's batch, which a batch-1 measurement does not use.
-    return engine(s.model, s.gpu, s.tp, PRECISION, s.prompt_tokens, 0.0, s.output_tokens, 1.0,
-                  k.bandwidth_eff, k.flop_eff)
+    prefill_s: float  # the FLOP at peak plus the all-reduces' bytes
+    prefill_allreduce_s: float  # the prefill's all-reduces at the engine's latency
 
 
 def breakdown(s: Setup) -> Breakdown:
-    e = _engine(s, ROOFLINE)
+    e = served(s, ROOFLINE)
+    r_lat = replica(s, replace(ROOFLINE, allreduce_latency_s=ENGINE_ALLREDUCE_LATENCY_S))
     return Breakdown(
-        decode_bytes_per_gpu=(e.weight_bytes + e.kv_read_per_sequence_bytes) / s.tp,
-        decode_context_tokens=e.decode_context_avg,
-        decode_memory_s=e.weight_read_s + e.kv_read_per_sequence_s,
-        decode_compute_s=e.decode_compute_per_sequence_s,
+        decode_bytes_per_gpu=e.decode.bytes_read / s.tp,
+        decode_context_tokens=e.decode_context_tokens,
+        decode_memory_s=e.decode.memory_s,
+        decode_compute_s=e.decode.compute_s,
+        decode_allreduce_s=r_lat.allreduce_s(1),
         prefill_flops=e.prefill_flops_per_request,
         prefill_s=e.prefill_s_per_request,
+        prefill_allreduce_s=r_lat.allreduce_s(e.uncached_prompt_tokens),
     )
 
 
 def predict_s(s: Setup, metric: Metric, k: Knobs = ROOFLINE) -> float:
-    """The app's prediction for one measurement, in seconds."""
-    e = _engine(s, k)
+    """The engine's prediction for one measurement, in seconds."""
+    e = served(s, k)
     if metric == "decode":
-        # The engine's step at batch 1: max(bandwidth side, compute side).
-        step = max(e.weight_read_s + e.kv_read_per_sequence_s, e.decode_compute_per_sequence_s)
-        return step + k.decode_overhead_s
+        return e.decode_step_s
     return e.prefill_s_per_request + k.prefill_overhead_s
 
 
 def roofline_s(s: Setup, metric: Metric) -> float:
     return predict_s(s, metric, ROOFLINE)
+
+
+def decode_step(s: Setup, k: Knobs = ROOFLINE) -> DecodeStep:
+    return served(s, k).decode
+
+
+def kernel_s(s: Setup, metric: Metric) -> float:
+    """The part of a prediction an efficiency divides, at 100%: the decode step's bytes side, or the
+    prefill's FLOP at peak (its all-reduces taken out)."""
+    e = served(s, ROOFLINE)
+    if metric == "decode":
+        return e.decode.memory_s
+    return e.prefill_s_per_request - e.replica.allreduce_s(e.uncached_prompt_tokens)
+
+
+def fixed_s(s: Setup, metric: Metric, k: Knobs) -> float:
+    """The part no efficiency divides, at knobs `k`: all-reduces plus the fixed cost."""
+    e = served(s, k)
+    if metric == "decode":
+        return e.decode.allreduce_s + e.decode.overhead_s
+    return e.replica.allreduce_s(e.uncached_prompt_tokens) + k.prefill_overhead_s
 
 
 def smallest_consistent_tp(s: Setup, choices: tuple[int, ...] = (1, 2, 4, 8)) -> int | None:
@@ -305,19 +376,20 @@ class Row:
 
     @property
     def implied_efficiency(self) -> float:
-        """The efficiency that alone (no overhead) would make this one measurement exact."""
-        return self.roofline_s / self.measured_s
+        """The efficiency that alone (no latency, no fixed cost) would make this one measurement exact."""
+        return kernel_s(self.setup, self.metric) / (self.measured_s - (self.roofline_s - kernel_s(self.setup, self.metric)))
 
 
 @dataclass(frozen=True)
 class Fit:
-    """One fitted (efficiency, overhead) pair for one metric over a group of measurements."""
+    """One fitted (efficiency, fixed cost) pair for one metric over a group of measurements."""
 
     metric: Metric
     efficiency: float
     overhead_s: float
     overhead_fitted: bool
     measurements: int
+    allreduce_latency_s: float = ENGINE_ALLREDUCE_LATENCY_S  # held, never fitted
 
     @property
     def unknowns(self) -> int:
@@ -344,7 +416,8 @@ class FitResult:
 
     @property
     def knobs(self) -> Knobs:
-        return Knobs(self.decode.efficiency, self.prefill.efficiency, self.decode.overhead_s, self.prefill.overhead_s)
+        return Knobs(self.decode.efficiency, self.prefill.efficiency, self.decode.overhead_s, self.prefill.overhead_s,
+                     self.decode.allreduce_latency_s, ENGINE_DEFAULTS.decode_mfu)
 
     def fit(self, metric: Metric) -> Fit:
         return self.decode if metric == "decode" else self.prefill
@@ -358,36 +431,52 @@ class FitResult:
         return self.decode.physical and self.prefill.physical
 
 
-def _weighted_line(xs: list[float], ys: list[float], fit_intercept: bool, intercept: float = 0.0) -> tuple[float, float]:
-    """Slope k (and intercept c) of y ~ k x + c, minimising the sum of squared RELATIVE errors.
+def _weighted_line(xs: list[float], ts: list[float], ys: list[float], fit_intercept: bool,
+                   intercept: float = 0.0) -> tuple[float, float]:
+    """Slope k (and intercept c) of t ~ k x + c, minimising the sum of squared RELATIVE errors of
+    the measurements y (t is y less the part of the prediction no unknown touches).
 
     Relative, because a 13B prefill of 63 ms and an 8B decode of 3 ms should count alike; the
     weights are 1 / y^2. With as many points as unknowns the line passes through them exactly.
     """
     w = [1 / y**2 for y in ys]
     if not fit_intercept:
-        num = sum(wi * xi * (yi - intercept) for wi, xi, yi in zip(w, xs, ys))
+        num = sum(wi * xi * (ti - intercept) for wi, xi, ti in zip(w, xs, ts))
         den = sum(wi * xi * xi for wi, xi in zip(w, xs))
         return num / den, intercept
     sw = sum(w)
     sx = sum(wi * xi for wi, xi in zip(w, xs))
-    sy = sum(wi * yi for wi, yi in zip(w, ys))
+    st = sum(wi * ti for wi, ti in zip(w, ts))
     sxx = sum(wi * xi * xi for wi, xi in zip(w, xs))
-    sxy = sum(wi * xi * yi for wi, xi, yi in zip(w, xs, ys))
+    sxt = sum(wi * xi * ti for wi, xi, ti in zip(w, xs, ts))
     det = sxx * sw - sx * sx
     if det <= 1e-12 * sxx * sw:
-        raise ValueError("an overhead cannot be fitted: the measurements have the same roofline time")
-    k = (sxy * sw - sx * sy) / det
-    c = (sxx * sy - sx * sxy) / det
+        raise ValueError("a fixed cost cannot be fitted: the measurements have the same roofline time")
+    k = (sxt * sw - sx * st) / det
+    c = (sxx * st - sx * sxt) / det
     return k, c
 
 
+def _held(metric: Metric, overhead_s: float) -> Knobs:
+    """Knobs whose only fixed parts are the engine's all-reduce latency and the held fixed cost."""
+    if metric == "decode":
+        return Knobs(step_overhead_s=overhead_s, allreduce_latency_s=ENGINE_ALLREDUCE_LATENCY_S)
+    return Knobs(prefill_overhead_s=overhead_s, allreduce_latency_s=ENGINE_ALLREDUCE_LATENCY_S)
+
+
 def _fit(setups: tuple[Setup, ...], metric: Metric, fit_overhead: bool, overhead_s: float = 0.0) -> Fit:
-    # Every prediction is linear in 1 / efficiency: roofline time x (1 / eff) + overhead.
-    xs = [roofline_s(s, metric) for s in setups]
+    # Every prediction is linear in 1 / efficiency: kernel time x (1 / eff) + all-reduces + fixed cost
+    # (at batch 1 a decode step is bytes-bound whatever the MBU: checked once the MBU is known).
+    xs = [kernel_s(s, metric) for s in setups]
     ys = [s.measured_s(metric) for s in setups]
-    k, c = _weighted_line(xs, ys, fit_overhead, overhead_s)
+    ts = [y - fixed_s(s, metric, _held(metric, 0.0)) for s, y in zip(setups, ys)]
+    k, c = _weighted_line(xs, ts, ys, fit_overhead, overhead_s)
     efficiency = 1 / k if k > 0 else math.inf
+    if metric == "decode" and math.isfinite(efficiency):
+        for s in setups:
+            step = decode_step(s, Knobs(hbm_efficiency=efficiency, decode_mfu=ENGINE_DEFAULTS.decode_mfu))
+            if step.bound != "memory":
+                raise ValueError(f"{s.key}: the decode step is compute-bound at this MBU; the fit assumes bytes")
     return Fit(metric, efficiency, c, fit_overhead, len(setups))
 
 
@@ -409,45 +498,54 @@ def _group(key: str) -> dict[str, tuple[Setup, ...]]:
     return {g: tuple(v) for g, v in out.items()}
 
 
-def fit_per_model(decode_overhead_s: float = 0.0, prefill_overhead_s: float = 0.0) -> tuple[FitResult, ...]:
-    """Fit (a): a (bandwidth, FLOP) efficiency pair per model, overheads held at the given values."""
+def fit_per_model(decode_overhead_s: float = ENGINE_STEP_OVERHEAD_S,
+                  prefill_overhead_s: float = 0.0) -> tuple[FitResult, ...]:
+    """Fit (a): an (MBU, prefill MFU) pair per model, the fixed costs held at the given values (by
+    default the engine's: its fixed cost per step, no cost per request) and the all-reduce at its
+    latency."""
     out = []
     for name, setups in _group("model").items():
         dec = _fit(setups, "decode", False, decode_overhead_s)
         pre = _fit(setups, "prefill", False, prefill_overhead_s)
         if not (math.isfinite(dec.efficiency) and math.isfinite(pre.efficiency)):
-            raise ValueError(f"{name}: the fixed overhead alone exceeds a measurement; no efficiency fits")
-        knobs = Knobs(dec.efficiency, pre.efficiency, decode_overhead_s, prefill_overhead_s)
+            raise ValueError(f"{name}: the fixed cost alone exceeds a measurement; no efficiency fits")
+        knobs = Knobs(dec.efficiency, pre.efficiency, decode_overhead_s, prefill_overhead_s,
+                      ENGINE_ALLREDUCE_LATENCY_S, ENGINE_DEFAULTS.decode_mfu)
         out.append(FitResult(name, "per model", setups, dec, pre, _rows(setups, knobs)))
     return tuple(out)
 
 
 def fit_per_gpu() -> tuple[FitResult, ...]:
-    """Fit (b): per GPU, one efficiency and one fixed overhead per metric, shared by its models."""
+    """Fit (b): per GPU, one efficiency and one fixed cost per metric, shared by its models."""
     out = []
     for name, setups in _group("gpu").items():
         dec = _fit(setups, "decode", True)
         pre = _fit(setups, "prefill", True)
-        knobs = Knobs(dec.efficiency, pre.efficiency, dec.overhead_s, pre.overhead_s)
-        out.append(FitResult(name, "per GPU", setups, dec, pre, _rows(setups, knobs)))
+        out.append(FitResult(name, "per GPU", setups, dec, pre, _rows(setups, FitResult(
+            name, "per GPU", setups, dec, pre, ()).knobs)))
     return tuple(out)
 
 
-def best_single_efficiency_error(setups: tuple[Setup, ...], metric: Metric) -> float:
-    """The smallest worst-case relative error ANY one efficiency (no overhead) can reach.
+def best_single_efficiency_error(setups: tuple[Setup, ...], metric: Metric,
+                                 overhead_s: float | None = None) -> float:
+    """The smallest worst-case relative error ANY one efficiency can reach, the all-reduces at the
+    engine's latency and the fixed cost held (by default fit (a)'s).
 
-    Each prediction is (roofline / measured) x (1 / eff) - 1; the worst case is smallest when the
-    extremes miss by equal and opposite amounts: (r_max - r_min) / (r_max + r_min).
+    Each prediction's error is (x / eff + a) / y - 1 = r u - q with u = 1 / eff, r = x / y and
+    q = 1 - a / y: a line in u for every setup. The worst of |r u - q| is convex in u and least where
+    a rising piece meets a falling one, r_i u - q_i = -(r_j u - q_j), so those crossings are the
+    candidates (i = j is one setup's zero). With no fixed part (q = 1) and two setups this is the
+    familiar (r_max - r_min) / (r_max + r_min).
     """
-    r = [roofline_s(s, metric) / s.measured_s(metric) for s in setups]
-    return (max(r) - min(r)) / (max(r) + min(r))
+    if overhead_s is None:
+        overhead_s = ENGINE_STEP_OVERHEAD_S if metric == "decode" else 0.0
+    lines = [(kernel_s(s, metric) / s.measured_s(metric),
+              1 - fixed_s(s, metric, _held(metric, overhead_s)) / s.measured_s(metric)) for s in setups]
+    candidates = [(qi + qj) / (ri + rj) for ri, qi in lines for rj, qj in lines]
+    return min(max(abs(r * u - q) for r, q in lines) for u in candidates if u > 0)
 
 
 # ----------------------------------------------------- fit (c): prefill by GEMM size
-
-
-ACTIVATION_BYTES = 2  # fp16 / bf16 activations, as the all-reduces carry them
-ALLREDUCES_PER_LAYER = 2  # Megatron-style TP: after the attention output and after the MLP
 
 
 @dataclass(frozen=True)
@@ -478,7 +576,12 @@ class ProfiledPrefill:
     gemms: tuple[Gemm, ...]
     attention_s: float  # causal QK^T and AV at peak (small at 512 tokens; its waste is in the fixed part)
     allreduce_bytes: float  # per GPU, per direction, whole forward pass
-    allreduce_s: float  # at the NVLink datasheet rate per direction
+    allreduce_wire_s: float  # those bytes at the link's datasheet rate per direction
+    allreduce_s: float  # the engine's all-reduces: the wire time plus a latency each
+
+    @property
+    def allreduce_latency_s(self) -> float:
+        return self.allreduce_s - self.allreduce_wire_s
 
     @property
     def gemm_s(self) -> float:
@@ -499,8 +602,10 @@ def profiled_prefill(s: Setup) -> ProfiledPrefill:
     """Prefill of one request from per-GEMM efficiencies at the sizes TP leaves each GPU."""
     if s.gemm_profile is None or s.mlp_width is None:
         raise ValueError(f"{s.key}: the source published no kernel profile for this setup")
-    m, g = catalog_model(s.model), catalog_gpu(s.gpu)
-    peak = peak_flops(s.gpu, PRECISION)
+    m = catalog_model(s.model)
+    wire = replica(s, ROOFLINE)
+    engine = replica(s, Knobs(allreduce_latency_s=ENGINE_ALLREDUCE_LATENCY_S))
+    peak = wire.hw.peak(PRECISION)
     tokens, d = s.prompt_tokens, m.d_model
     shapes = (  # (name, k, n) for one GPU's shard; Megatron splits the first multiply by columns, the second by rows
         ("QKV projection", d, _split((m.heads + 2 * m.kv_heads) * m.head_dim, s.tp, "Q, K and V heads")),
@@ -512,15 +617,15 @@ def profiled_prefill(s: Setup) -> ProfiledPrefill:
         Gemm(name, tokens, k, n, m.layers, s.gemm_profile.efficiency(2.0 * tokens * k * n), peak)
         for name, k, n in shapes
     )
-    attention_flop = attention_flops_per_token_per_position(m) * tokens * tokens / 2  # causal: half the square
-    # Ring all-reduce: each GPU sends (and receives) 2 (TP - 1) / TP of the buffer.
-    allreduce_bytes = (ALLREDUCES_PER_LAYER * m.layers * tokens * d * ACTIVATION_BYTES
-                       * 2 * (s.tp - 1) / s.tp)
+    # The engine's causal attention FLOP: every token against each earlier one.
+    attention_flop = wire.prefill_flops(tokens) - tokens * wire.weight_flops_per_token
+    wire_s = wire.allreduce_s(tokens)
     return ProfiledPrefill(
         gemms=gemms,
-        attention_s=attention_flop / (s.tp * peak),
-        allreduce_bytes=allreduce_bytes,
-        allreduce_s=allreduce_bytes / (g.nvlink_GBps_per_direction * 1e9),
+        attention_s=attention_flop / wire.peak_flops,
+        allreduce_bytes=wire_s * wire.hw.link_Bps_per_direction,
+        allreduce_wire_s=wire_s,
+        allreduce_s=engine.allreduce_s(tokens),
     )
 
 
@@ -575,14 +680,14 @@ def validation_rows() -> tuple[Row, ...]:
 # ----------------------------------------------------------------- the app's default knobs
 
 
-EFFICIENCY_FIELDS = {"hbm_efficiency": "decode", "mfu": "prefill", "prefill_mfu": "prefill"}
+EFFICIENCY_FIELDS = ("hbm_efficiency", "decode_mfu", "prefill_mfu", "step_overhead_ms", "allreduce_latency_us")
 
 
 def app_default_efficiencies() -> dict[str, Counter]:
     """Default value of every efficiency knob across the written serving pages: field -> Counter.
 
     Read from the pages' Params, so the validation page describes the defaults the app really
-    ships, not a copy of them.
+    ships (the engine's, or a page's own where its question states another figure).
     """
     from models.registry import written  # lazy: the registry imports every question module
 
@@ -591,14 +696,11 @@ def app_default_efficiencies() -> dict[str, Counter]:
         if q.track != "serving":
             continue
         for field, info in q.Params.model_fields.items():
-            if field in out and isinstance(info.default, (int, float)):
+            if field in out and isinstance(info.default, (int, float)) and not isinstance(info.default, bool):
                 out[field][float(info.default)] += 1
     return out
 
 
 def app_default_knobs() -> Knobs:
-    """The most common HBM efficiency and MFU defaults of the app's pages, no overhead."""
-    d = app_default_efficiencies()
-    bw = d["hbm_efficiency"].most_common(1)[0][0]
-    flops = (d["mfu"] + d["prefill_mfu"]).most_common(1)[0][0]
-    return Knobs(bw, flops)
+    """The engine's default efficiencies and fixed costs: what a serving page predicts unless told."""
+    return ENGINE_DEFAULTS

@@ -1,7 +1,8 @@
 """How accurate are these models? The serving arithmetic against published measurements.
 
-Every number here comes from `models.validation` (which calls the shared serving engine); the
-prose below interpolates those results, so a change of catalog constant or formula rewrites it.
+Every number here comes from `models.validation` (which runs the engine's Replica and Served, the
+roofline every serving page runs); the prose below interpolates those results, so a change of
+catalog constant, engine default or formula rewrites it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import streamlit as st
 
 from models.catalog import gpu as catalog_gpu, model as catalog_model
 from models.validation import (
+    ENGINE_ALLREDUCE_LATENCY_S,
+    ENGINE_DEFAULTS,
     FIT_TOLERANCE,
     FT_A100_13B_PROFILE,
     LLM_ANALYSIS_TP2_PREFILL_MS,
@@ -42,10 +45,17 @@ from ui.links import page_link
 
 MODELS_MEASURED: tuple[str, ...] = tuple(dict.fromkeys(s.model for s in SETUPS))
 SLIDERS = {  # suffix -> (label, min, max, step, format, knob field, scale to the knob)
-    "bw": ("HBM bandwidth efficiency", 5.0, 125.0, 0.1, "%.1f%%", "bandwidth_eff", 0.01),
-    "flop": ("FLOP efficiency (MFU)", 5.0, 125.0, 0.1, "%.1f%%", "flop_eff", 0.01),
-    "dec": ("Fixed overhead per decode step", 0.0, 10.0, 0.01, "%.2f ms", "decode_overhead_s", 0.001),
-    "pre": ("Fixed overhead per prefill", 0.0, 60.0, 0.1, "%.1f ms", "prefill_overhead_s", 0.001),
+    "bw": ("Decode MBU (HBM bandwidth achieved)", 5.0, 125.0, 0.1, "%.1f%%", "hbm_efficiency", 0.01),
+    "flop": ("Prefill MFU", 5.0, 125.0, 0.1, "%.1f%%", "prefill_mfu", 0.01),
+    "dec": ("Fixed cost per decode step", 0.0, 10.0, 0.01, "%.2f ms", "step_overhead_s", 0.001),
+    "ar": ("All-reduce latency", 0.0, 50.0, 0.5, "%.1f µs", "allreduce_latency_s", 1e-6),
+    "pre": ("Fixed cost per prefill", 0.0, 60.0, 0.1, "%.1f ms", "prefill_overhead_s", 0.001),
+}
+SLIDER_HELP = {
+    0.01: "Above 100% means faster than the datasheet: unphysical.",
+    0.001: "Time added to every step (decode) or every request (prefill), whatever its size.",
+    1e-6: "The fixed cost of each tensor-parallel all-reduce, two per layer per step; none on one GPU. "
+          "The engine's 6 µs is a measured TP-8 all-reduce of a small message on H100.",
 }
 
 
@@ -132,7 +142,7 @@ def _set_knobs(values: dict[str, Knobs]) -> None:
 def _presets(defaults: Knobs, per_model, per_gpu) -> dict[str, dict[str, Knobs]]:
     by_gpu = {f.group: f.knobs for f in per_gpu}
     return {
-        "The app's defaults": {m: defaults for m in MODELS_MEASURED},
+        "The engine's defaults": {m: defaults for m in MODELS_MEASURED},
         "Fit (a), per model": {f.group: f.knobs for f in per_model},
         "Fit (b), per GPU": {m: by_gpu[next(s.gpu for s in SETUPS if s.model == m)] for m in MODELS_MEASURED},
         "Roofline (100%)": {m: Knobs() for m in MODELS_MEASURED},
@@ -141,7 +151,7 @@ def _presets(defaults: Knobs, per_model, per_gpu) -> dict[str, dict[str, Knobs]]
 
 def _knob_panel(presets: dict[str, dict[str, Knobs]]) -> dict[str, Knobs]:
     if slider_key(MODELS_MEASURED[0], "bw") not in st.session_state:
-        _set_knobs(presets["The app's defaults"])
+        _set_knobs(presets["The engine's defaults"])
     cols = st.columns(len(presets))
     for col, (name, values) in zip(cols, presets.items()):
         col.button(name, key=f"validation.preset.{name}", on_click=_set_knobs, args=(values,), width="stretch")
@@ -153,10 +163,10 @@ def _knob_panel(presets: dict[str, dict[str, Knobs]]) -> dict[str, Knobs]:
             kw = {}
             for suffix, (label, lo, hi, step, fmt, field, scale) in SLIDERS.items():
                 v = st.slider(label, lo, hi, step=step, format=fmt, key=slider_key(model, suffix),
-                              help="Above 100% means faster than the datasheet: unphysical." if scale == 0.01 else
-                              "Time added to every step (decode) or every request (prefill), whatever its size.")
+                              help=SLIDER_HELP[scale])
                 kw[field] = v * scale
-            out[model] = Knobs(**kw)
+            # batch 1 never reaches the FLOP side of a decode step, so its MFU stays the engine's
+            out[model] = Knobs(**kw, decode_mfu=ENGINE_DEFAULTS.decode_mfu)
     return out
 
 
@@ -207,19 +217,28 @@ def _intro() -> None:
     s13 = next(s for s in SETUPS if s.model == "GPT-13B")
     m13 = catalog_model(s13.model)
     st.markdown(
-        "Every serving page turns bytes and FLOPs into milliseconds through two dials: the share of HBM "
-        "bandwidth a decode step sustains and the share of dense peak FLOP/s a prefill sustains. This page puts "
-        "the same formulas (the shared engine in `models/serving/llm_arith.py`) against four published setups, "
+        "Every serving page turns bytes and FLOPs into milliseconds through one engine: the share of HBM "
+        "bandwidth a decode step sustains (MBU), the share of dense peak FLOP/s a prefill sustains (MFU), the "
+        "tensor-parallel all-reduces and a fixed cost per step. This page runs that very engine (the Replica and "
+        "Served of `models/engine/`) against four published setups, "
         f"{len(SETUPS) * 2} measurements in all: a {s13.model_label} model ({m13.layers} layers, d_model "
         f"{m13.d_model:,}) on one and on two A100s under {s13.software}, and Llama 3.1 8B and 70B on an "
         "eight-GPU H200 node under vLLM, one request at a time."
     )
+    d = ENGINE_DEFAULTS
     st.markdown(
-        "The model being tested, with η for an efficiency and c for a fixed overhead:\n\n"
-        "- **decode per token** = (weights / TP + KV cache of the context / TP) ÷ (HBM bandwidth × η_bw) + c_decode\n"
-        "- **prefill** = prompt × (2 × parameters + causal attention) FLOP ÷ (TP × dense bf16 peak × η_flop) + c_prefill\n\n"
-        "The pages set both overheads to zero. At η = 100% and c = 0 this is the roofline: a floor no real engine "
-        "beats."
+        "The model being tested, with η for an efficiency, AR for the all-reduces and c for a fixed cost:\n\n"
+        "- **decode per token** = (weights / TP + KV cache of the context / TP) ÷ (HBM bandwidth × η_MBU) "
+        "+ AR + c_step\n"
+        "- **prefill** = prompt × (2 × parameters + causal attention) FLOP ÷ (TP × dense bf16 peak × η_MFU) "
+        "+ AR + c_request\n"
+        "- **AR** = 2 per layer × (a latency + 2 (TP − 1) / TP × tokens × d_model × 2 B ÷ the link's bandwidth "
+        "each way); none on one GPU\n\n"
+        f"Parameters are counted from each model's shape, as the engine counts them. The pages default to "
+        f"η_MBU {_pct(d.hbm_efficiency)}, η_MFU {_pct(d.prefill_mfu)}, a latency of "
+        f"{d.allreduce_latency_s * 1e6:g} µs per all-reduce, c_step {_ms(d.step_overhead_s)} and no c_request. "
+        "At η = 100%, no latency and c = 0 this is the roofline (the all-reduces' bytes at the datasheet link rate "
+        "stay in it): a floor no real engine beats."
     )
 
 
@@ -230,15 +249,19 @@ def _short_answer(per_model, per_gpu) -> None:
     final = max(validation_rows(), key=lambda r: abs(r.error))
     (fc,) = fit_profiled()
     h200 = next(f for f in per_gpu if f.group == "H200")
+    s70, s8 = (next(s for s in h200.setups if s.model == m) for m in ("Llama-3-70B", "Llama-3-8B"))
     st.markdown(
-        f"**The short answer.** Decode holds: one bandwidth efficiency per model lands the 13B's two setups within "
-        f"±{_pct(abs(worst['decode'].error), 1)}. Prefill with one flat FLOP efficiency does not: the 13B split "
-        f"over two GPUs misses by {_signed(worst['prefill'].error)}, because tensor parallelism makes every matrix "
-        f"multiply narrower and narrower ones run further from peak. Giving each GEMM the efficiency the source "
-        f"measured for its size, plus the all-reduces and one fixed part ({_ms(fc.fixed_s)}), puts **every "
-        f"measurement within ±{_pct(FIT_TOLERANCE)}** (worst {_signed(final.error)}). The Llama runs add a lesson "
-        f"the formulas leave out: on an H200 node about {_ms(h200.decode.overhead_s)} of every decode step is fixed "
-        "overhead, most of a small model's batch-1 latency."
+        f"**The short answer.** Decode holds: one MBU per model, with the engine's all-reduces and its "
+        f"{_ms(ENGINE_DEFAULTS.step_overhead_s)} fixed cost per step, lands the 13B's two setups within "
+        f"±{_pct(abs(worst['decode'].error), 1)}. Prefill with one flat MFU does not: the 13B split over two GPUs "
+        f"misses by {_signed(worst['prefill'].error)} even with its all-reduces charged, because tensor "
+        f"parallelism makes every matrix multiply narrower and narrower ones run further from peak. Giving each "
+        f"GEMM the efficiency the source measured for its size, plus the all-reduces and one fixed part "
+        f"({_ms(fc.fixed_s)}), puts **every measurement within ±{_pct(FIT_TOLERANCE)}** (worst "
+        f"{_signed(final.error)}). The Llama runs measure the engine's own defaults: on an H200 node a decode "
+        f"step runs at {_pct(h200.decode.efficiency, 1)} of HBM bandwidth and pays about "
+        f"{_ms(h200.decode.overhead_s)} of fixed cost besides the all-reduces ({_ms(breakdown(s70).decode_allreduce_s)} "
+        f"for the 70B, {_ms(breakdown(s8).decode_allreduce_s)} for the 8B), most of a small model's batch-1 latency."
     )
 
 
@@ -293,35 +316,41 @@ def _fit_a_prose(per_model, rows_a) -> None:
     f70 = next(f for f in per_model if f.group == "Llama-3-70B")
     f8 = next(f for f in per_model if f.group == "Llama-3-8B")
     a100 = catalog_gpu(tp1.gpu)
+    b2 = breakdown(tp2)
+    layers13 = catalog_model(tp1.model).layers
     st.markdown(
         f"**The 13B is the only real test.** It was measured twice, so two setups share one pair of efficiencies. "
         f"Decode holds up: on one GPU a step reads {_gb(b1.decode_bytes_per_gpu)} (weights plus "
         f"{b1.decode_context_tokens:,.0f} tokens of KV), {_ms(b1.decode_memory_s)} at the datasheet's "
-        f"{a100.hbm_TBps} TB/s, and took {tp1.decode_ms:g} ms. One bandwidth efficiency of "
-        f"{_pct(f13.decode.efficiency, 1)} lands both setups within {_signed(d1.error)} and {_signed(d2.error)}."
+        f"{a100.hbm_TBps} TB/s, and took {tp1.decode_ms:g} ms. On two GPUs the engine adds "
+        f"{2 * layers13} all-reduces a step, {_ms(b2.decode_allreduce_s)} at "
+        f"{ENGINE_ALLREDUCE_LATENCY_S * 1e6:g} µs each. With those and the engine's "
+        f"{_ms(f13.decode.overhead_s)} fixed cost per step, one MBU of {_pct(f13.decode.efficiency, 1)} lands both "
+        f"setups within {_signed(d1.error)} and {_signed(d2.error)}."
     )
     st.markdown(
         f"**Prefill is where the formula breaks.** Alone, one GPU ran at {_pct(p1.implied_efficiency)} of peak and "
-        f"two ran at {_pct(p2.implied_efficiency)}: the second GPU bought a "
+        f"two ran at {_pct(p2.implied_efficiency)} (the all-reduces' transfer time taken out): the second GPU bought a "
         f"{tp1.prefill_ms / tp2.prefill_ms:.2f}× speed-up where dividing the work by TP promises 2×. No single "
         f"efficiency can come closer than ±{_pct(bound, 1)} to both, and the least-squares fit sits at "
         f"{_signed(p1.error)} and {_signed(p2.error)}: **the TP-2 prefill misses the {_pct(FIT_TOLERANCE)} target.** "
-        "The formula has no term for what splitting a 512-token prefill costs: an all-reduce after every attention "
-        f"and every MLP block ({2 * catalog_model(tp1.model).layers} per forward pass) and matrix multiplies half as "
-        "wide, which run further from peak. The communication alone is not it: the llm-analysis project models "
-        f"those all-reduces ({LLM_ANALYSIS_TP2_TP_COMM_MS:g} ms over NVLink) with its profiled efficiencies and "
+        f"The engine already charges the communication, an all-reduce after every attention and every MLP block "
+        f"({2 * layers13} per forward pass, {_ms(b2.prefill_allreduce_s)} for the 512 tokens), and that is not "
+        "enough: the llm-analysis project models the same all-reduces "
+        f"({LLM_ANALYSIS_TP2_TP_COMM_MS:g} ms over NVLink) with its profiled efficiencies and "
         f"predicts {LLM_ANALYSIS_TP2_PREFILL_MS:g} ms, "
         f"{_signed(LLM_ANALYSIS_TP2_PREFILL_MS / tp2.prefill_ms - 1)} against the measurement, further off than the "
-        "fit here. The narrower matrices are most of it; fit (c) below measures that from the source's own kernel "
-        "profile."
+        "fit here. What the flat MFU has no term for is that TP leaves each GPU matrix multiplies half as wide, "
+        "which run further from peak; fit (c) below measures that from the source's own kernel profile."
     )
     st.markdown(
         f"**For the 70B and the 8B a per-model fit is exact and therefore uninformative**: one measurement per "
         f"efficiency, so the fit reproduces it whatever the formula is worth. What it does show is the gap between "
-        f"them. On the same node and software the 70B's numbers imply {_pct(f70.decode.efficiency)} of HBM bandwidth "
-        f"and {_pct(f70.prefill.efficiency)} of peak FLOP/s; the 8B's imply {_pct(f8.decode.efficiency)} and "
-        f"{_pct(f8.prefill.efficiency)}. Kernels did not get three times worse; the 8B's step is so short that a "
-        "cost which does not shrink with the model fills most of it. Fit (b) names that cost."
+        f"them. On the same node and software, with the same all-reduce latency and fixed cost per step, the 70B's "
+        f"numbers imply an MBU of {_pct(f70.decode.efficiency)} and a prefill MFU of {_pct(f70.prefill.efficiency)}; "
+        f"the 8B's imply {_pct(f8.decode.efficiency)} and {_pct(f8.prefill.efficiency)}. Kernels did not get "
+        f"{f70.decode.efficiency / f8.decode.efficiency:.1f} times worse; the 8B's step is so short that a cost "
+        "which does not shrink with the model fills most of it. Fit (b) names that cost."
     )
 
 
@@ -330,19 +359,20 @@ def _fit_b_table(per_gpu) -> None:
         [{
             "GPU": f.group,
             "Models": ", ".join(dict.fromkeys(s.model_label.removeprefix("Llama-3.1-") for s in f.setups)),
-            "HBM efficiency": f.decode.efficiency * 100,
-            "Decode overhead (ms)": f.decode.overhead_s * 1000,
-            "FLOP efficiency": f.prefill.efficiency * 100,
-            "Prefill overhead (ms)": f.prefill.overhead_s * 1000,
+            "MBU": f.decode.efficiency * 100,
+            "Fixed cost per step (ms)": f.decode.overhead_s * 1000,
+            "Prefill MFU": f.prefill.efficiency * 100,
+            "Fixed cost per request (ms)": f.prefill.overhead_s * 1000,
             "Physical? decode, prefill": ", ".join("yes" if f.fit(m).physical else "no" for m in METRICS),
             "Error after fit": _clean(f.max_abs_error * 100),
         } for f in per_gpu],
         hide_index=True, key="validation.fit_b", width="stretch",
         column_config={
-            "HBM efficiency": st.column_config.NumberColumn(format="%.2f%%"),
-            "FLOP efficiency": st.column_config.NumberColumn(format="%.1f%%"),
-            "Decode overhead (ms)": st.column_config.NumberColumn(format="%.2f"),
-            "Prefill overhead (ms)": st.column_config.NumberColumn(format="%.1f"),
+            "MBU": st.column_config.NumberColumn(format="%.2f%%"),
+            "Prefill MFU": st.column_config.NumberColumn(format="%.1f%%"),
+            "Fixed cost per step (ms)": st.column_config.NumberColumn(
+                format="%.2f", help="Besides the all-reduces, which the engine computes at its latency"),
+            "Fixed cost per request (ms)": st.column_config.NumberColumn(format="%.1f"),
             "Error after fit": st.column_config.NumberColumn(
                 format="%.1f%%", help="Largest over the GPU's measurements: zero, since the solve is exact"),
         },
@@ -353,28 +383,40 @@ def _fit_b_prose(per_gpu) -> None:
     h200 = next(f for f in per_gpu if f.group == "H200")
     a100 = next(f for f in per_gpu if f.group.startswith("A100"))
     s70, s8 = (next(s for s in h200.setups if s.model == m) for m in ("Llama-3-70B", "Llama-3-8B"))
+    ar70, ar8 = breakdown(s70).decode_allreduce_s, breakdown(s8).decode_allreduce_s
     c = h200.decode.overhead_s
+    d = ENGINE_DEFAULTS
     st.markdown(
-        f"Each GPU gets one efficiency and one fixed overhead per quantity, shared by every model measured on it. "
-        f"Two measurements, two unknowns: an exact solve, so the errors after fitting are zero by construction and "
-        f"the only question is whether the answer is physical (efficiency at most 100%, overhead not negative)."
+        "Each GPU gets one efficiency and one fixed cost per quantity, shared by every model measured on it; the "
+        f"all-reduces are not fitted but charged at the engine's {ENGINE_ALLREDUCE_LATENCY_S * 1e6:g} µs each, so "
+        "the fixed cost is what is left once they are paid. Two measurements, two unknowns: an exact solve, so the "
+        "errors after fitting are zero by construction and the only question is whether the answer is physical "
+        "(efficiency at most 100%, fixed cost not negative)."
     )
     st.markdown(
-        f"**H200: physical, and it explains the 8B.** The two Llama decode figures solve to "
-        f"{_pct(h200.decode.efficiency, 1)} of HBM bandwidth plus {_ms(c)} per step. That fixed part is "
-        f"{_pct(c / s70.measured_s('decode'))} of the 70B's {s70.decode_ms:g} ms step and "
-        f"{_pct(c / s8.measured_s('decode'))} of the 8B's {s8.decode_ms:g} ms. Time to first token solves to "
-        f"{_pct(h200.prefill.efficiency, 1)} of peak plus {_ms(h200.prefill.overhead_s)} per request, the request's "
+        f"**H200: physical, and it explains the 8B.** The two Llama decode figures solve to an MBU of "
+        f"{_pct(h200.decode.efficiency, 1)} plus {_ms(c)} per step, on top of the all-reduces: "
+        f"{_ms(ar70)} for the 70B's {2 * catalog_model(s70.model).layers} and {_ms(ar8)} for the 8B's "
+        f"{2 * catalog_model(s8.model).layers}. Fixed cost and all-reduces together are "
+        f"{_pct((c + ar70) / s70.measured_s('decode'))} of the 70B's {s70.decode_ms:g} ms step and "
+        f"{_pct((c + ar8) / s8.measured_s('decode'))} of the 8B's {s8.decode_ms:g} ms. This solve is where the "
+        f"engine's defaults come from; they stand at an MBU of {_pct(d.hbm_efficiency)} and "
+        f"{_ms(d.step_overhead_s)} per step. Time to first token solves to {_pct(h200.prefill.efficiency, 1)} of "
+        f"peak plus {_ms(h200.prefill.overhead_s)} per request besides the prefill's all-reduces, the request's "
         "path through the server and its first decode step included."
     )
+    profiled = ("above" if a100.decode.efficiency > PROFILED_HBM_CEILING else "within")
+    prefill = ("faster than the datasheet, **unphysical**. A fixed cost cannot explain a slowdown that appears "
+               "only when the work is split; it takes a term that grows with TP, which fit (c) finds in the size of "
+               "the matrix multiplies." if not a100.prefill.physical else
+               "physical, but only because the fixed cost soaks up what splitting the work costs; fit (c) finds that "
+               "term in the size of the matrix multiplies.")
     st.markdown(
-        f"**A100: the same solve says less.** Decode comes out at {_pct_near_one(a100.decode.efficiency)} of bandwidth plus "
-        f"{_ms(a100.decode.overhead_s)}: physical on paper, but above the {_pct(PROFILED_HBM_CEILING)} that profiling "
-        "of this very run observed at best, so read it as two points that cannot tell efficiency from overhead "
-        f"rather than as a measurement of either. Prefill comes out at {_pct(a100.prefill.efficiency, 1)} of peak "
-        f"plus {_ms(a100.prefill.overhead_s)}: faster than the datasheet, **unphysical**. A fixed cost cannot explain "
-        "a slowdown that appears only when the work is split; it takes a term that grows with TP, which fit (c) "
-        "finds in the size of the matrix multiplies."
+        f"**A100: the same solve says less.** Decode comes out at {_pct_near_one(a100.decode.efficiency)} of "
+        f"bandwidth plus {_ms(a100.decode.overhead_s)}: physical on paper, but {profiled} the "
+        f"{_pct(PROFILED_HBM_CEILING)} that profiling of this very run observed at best, so read it as two points "
+        "that cannot tell efficiency from fixed cost rather than as a measurement of either. Prefill comes out at "
+        f"{_pct(a100.prefill.efficiency, 1)} of peak plus {_ms(a100.prefill.overhead_s)}: {prefill}"
     )
 
 
@@ -455,10 +497,12 @@ def _fit_c_section(per_model) -> None:
     _fit_c_gemm_table(fc)
     st.markdown(
         f"To the GEMMs fit (c) adds the causal attention core at peak ({_ms(p1.attention_s)} on one GPU), the "
-        f"all-reduces ({p2.allreduce_bytes / 1e6:,.0f} MB per GPU each way over NVLink's "
-        f"{catalog_gpu(s2.gpu).nvlink_GBps_per_direction:g} GB/s: {_ms(p2.allreduce_s)}, the same "
-        f"{LLM_ANALYSIS_TP2_TP_COMM_MS:g} ms llm-analysis uses) and **one fitted number: a fixed part that TP does "
-        f"not divide**, least squares on relative error over the two prefills. Work each GPU repeats in full "
+        f"engine's all-reduces ({p2.allreduce_bytes / 1e6:,.0f} MB per GPU each way over NVLink's "
+        f"{catalog_gpu(s2.gpu).nvlink_GBps_per_direction:g} GB/s: {_ms(p2.allreduce_wire_s)}, the same "
+        f"{LLM_ANALYSIS_TP2_TP_COMM_MS:g} ms llm-analysis uses, plus {_ms(p2.allreduce_latency_s)} of latency at "
+        f"{ENGINE_ALLREDUCE_LATENCY_S * 1e6:g} µs each: {_ms(p2.allreduce_s)}) and **one fitted number: a fixed "
+        f"part that TP does not divide**, least squares on relative error over the two prefills. Work each GPU "
+        f"repeats in full "
         "(layer norms and residual adds on the whole activation), the KV writes and memsets the profile shows, the "
         "softmax passes and the kernel launches all land there. One unknown, two measurements: the residual is real."
     )
@@ -470,7 +514,8 @@ def _fit_c_section(per_model) -> None:
         f"{_signed(fc.rows[0].error)} and {_signed(fc.rows[1].error)}, where the flat efficiency of fit (a) left the "
         f"TP-{s2.tp} run at {_signed(flat2.error)}. Without fitting anything the parts alone predict "
         f"{_ms(p1.total_s)} and {_ms(p2.total_s)}: a {p1.total_s / p2.total_s:.2f}× speed-up from the second GPU "
-        f"where the flat formula says 2× and the run measured {s1.prefill_ms / s2.prefill_ms:.2f}×. **With fit (c) "
+        f"where the flat MFU says {_row(a.rows, s1.key, 'prefill').predicted_s / flat2.predicted_s:.2f}× (2× on the FLOP, "
+        f"less the all-reduces) and the run measured {s1.prefill_ms / s2.prefill_ms:.2f}×. **With fit (c) "
         f"for the 13B prefills and fit (a) for the rest, all {len(rows)} measurements are within "
         f"±{_pct(FIT_TOLERANCE)}**; the largest miss is {_signed(worst.error)} ({worst.setup.label}, "
         f"{_lower_first(METRIC_LABELS[worst.metric])})."
@@ -495,7 +540,7 @@ def _meaning_prose(per_gpu) -> None:
     s8 = next(s for s in SETUPS if s.model == "Llama-3-8B")
     s70 = next(s for s in SETUPS if s.model == "Llama-3-70B")
     m8, m70 = catalog_model(s8.model), catalog_model(s70.model)
-    b8 = breakdown(s8)
+    b8, b70 = breakdown(s8), breakdown(s70)
     gemms = 4 * m8.layers  # fused QKV, attention output, fused gate/up, down: four weight reads per layer
     per_gemm = b8.decode_bytes_per_gpu / gemms
     g = catalog_gpu(s8.gpu)
@@ -503,55 +548,79 @@ def _meaning_prose(per_gpu) -> None:
     prof = FT_A100_13B_PROFILE
     prof_lo, prof_hi = prof.measured_efficiency(prof.small), prof.measured_efficiency(prof.large)
     st.markdown(
-        "- **Bandwidth efficiency** is the share of the datasheet's HBM bandwidth a decode step's kernels sustain. "
-        f"Even a long streaming read loses some of it; profiling of the 13B run saw {_pct(PROFILED_HBM_CEILING)} at "
-        f"best. Short reads lose more: at TP {s8.tp} each GPU reads only {_gb(b8.decode_bytes_per_gpu)} per 8B step, "
-        f"split over about {gemms} weight matrices ({m8.layers} layers × 4), {per_gemm / 1e6:.0f} MB each, "
-        f"{per_gemm / g.hbm_Bps * 1e6:.1f} µs at full speed, about as long as it takes a kernel to launch, fill "
-        "the GPU and drain.\n"
-        "- **FLOP efficiency** (MFU) is the share of dense tensor-core peak a prefill sustains. Large matrix "
+        "- **MBU** (model bandwidth utilization) is the share of the datasheet's HBM bandwidth a decode step's "
+        f"kernels sustain. Even a long streaming read loses some of it; profiling of the 13B run saw "
+        f"{_pct(PROFILED_HBM_CEILING)} at best. Short reads lose more: at TP {s8.tp} each GPU reads only "
+        f"{_gb(b8.decode_bytes_per_gpu)} per 8B step, split over about {gemms} weight matrices ({m8.layers} layers "
+        f"× 4), {per_gemm / 1e6:.0f} MB each, {per_gemm / g.hbm_Bps * 1e6:.1f} µs at full speed, about as long as "
+        "it takes a kernel to launch, fill the GPU and drain.\n"
+        "- **Prefill MFU** is the share of dense tensor-core peak a prefill sustains. Large matrix "
         f"multiplies run closest to peak: the 13B run's MLP multiply reached {_pct(prof_hi)}, its attention "
         f"projection {_pct(prof_lo)}. Tensor parallelism cuts every matrix into narrower slices, which run further "
         "from peak (fit (c)).\n"
-        "- **Tensor-parallel communication** is an all-reduce after each attention and each MLP block: "
+        "- **Tensor-parallel all-reduces** follow each attention and each MLP block: "
         f"{allreduces} per 70B step at TP {s70.tp}. At batch 1 each carries one token's activations "
-        f"({m70.d_model:,} × 2 B = {m70.d_model * 2 / 1e3:.0f} kB), so it costs latency, not bandwidth: if each took "
-        f"10 µs, the {allreduces} would be {allreduces * 10e-6 * 1e3:.1f} ms of the {_ms(h200.decode.overhead_s)} "
-        "fitted overhead.\n"
-        "- **Launch and framework overhead** is the rest of the fixed part: kernel launches, the scheduler, "
-        "sampling and detokenizing between steps. It is paid per step whatever the model size, which is why it "
-        "swamps a small model and hides inside a large one."
+        f"({m70.d_model:,} × 2 B = {m70.d_model * 2 / 1e3:.0f} kB), so it costs latency, not bandwidth: the engine "
+        f"charges {ENGINE_ALLREDUCE_LATENCY_S * 1e6:g} µs each (a measured TP-8 all-reduce of a small message on "
+        f"H100), {_ms(b70.decode_allreduce_s)} a step, computed rather than fitted. A 4,096-token prefill sends "
+        f"4,096 times the bytes, and there the link's bandwidth is the cost: {_ms(b70.prefill_allreduce_s)} of the "
+        f"70B's {s70.prefill_ms:g} ms.\n"
+        "- **The fixed cost per step** is the rest: kernel launches, the scheduler, sampling and detokenizing "
+        f"between steps ({_ms(h200.decode.overhead_s)} on the H200 node by fit (b)). It is paid per step whatever "
+        "the model size, which is why it swamps a small model and hides inside a large one."
     )
 
 
-def _defaults_prose(defaults: Knobs, default_rows: list[Row], per_gpu) -> None:
+def _defaults_prose(defaults: Knobs, default_rows: list[Row], per_model, per_gpu) -> None:
     counts = app_default_efficiencies()
-    bw_counts = ", ".join(f"{_pct(v)} on {n}" for v, n in counts["hbm_efficiency"].most_common())
-    fl_counts = ", ".join(f"{_pct(v)} on {n}" for v, n in (counts["mfu"] + counts["prefill_mfu"]).most_common())
+    pages = sum(counts["hbm_efficiency"].values())
+    on_mbu = counts["hbm_efficiency"][defaults.hbm_efficiency]
+    on_fixed = counts["step_overhead_ms"][defaults.step_overhead_s * 1000]
+    pages_fixed = sum(counts["step_overhead_ms"].values())
     h200 = next(f for f in per_gpu if f.group == "H200")
+    f13 = next(f for f in per_model if f.group == "GPT-13B")
+    f70 = next(f for f in per_model if f.group == "Llama-3-70B")
+
+    def rows(model: str, metric: str) -> list[Row]:
+        return [r for r in default_rows if r.setup.model == model and r.metric == metric]
 
     def err(model: str, metric: str) -> str:
-        return " and ".join(_signed(r.error) for r in default_rows if r.setup.model == model and r.metric == metric)
+        return " and ".join(_signed(r.error) for r in rows(model, metric))
 
+    def direction(rs: list[Row]) -> str:
+        lo, hi = min(r.error for r in rs), max(r.error for r in rs)
+        if max(abs(lo), abs(hi)) <= FIT_TOLERANCE:
+            return f"within ±{_pct(FIT_TOLERANCE)}"
+        return "too optimistic" if hi < 0 else ("too pessimistic" if lo > 0 else "off both ways")
+
+    large_decode = rows("GPT-13B", "decode") + rows("Llama-3-70B", "decode")
+    small = rows("Llama-3-8B", "decode") + rows("Llama-3-8B", "prefill")
+    large_prefill = rows("Llama-3-70B", "prefill") + rows("GPT-13B", "prefill")
+    missing_ms = h200.decode.overhead_s - defaults.step_overhead_s
+    mfu_side = "above" if min(f70.prefill.efficiency, f13.prefill.efficiency) > defaults.prefill_mfu else (
+        "below" if max(f70.prefill.efficiency, f13.prefill.efficiency) < defaults.prefill_mfu else "either side of")
     st.markdown(
-        f"The serving pages default to an HBM efficiency of {_pct(defaults.bandwidth_eff)} ({bw_counts} pages) and a "
-        f"FLOP efficiency of {_pct(defaults.flop_eff)} ({fl_counts}), with no fixed overhead. Against these "
-        "measurements that means:\n\n"
-        f"- **Large models: the bandwidth is right, the overhead is missing.** 13B decode "
-        f"{err('GPT-13B', 'decode')}; 70B TTFT {err('Llama-3-70B', 'prefill')} but TPOT "
-        f"{err('Llama-3-70B', 'decode')}. Fit (b)'s shared H200 bandwidth efficiency, "
-        f"{_pct(h200.decode.efficiency, 1)}, is the default almost exactly; what the default leaves out is the "
-        f"{_ms(h200.decode.overhead_s)} per step.\n"
-        f"- **Small models at batch 1: far too optimistic.** 8B TPOT {err('Llama-3-8B', 'decode')}, TTFT "
+        f"The engine defaults to an MBU of {_pct(defaults.hbm_efficiency)}, a prefill MFU of "
+        f"{_pct(defaults.prefill_mfu)}, {defaults.allreduce_latency_s * 1e6:g} µs per all-reduce and "
+        f"{_ms(defaults.step_overhead_s)} of fixed cost per step ({on_mbu} of the {pages} serving pages with an MBU "
+        f"knob start at that MBU, {on_fixed} of the {pages_fixed} with a fixed-cost knob at that cost). Against "
+        "these measurements that means:\n\n"
+        f"- **Decode of large models: {direction(large_decode)}.** 13B TPOT {err('GPT-13B', 'decode')}; 70B TPOT "
+        f"{err('Llama-3-70B', 'decode')}. Fit (b)'s H200 solve, an MBU of {_pct(h200.decode.efficiency, 1)} plus "
+        f"{_ms(h200.decode.overhead_s)} per step, reproduces both Llama decodes.\n"
+        f"- **Small models at batch 1: {direction(small)}.** 8B TPOT {err('Llama-3-8B', 'decode')}, TTFT "
         f"{err('Llama-3-8B', 'prefill')}. The defaults describe kernels; a small model's single-request latency "
-        "is mostly the fixed cost around them.\n"
-        f"- **The 13B prefill: {err('GPT-13B', 'prefill')}** on one and two GPUs: "
-        f"{_pct(defaults.flop_eff)} sits between the two efficiencies the runs imply, so the default is "
-        "pessimistic for one GPU and about right for two.\n\n"
-        "So read a page's TPOT and TTFT as floors for latency questions about small models, and add about "
-        f"{_ms(h200.decode.overhead_s)} per step on an H200 node when a target is tight. For throughput questions "
-        "the defaults hold up better than these batch-1 runs suggest: one step serves the whole batch, so the "
-        "fixed cost per token falls as the batch grows while the bytes of KV read grow with it."
+        "is mostly the fixed cost around them, per step and, for TTFT, per request.\n"
+        f"- **Prefill of large models: {direction(large_prefill)}**, {err('Llama-3-70B', 'prefill')} for the 70B "
+        f"and {err('GPT-13B', 'prefill')} for the 13B on one and two GPUs. With the all-reduces charged, the runs "
+        f"imply a prefill MFU of {_pct(f70.prefill.efficiency)} (70B) and {_pct(f13.prefill.efficiency)} (13B, "
+        f"fit (a)), {mfu_side} the default's {_pct(defaults.prefill_mfu)}.\n\n"
+        "So read a page's TPOT and TTFT as floors for latency questions about small models"
+        + (f", and add about {_ms(missing_ms)} per step on an H200 node when a target is tight" if missing_ms > 1e-4
+           else "") +
+        ". For throughput questions the defaults hold up better than these batch-1 runs suggest: one step "
+        "serves the whole batch, so the fixed cost per token falls as the batch grows while the bytes of KV read "
+        "grow with it."
     )
 
 
@@ -577,31 +646,33 @@ def render() -> None:
 
     st.subheader("Roofline, then fit (a): one efficiency pair per model", divider="gray")
     st.markdown(
-        "The roofline column is the formula at 100% efficiency and no overhead. Fit (a) then picks, per model, one "
-        "HBM efficiency (decode) and one FLOP efficiency (prefill) by least squares on relative error, overhead "
-        f"held at zero. The target: every fitted error within ±{_pct(FIT_TOLERANCE)}."
+        "The roofline column is the engine at 100% efficiency with no latency and no fixed cost. Fit (a) then "
+        "picks, per model, one MBU (decode) and one prefill MFU by least squares on relative error, the rest held "
+        f"at the engine's defaults: {ENGINE_ALLREDUCE_LATENCY_S * 1e6:g} µs per all-reduce, "
+        f"{_ms(ENGINE_DEFAULTS.step_overhead_s)} per decode step, nothing per request. The target: every fitted "
+        f"error within ±{_pct(FIT_TOLERANCE)}."
     )
     _show_rows(rows_a, "Fitted prediction (ms)", "validation.fit_a")
     st.dataframe(
         [{
             "Model": _model_label(f.group),
             "Setups": len(f.setups),
-            "HBM bandwidth efficiency": f.decode.efficiency * 100,
-            "FLOP efficiency": f.prefill.efficiency * 100,
+            "MBU": f.decode.efficiency * 100,
+            "Prefill MFU": f.prefill.efficiency * 100,
             "Largest error after fit": _clean(f.max_abs_error * 100),
             "What the fit can tell": ("a real test: one pair for two setups" if not f.decode.exact
                                       else "nothing: exact by construction (one setup)"),
         } for f in per_model],
         hide_index=True, key="validation.fit_a_eff", width="stretch",
         column_config={
-            "HBM bandwidth efficiency": st.column_config.NumberColumn(format="%.1f%%"),
-            "FLOP efficiency": st.column_config.NumberColumn(format="%.1f%%"),
+            "MBU": st.column_config.NumberColumn(format="%.1f%%"),
+            "Prefill MFU": st.column_config.NumberColumn(format="%.1f%%"),
             "Largest error after fit": st.column_config.NumberColumn(format="%.1f%%"),
         },
     )
     _fit_a_prose(per_model, rows_a)
 
-    st.subheader("Fit (b): one GPU, shared efficiencies plus a fixed overhead", divider="gray")
+    st.subheader("Fit (b): one GPU, shared efficiencies plus a fixed cost", divider="gray")
     _fit_b_prose(per_gpu)
     _fit_b_table(per_gpu)
 
@@ -610,8 +681,8 @@ def render() -> None:
 
     st.subheader("Set the efficiencies yourself", divider="gray")
     st.markdown(
-        "The sliders start at the app's default efficiencies with no overhead, so the first table is what a serving "
-        "page would predict for these runs. Load a fit, or move a slider and watch the error column."
+        "The sliders start at the engine's defaults, so the first table is what a serving page would predict for "
+        "these runs. Load a fit, or move a slider and watch the error column."
     )
     knobs = _knob_panel(_presets(defaults, per_model, per_gpu))
     mine = list(evaluate(knobs))
@@ -634,8 +705,8 @@ def render() -> None:
     st.subheader("What the efficiencies stand for", divider="gray")
     _meaning_prose(per_gpu)
 
-    st.subheader("What this says about the app's default knobs", divider="gray")
-    _defaults_prose(defaults, list(evaluate({m: defaults for m in MODELS_MEASURED})), per_gpu)
+    st.subheader("What this says about the engine's defaults", divider="gray")
+    _defaults_prose(defaults, list(evaluate({m: defaults for m in MODELS_MEASURED})), per_model, per_gpu)
     cites = {s.source: s.urls for s in SETUPS}
     st.caption("Sources: " + " · ".join(
         c + (" (" + ", ".join(f"[link {i + 1}]({u})" for i, u in enumerate(urls)) + ")" if urls else "")

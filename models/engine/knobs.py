@@ -157,6 +157,13 @@ class EfficiencyKnobs(ReplicaKnobs):
 EngineKnobs = EfficiencyKnobs
 
 
+def take(group: type[StrictModel], name: str) -> Any:
+    """One knob of a group, for a page that needs it without the rest of the group:
+    `target_utilization: take(SloKnobs, "target_utilization") = 0.8` (same label, range and help)."""
+    info = group.model_fields[name]
+    return Annotated[(info.annotation, *info.metadata)]
+
+
 def with_defaults(group: type[StrictModel], **defaults: Any) -> type[StrictModel]:
     """`group` with other starting values: the knobs themselves (labels, ranges) stay declared once."""
     fields = {}

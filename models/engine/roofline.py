@@ -72,9 +72,6 @@ class Replica:
     step_overhead_s: float = 0.0  # launches and sampling per step; the all-reduces are counted apart
     allreduce_latency_s: float = 0.0  # the fixed cost of one all-reduce, whatever its size
     attention_flops: bool = True
-    # Pages not yet on the engine's knobs (models/serving/llm_arith.py's old entry point) leave the
-    # all-reduce out, as they always did; the engine's own knobs always count it.
-    tensor_parallel_comms: bool = True
 
     # --- memory ---------------------------------------------------------------------------------
 
@@ -165,7 +162,7 @@ class Replica:
 
     def allreduce_s(self, tokens: float) -> float:
         """Every all-reduce of one forward pass over `tokens` tokens: latency plus a ring's bytes."""
-        if self.tp == 1 or not self.tensor_parallel_comms:
+        if self.tp == 1:
             return 0.0
         n = self.tp
         one = self.allreduce_latency_s + 2 * (n - 1) / n * self.allreduce_bytes(tokens) / self.hw.link_Bps_per_direction

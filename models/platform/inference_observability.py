@@ -8,9 +8,10 @@ metrics store (the product of label cardinalities, with and without a tenant lab
 attribution that charges a tenant for its share of each batch step.
 
 Modelling choices, stated on the page:
-- The fleet serves Llama-3-70B (catalog shape) in bf16, weights and KV cache, tensor-parallel over
-  `gpus_per_replica` GPUs; a decode step reads every weight once and every running sequence's KV
-  cache once. Mean context during decode = prompt + output / 2.
+- The replica is the engine's (models/engine): by default Llama-3-70B in bf16, weights and KV
+  cache, tensor-parallel over `tp_degree` GPUs; a decode step reads every weight once and every
+  running sequence's KV cache once. Mean context during decode = prompt + output / 2. The observed
+  batch is the engine's `given_batch`; 0 lets the TPOT target and the KV room set it.
 - Throughput and batch are observations (what the engine's own counters report); MBU and MFU are
   computed from them. An MBU above 100% means the observations contradict each other.
 - The fleet runs at the observed rate around the clock, so GPU cost per token = GPU cost per
@@ -23,16 +24,13 @@ Modelling choices, stated on the page:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated
 
-from models.catalog import GPUS, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, MODELS
 from models.core import Derivation, Knob, StrictModel
-from models.units import format_number
-
-MODEL = MODELS["Llama-3-70B"]
-BF16_BYTES = 2
+from models.engine.knobs import with_defaults
+from models.engine.record import kv_formula
+from models.engine.serving_knobs import ServingKnobs, served
 # Gateway work before the engine sees a request (auth, rate limit, routing): an assumption.
 GATEWAY_S = 0.005
 SECONDS_PER_DAY = 86_400
@@ -60,33 +58,11 @@ SPANS: tuple[Span, ...] = (
 LABELS = ("replica", "route", "status", "bucket", "tenant")
 
 
-class Params(StrictModel):
-    gpu: Annotated[Literal["H100 SXM", "H200", "B200"], Knob("GPU", help="Sets HBM capacity, bandwidth and FLOP/s.")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        int, Knob("GPUs per replica", "GPUs", 2, 16, 1,
-                  help="Tensor-parallel degree: the weights and KV cache are split across them.", draw=(4, 8)),
-    ] = 4
-    batch: Annotated[
-        int, Knob("Running batch", "sequences", 1, 512, log=True,
-                  help="Sequences decoding together, as the engine reports it.", draw=(48, 128)),
-    ] = 64
+class _ObservabilityKnobs(StrictModel):
     tokens_per_s_replica: Annotated[
         float, Knob("Observed throughput per replica", "tokens/s", 10, 50_000, log=True,
                     help="Generated tokens per second, from the engine's token counter.", draw=(1200, 3200)),
     ] = 2400
-    prompt_tokens: Annotated[
-        float, Knob("Mean prompt", "tokens", 10, 100_000, log=True, help="Input tokens per request.",
-                    draw=(500, 3000)),
-    ] = 1800
-    output_tokens: Annotated[
-        float, Knob("Mean output", "tokens", 10, 8000, log=True, help="Generated tokens per request.",
-                    draw=(100, 800)),
-    ] = 400
-    prefill_mfu: Annotated[
-        float, Knob("Prefill efficiency", "", 0.05, 0.8, 0.05, percent=True,
-                    help="Share of peak FLOP/s a prefill achieves (sets the prefill span's length).",
-                    draw=(0.3, 0.6)),
-    ] = 0.4
     queue_wait_ms: Annotated[
         float, Knob("Queue wait", "ms", 0, 2000, 10, help="Admission wait before prefill.", draw=(10, 300)),
     ] = 50
@@ -142,64 +118,90 @@ class Params(StrictModel):
     ] = 16_000
 
 
+# The page's observed scenario: a batch of 64 reported by the engine, 1,800-token prompts with no
+# prefix cache, 400-token answers, on 4 H100s.
+class Params(with_defaults(ServingKnobs, tp_degree=4, given_batch=64, prompt_tokens=1800, output_tokens=400,
+                           prefix_cache_hit=0.0), _ObservabilityKnobs):
+    """What the fleet reports and what it costs, then the request and the engine."""
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    gpu = GPUS[p.gpu]
+    e = served(p)
+    r, hw, m = e.replica, e.replica.hw, e.replica.model
+    tp, batch = p.tp_degree, e.batch
     # --- what a decode step reads --------------------------------------------------------------
-    w = d.step("weight_bytes", "Weights read every step (Llama-3-70B, bf16)", MODEL.weight_bytes(BF16_BYTES), "B",
-               formula=f"{format_number(MODEL.total_params)} params × {BF16_BYTES} B")
-    kvt = d.step("kv_bytes_per_token", "KV cache per token", MODEL.kv_bytes_per_token(BF16_BYTES), "B",
-                 formula=f"2 × {MODEL.layers} layers × {MODEL.kv_heads} KV heads × {MODEL.head_dim} × {BF16_BYTES} B")
-    ctx = d.step("context_tokens", "Mean context during decode", p.prompt_tokens + p.output_tokens / 2, "1",
+    w = d.step("weight_bytes", f"Weights read every step ({m.name}, {p.weight_precision})", r.weight_bytes, "B",
+               formula=f"{m.total_params:.4g} params (counted from the shape) × {r.bytes_per_weight:g} B")
+    kvt = d.step("kv_bytes_per_token", f"KV cache per token ({p.kv_precision})", r.kv_bytes_per_token, "B",
+                 formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"))
+    ctx = d.step("context_tokens", "Mean context during decode", e.decode_context_tokens, "1",
                  noun="tokens", formula="{prompt_tokens} + {output_tokens} / 2")
+    d.step("decode_batch", "Running batch, as the engine reports it", batch, "1", noun="sequences",
+           formula="{given_batch} (observed)" if p.given_batch else "the tighter of the TPOT and KV caps")
     kv_seq = d.step("kv_bytes_per_seq", "KV cache one sequence reads per step", ctx * kvt, "B",
                     formula="{context_tokens} × {kv_bytes_per_token} B")
-    step_bytes = d.step("step_bytes", "Bytes one decode step reads", w + p.batch * kv_seq, "B",
-                        formula="{weight_bytes} B + {batch} × {kv_bytes_per_seq} B")
-    step_s = d.step("step_time_s", "Observed step time: batch / throughput", p.batch / p.tokens_per_s_replica, "s",
-                    formula="{batch} / {tokens_per_s_replica} tokens/s")
+    model_step = r.decode_step(batch, ctx)
+    step_bytes = d.step("step_bytes", "Bytes one decode step reads", model_step.bytes_read, "B",
+                        formula="{weight_bytes} B + {decode_batch} × {kv_bytes_per_seq} B")
+    step_s = d.step("step_time_s", "Observed step time: batch / throughput", batch / p.tokens_per_s_replica, "s",
+                    formula="{decode_batch} / {tokens_per_s_replica} tokens/s")
     achieved = d.step("achieved_Bps", "Bytes per second the replica actually moves", step_bytes / step_s, "B/s",
                       formula="{step_bytes} B / {step_time_s} s")
-    peak = d.step("peak_Bps", "Peak HBM bandwidth of the replica", p.gpus_per_replica * gpu.hbm_Bps, "B/s",
-                  formula=f"{{gpus_per_replica}} × {gpu.hbm_TBps} TB/s")
+    peak = d.step("peak_Bps", "Peak HBM bandwidth of the replica", r.hbm_Bps, "B/s",
+                  formula=f"{{tp_degree}} × {hw.hbm_Bps / 1e12:g} TB/s")
     mbu = d.step("mbu", "Memory-bandwidth utilization (MBU)", 100 * achieved / peak, "%",
                  formula="100 × {achieved_Bps} B/s / {peak_Bps} B/s")
     d.step("mbu_plausible", "Do the observations fit under the roofline?", "yes" if mbu <= 100 else "no", "1",
            formula="{mbu}% ≤ 100%")
     d.step("gpu_util_counter_pct", "What the 'GPU utilization' counter reads: time with a kernel running",
-           100 * (p.tokens_per_s_replica / p.batch) * step_s, "%",
-           formula="100 × ({tokens_per_s_replica} / {batch}) steps/s × {step_time_s} s")
-    peak_flops = p.gpus_per_replica * gpu.dense_bf16_flops
-    d.step("mfu", "Model FLOP utilization (MFU)",
-           100 * INFER_FLOPS_PER_PARAM_TOKEN * MODEL.total_params * p.tokens_per_s_replica / peak_flops, "%",
-           formula=f"100 × {INFER_FLOPS_PER_PARAM_TOKEN} × {format_number(MODEL.total_params)} × {{tokens_per_s_replica}} "
-                   f"/ ({{gpus_per_replica}} × {gpu.dense_bf16_TFLOPs} TFLOP/s)")
-    per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.tokens_per_s_replica / p.gpus_per_replica,
-                     "1/s", noun="tokens", formula="{tokens_per_s_replica} / {gpus_per_replica}")
+           100 * (p.tokens_per_s_replica / batch) * step_s, "%",
+           formula="100 × ({tokens_per_s_replica} / {decode_batch}) steps/s × {step_time_s} s")
+    peak_flops = r.peak_flops
+    d.step("replica_peak_flops", f"Replica dense {p.compute_precision} peak", peak_flops, "FLOP/s",
+           formula=f"{{tp_degree}} × {hw.peak(p.compute_precision) / 1e12:g} TFLOP/s")
+    fpt = d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
+                 r.flops_per_token(ctx), "FLOP",
+                 formula=f"2 × {m.active_params:.4g} + {r.attention_flops_per_position:.4g} FLOP × {{context_tokens}}")
+    d.step("mfu", "Model FLOP utilization (MFU)", 100 * fpt * p.tokens_per_s_replica / peak_flops, "%",
+           formula="100 × {decode_flops_per_token} FLOP × {tokens_per_s_replica} / {replica_peak_flops} FLOP/s")
+    per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.tokens_per_s_replica / tp,
+                     "1/s", noun="tokens", formula="{tokens_per_s_replica} / {tp_degree}")
     d.step("step_floor_s", "Fastest this step could run (all bytes at peak bandwidth)", step_bytes / peak, "s",
            formula="{step_bytes} B / {peak_Bps} B/s")
-    room = d.step("kv_room_bytes", "HBM left for KV cache", p.gpus_per_replica * gpu.memory_bytes * HBM_USABLE_FRACTION - w,
-                  "B", formula=f"{{gpus_per_replica}} × {gpu.memory_GB:g} GB × {HBM_USABLE_FRACTION} − {{weight_bytes}} B")
-    max_b = d.step("max_batch_by_kv", "Largest batch the KV cache holds at this context",
-                   max(0, math.floor(room / kv_seq)), "1", noun="sequences",
-                   formula="⌊{kv_room_bytes} B / {kv_bytes_per_seq} B⌋")
-    d.step("kv_fits", "Does the observed batch fit?", "yes" if p.batch <= max_b else "no", "1",
-           formula="{batch} ≤ {max_batch_by_kv}")
-    ceiling = d.step("ceiling_tokens_per_s_per_gpu", "Roofline ceiling per GPU at the largest batch",
-                     max_b / ((w + max_b * kv_seq) / peak) / p.gpus_per_replica if max_b else 0.0, "1/s",
-                     noun="tokens",
-                     formula="{max_batch_by_kv} / (({weight_bytes} + {max_batch_by_kv} × {kv_bytes_per_seq}) B "
-                             "/ {peak_Bps} B/s) / {gpus_per_replica}")
+    d.step("model_step_s", "The engine's step at this batch (MBU, all-reduces and fixed cost included)",
+           model_step.step_s, "s",
+           formula="max(bytes / ({peak_Bps} B/s × {hbm_efficiency}), FLOP / (peak × {decode_mfu})) + all-reduces "
+                   "+ {step_overhead_ms} ms")
+    d.step("kv_room_bytes", "HBM left for KV cache", r.kv_room_bytes,
+           "B", formula=f"{{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{weight_bytes}} B")
+    d.step("kv_bytes_per_sequence_longest", "KV of one sequence at its longest (prompt + output)",
+           e.kv_bytes_per_sequence, "B", formula="{kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens})")
+    d.step("max_batch_by_kv_continuous", "Sequences whose KV fits at once, before the floor",
+           e.batch_memory_cap_continuous, "1", noun="sequences",
+           formula="{kv_room_bytes} B / {kv_bytes_per_sequence_longest} B")
+    max_b = d.step("max_batch_by_kv", "Largest batch the KV cache holds, every sequence at its longest",
+                   e.batch_memory_cap, "1", noun="sequences", formula="⌊{max_batch_by_kv_continuous}⌋")
+    d.step("kv_fits", "Does the observed batch fit?", "yes" if batch <= max_b else "no", "1",
+           formula="{decode_batch} ≤ {max_batch_by_kv}")
+    ceiling_step = r.decode_step(max_b, ctx) if max_b else None
+    d.step("ceiling_step_s", "The engine's step at that batch", ceiling_step.step_s if ceiling_step else 0.0, "s",
+           formula="the decode step of {max_batch_by_kv} sequences at {context_tokens} tokens of context")
+    ceiling = d.step("ceiling_tokens_per_s_per_gpu", "Engine ceiling per GPU at the largest batch",
+                     max_b / ceiling_step.step_s / tp if ceiling_step else 0.0, "1/s", noun="tokens",
+                     formula="{max_batch_by_kv} / {ceiling_step_s} s / {tp_degree}")
     d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
            formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
 
     # --- one request's trace ---------------------------------------------------------------------
     gw = d.step("gateway_s", "Gateway span (assumed)", GATEWAY_S, "s")
     q = d.step("queue_s", "Queue span", p.queue_wait_ms / 1000, "s", formula="{queue_wait_ms} ms")
-    pre = d.step("prefill_s", "Prefill span",
-                 INFER_FLOPS_PER_PARAM_TOKEN * MODEL.total_params * p.prompt_tokens / (peak_flops * p.prefill_mfu), "s",
-                 formula=f"{INFER_FLOPS_PER_PARAM_TOKEN} × {format_number(MODEL.total_params)} × {{prompt_tokens}} / "
-                         f"({{gpus_per_replica}} × {gpu.dense_bf16_TFLOPs} TFLOP/s × {{prefill_mfu}})")
+    d.step("uncached_prompt_tokens", "Prompt tokens the prefix cache misses", e.uncached_prompt_tokens, "1",
+           noun="tokens", formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
+    d.step("prefill_flops_per_request", "Prefill FLOP per request, attention included", e.prefill_flops_per_request,
+           "FLOP", formula="2 × active params × {uncached_prompt_tokens} + attention over the prompt's pairs")
+    pre = d.step("prefill_s", "Prefill span", e.prefill_s_per_request, "s",
+                 formula="{prefill_flops_per_request} FLOP / ({replica_peak_flops} FLOP/s × {prefill_mfu}) + its all-reduces")
     ttft = d.step("ttft_s", "Time to first token", gw + q + pre, "s",
                   formula="{gateway_s} s + {queue_s} s + {prefill_s} s")
     dec = d.step("decode_s", "Decode span: one span for every token after the first",
@@ -211,8 +213,8 @@ def solve(p: Params) -> Derivation:
            spans + p.output_tokens, "1", noun="spans", formula="{spans_per_request} + {output_tokens}")
 
     # --- what a span per token costs, against two prices -----------------------------------------
-    fleet_gpus = d.step("fleet_gpus", "GPUs in the fleet", p.replicas * p.gpus_per_replica, "1", noun="GPUs",
-                        formula="{replicas} × {gpus_per_replica}")
+    fleet_gpus = d.step("fleet_gpus", "GPUs in the fleet", p.replicas * tp, "1", noun="GPUs",
+                        formula="{replicas} × {tp_degree}")
     tokens_day = d.step("fleet_tokens_per_day", "Tokens the fleet generates a day",
                         p.replicas * p.tokens_per_s_replica * SECONDS_PER_DAY, "1", noun="tokens",
                         formula="{replicas} × {tokens_per_s_replica} tokens/s × 86,400 s")
@@ -255,16 +257,16 @@ def solve(p: Params) -> Derivation:
            formula="{metric_series_full_labels} / {series_budget}")
 
     # --- charging a tenant for its share of the batch --------------------------------------------
-    d.step("average_step_share", "An average sequence's share of a step", 100 / p.batch, "%",
-           formula="100 / {batch}")
-    d.step("weight_share_per_seq_bytes", "Each sequence's slice of the weight read", w / p.batch, "B",
-           formula="{weight_bytes} B / {batch}")
+    d.step("average_step_share", "An average sequence's share of a step", 100 / batch, "%",
+           formula="100 / {decode_batch}")
+    d.step("weight_share_per_seq_bytes", "Each sequence's slice of the weight read", w / batch, "B",
+           formula="{weight_bytes} B / {decode_batch}")
     tkv = d.step("tenant_kv_bytes_per_seq", "The tenant's KV read per step", p.tenant_context_tokens * kvt, "B",
                  formula="{tenant_context_tokens} × {kv_bytes_per_token} B")
     share = d.step("tenant_step_share", "The tenant's share of a step it is in",
-                   100 * (w / p.batch + tkv) / step_bytes, "%",
+                   100 * (w / batch + tkv) / step_bytes, "%",
                    formula="100 × ({weight_share_per_seq_bytes} + {tenant_kv_bytes_per_seq}) B / {step_bytes} B")
-    step_cost = p.gpus_per_replica * p.gpu_hour_usd / 3600 * step_s
+    step_cost = tp * p.gpu_hour_usd / 3600 * step_s
     per_m = d.step("tenant_cost_per_million_tokens_usd", "The tenant's GPU cost per million tokens",
                    step_cost * share / 100 * 1e6, "USD",
                    formula="{gpu_cost_per_million_tokens_usd} USD × {tenant_step_share}% / {average_step_share}%")

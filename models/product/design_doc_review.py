@@ -32,6 +32,8 @@ from typing import Annotated, Iterable, Mapping, Sequence
 
 from models.core import Derivation, Knob, StrictModel
 from models.serving import batched_inference_api as batched
+from models.engine.knobs import take
+from models.engine.serving_knobs import SloKnobs
 
 HOURS_PER_YEAR = 24 * 365
 SECONDS_PER_MINUTE = 60
@@ -115,11 +117,7 @@ class Params(StrictModel):
         Knob("Spares the author added", "GPUs", 0, 64, 1,
              help="GPUs the document provisions above its full-batch floor.", draw=(0, 2)),
     ] = 0
-    target_utilization: Annotated[
-        float,
-        Knob("Target GPU utilization", "", 0.3, 1.0, 0.05, percent=True,
-             help="Busy fraction a reviewer would accept at peak; 100% leaves nothing for bursts.", draw=(0.7, 0.9)),
-    ] = 0.8
+    target_utilization: take(SloKnobs, "target_utilization") = 0.8
     latency_target_ms: Annotated[
         float,
         Knob("Latency target (p99)", "ms", 100, 5000, 10, log=True,

@@ -6,12 +6,16 @@ in host DRAM and reload, or drop it and recompute); the sandbox and its cold sta
 failure costs with and without a checkpoint at every step boundary.
 
 Modelling choices, all stated on the page:
-- The served model is Llama-3-70B in bf16 (catalog shape) on one tensor-parallel replica.
+- The served model is the engine's (models/engine): Llama-3-70B in bf16 on eight H100s unless the
+  knobs say otherwise; weights, KV bytes, the room for KV and the prefill rate are its Replica's.
 - The context grows linearly: step i's think sees `initial + i x tokens_per_step` tokens
   (everything added up to and including this step's new input), so the final context is
   `initial + steps x tokens_per_step` and the per-step mean is `initial + tokens_per_step x (steps+1)/2`.
-- Recompute is a full prefill of that context every step: 2 x params FLOP per token plus the
-  causal attention term 2 x layers x (heads x head_dim) x n^2, at a prefill MFU (a knob).
+- Recompute is a full prefill of that context every step, the engine's prefill: 2 x active params
+  FLOP per token plus attention over the n (n - 1) / 2 earlier-token pairs, at the prefill MFU,
+  plus the tensor-parallel all-reduces of n tokens.
+- The thinking is decoded at a batch per replica: the given one, or the one the TPOT target and
+  the KV room allow at the mean context; replicas are sized at the target utilization.
 - Reload moves the KV from host DRAM over every GPU's own PCIe Gen5 x16 link at once (tensor
   parallel shards the KV by head), at an achieved fraction of the link (a knob).
 - Failures arrive at a constant rate (MTBF knob) and land uniformly within a session or a step.
@@ -22,11 +26,16 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import GPUS, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, LINKS, MODELS
-from models.core import Derivation, Knob, StrictModel
+from pydantic import model_validator
 
-MODEL = MODELS["Llama-3-70B"]
-BF16_BYTES = 2
+from models.catalog import LINKS
+from models.core import Derivation, Knob, StrictModel
+from models.units import format_number
+from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
+from models.engine.record import record_model
+from models.engine.roofline import Replica, floor_batch
+from models.engine.serving_knobs import BatchKnobs, SloKnobs
+
 # Text stored as UTF-8 runs about 4 bytes per token for English with a Llama-3-size vocabulary.
 TEXT_BYTES_PER_TOKEN = 4
 PCIE = LINKS["PCIe Gen5 x16"]
@@ -44,7 +53,7 @@ def _ceil(x: float) -> int:
     return math.ceil(x - 1e-9)
 
 
-class Params(StrictModel):
+class _AgentKnobs(StrictModel):
     steps: Annotated[
         int,
         Knob("Steps per session", "", 1, 1000, 1, log=True,
@@ -75,25 +84,6 @@ class Params(StrictModel):
         Knob("Concurrent sessions", "", 1, 1_000_000, 1, log=True,
              help="Sessions alive at once, each in a think or a tool call.", draw=(100, 20_000)),
     ] = 1000
-    gpu: Annotated[
-        Literal["H100 SXM", "H200", "B200"],
-        Knob("GPU", help="The part every serving replica uses."),
-    ] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        int,
-        Knob("GPUs per replica", "", 2, 16, 1, help="Tensor-parallel group serving one copy of the model.",
-             draw=(4, 8)),
-    ] = 8
-    decode_slots_per_replica: Annotated[
-        int,
-        Knob("Concurrent thinks per replica", "sequences", 1, 512, 1, log=True,
-             help="Sequences one replica decodes at once (continuous batching).", draw=(16, 256)),
-    ] = 64
-    prefill_mfu: Annotated[
-        float,
-        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True,
-             help="Fraction of dense bf16 peak a long prefill achieves.", draw=(0.3, 0.6)),
-    ] = 0.5
     pcie_efficiency: Annotated[
         float,
         Knob("Achieved PCIe bandwidth", "", 0.3, 1.0, 0.05, percent=True,
@@ -125,9 +115,43 @@ class Params(StrictModel):
     ] = 24
 
 
+class Params(with_defaults(EngineKnobs, tp_degree=8), BatchKnobs, SloKnobs, _AgentKnobs):
+    """The agent's clock and state, then the batch and SLO, then the engine serving the thinks."""
+
+    @model_validator(mode="after")
+    def _thinks(self) -> "Params":
+        r = replica(self)
+        mean = self.initial_context_tokens + self.tokens_per_step * (self.steps + 1) / 2
+        one = r.decode_step(1, mean).step_s
+        fits = floor_batch(r.kv_batch_cap(mean))
+        if fits < 1:
+            raise ValueError(
+                f"One session's KV at the mean context of {mean:,.0f} tokens is "
+                f"{r.kv_bytes_per_token * mean / 1e9:,.1f} GB, more than the {r.kv_room_bytes / 1e9:,.0f} GB "
+                f"{r.tp} × {r.hw.name} leave beside the weights. Shorten the session or add accelerators per replica.")
+        if self.given_batch > fits:
+            raise ValueError(
+                f"A batch of {self.given_batch} thinks at the mean context of {mean:,.0f} tokens needs "
+                f"{self.given_batch * r.kv_bytes_per_token * mean / 1e9:,.0f} GB of KV; beside the weights, "
+                f"{r.tp} × {r.hw.name} hold {fits} such sessions.")
+        if not self.given_batch and one > self.tpot_target_ms / 1000:
+            raise ValueError(
+                f"One decode step of {r.model.name} at the mean context of {mean:,.0f} tokens takes "
+                f"{one * 1000:,.1f} ms on {r.tp} × {r.hw.name}, more than the {self.tpot_target_ms:,.0f} ms TPOT "
+                f"target. Loosen the target, give the batch, or add accelerators per replica.")
+        return self
+
+
+def thinking_batch(r: Replica, p: Params, context_tokens: float) -> tuple[float, float, int]:
+    """(memory cap before the floor, TPOT cap before the floor, derived batch) at `context_tokens`."""
+    memory = r.kv_batch_cap(context_tokens)
+    tpot = r.tpot_batch_cap(p.tpot_target_ms / 1000, context_tokens)
+    return memory, tpot, max(1, min(floor_batch(memory), floor_batch(tpot)))
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    g = GPUS[p.gpu]
+    r = replica(p)
     S = p.steps
 
     # --- the clock --------------------------------------------------------------------------
@@ -155,8 +179,8 @@ def solve(p: Params) -> Derivation:
     mean_tok = d.step("mean_context_tokens", "Context averaged over the steps",
                       p.initial_context_tokens + p.tokens_per_step * (S + 1) / 2, "1", noun="tokens",
                       formula="{initial_context_tokens} + {tokens_per_step} × ({steps} + 1) / 2")
-    kv_tok = d.step("kv_bytes_per_token", "KV cache per token (Llama-3-70B, bf16)", MODEL.kv_bytes_per_token(BF16_BYTES),
-                    "B", formula=f"2 × {MODEL.layers} layers × {MODEL.kv_heads} KV heads × {MODEL.head_dim} × 2 B")
+    record_model(d, p)
+    kv_tok = d.value("kv_bytes_per_token")
     kv_final = d.step("kv_bytes_final", "KV cache at the last step", final_tok * kv_tok, "B",
                       formula="{final_context_tokens} × {kv_bytes_per_token} B")
     kv_mean = d.step("kv_bytes_mean", "KV cache, session average", mean_tok * kv_tok, "B",
@@ -167,67 +191,95 @@ def solve(p: Params) -> Derivation:
            formula="{kv_bytes_final} B / {transcript_bytes_final} B")
 
     # --- option 1: hold every session's KV in HBM through the tool call ---------------------
-    weights = d.step("weight_bytes", "Model weights in bf16", MODEL.weight_bytes(BF16_BYTES), "B",
-                     formula=f"{MODEL.total_params / 1e9:g}e9 parameters × 2 B")
-    kv_cap = d.step("kv_capacity_per_replica", "HBM left for KV on one replica",
-                    max(0.0, p.gpus_per_replica * g.memory_bytes * HBM_USABLE_FRACTION - weights), "B",
-                    formula=f"{{gpus_per_replica}} × {g.memory_GB:g} GB × {HBM_USABLE_FRACTION} − {{weight_bytes}} B")
+    hw = accelerator(p)
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
+           formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
+    kv_cap = d.step("kv_capacity_per_replica", "HBM left for KV on one replica", r.kv_room_bytes, "B",
+                    formula="{usable_hbm_bytes} B − {weight_bytes} B")
 
     def replicas_for_kv(sessions: float) -> float:
-        return _ceil(sessions * kv_mean / kv_cap) if kv_cap > 0 else math.inf
+        return _ceil(sessions * kv_mean / kv_cap)
 
-    n_compute = max(1, _ceil(thinking / p.decode_slots_per_replica), replicas_for_kv(thinking))
+    memory_cap, tpot_cap, derived = thinking_batch(r, p, mean_tok)
+    d.step("tpot_target_s", "TPOT target", p.tpot_target_ms / 1000, "s", formula="{tpot_target_ms} ms / 1000")
+    d.step("batch_memory_cap_continuous", "Thinks whose KV fits a replica at the mean context, before the floor",
+           memory_cap, "1", noun="sequences", formula="{kv_capacity_per_replica} B / {kv_bytes_mean} B")
+    d.step("batch_tpot_cap_continuous", "Largest batch whose decode step meets the TPOT target, before the floor",
+           tpot_cap, "1", noun="sequences",
+           formula="the engine's TPOT cap at {mean_context_tokens} tokens of context and {tpot_target_s} s")
+    d.step("derived_batch", "Thinks a replica could decode at once: the tighter cap", derived, "1", noun="sequences",
+           formula="max(1, min(floor({batch_memory_cap_continuous}), floor({batch_tpot_cap_continuous})))")
+    batch = p.given_batch or derived
+    d.step("decode_batch", "Thinks each replica decodes at once", batch, "1", noun="sequences",
+           formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+    d.step("think_decode_step_s", "Decode step at that batch and the mean context",
+           r.decode_step(batch, mean_tok).step_s, "s",
+           formula="the engine's step: max(bytes, FLOP) + all-reduces + fixed, {decode_batch} × {mean_context_tokens}")
+    by_slots = thinking / (batch * p.target_utilization)
+    d.step("replicas_for_slots_continuous", "Replicas the thinks' decode slots need, before rounding up", by_slots,
+           "1", noun="replicas", formula="{sessions_thinking} / ({decode_batch} × {target_utilization})")
+    n_compute = max(1, _ceil(by_slots), replicas_for_kv(thinking))
     compute = d.step(
         "replicas_for_compute", "Replicas the thinking alone needs (decode slots and its KV)",
         n_compute, "1", noun=_noun(n_compute, "replica"),
-        formula="max(1, ceil({sessions_thinking} / {decode_slots_per_replica}), "
+        formula="max(1, ceil({replicas_for_slots_continuous}), "
                 "ceil({sessions_thinking} × {kv_bytes_mean} / {kv_capacity_per_replica}))",
     )
+    d.step("replicas_to_hold_kv_continuous", "Replicas of KV room every session's average KV fills",
+           p.concurrent_sessions * kv_mean / kv_cap, "1", noun="replicas",
+           formula="{concurrent_sessions} × {kv_bytes_mean} B / {kv_capacity_per_replica} B")
     n_hold = max(compute, replicas_for_kv(p.concurrent_sessions))
     hold = d.step(
         "replicas_to_hold_kv", "Replicas to keep every session's KV in HBM between steps",
         n_hold, "1", noun=_noun(n_hold, "replica"),
-        formula="max({replicas_for_compute}, ceil({concurrent_sessions} × {kv_bytes_mean} B / {kv_capacity_per_replica} B))",
+        formula="max({replicas_for_compute}, ceil({replicas_to_hold_kv_continuous}))",
     )
     d.step("hold_over_compute_ratio", "Holding KV over what compute needs", hold / compute, "1", noun="×",
            formula="{replicas_to_hold_kv} / {replicas_for_compute}")
 
     # --- option 2: park in host DRAM and reload; option 3: drop and recompute ----------------
     pcie_Bps = d.step("reload_Bps", "Reload bandwidth: every GPU's PCIe Gen5 link at once",
-                      p.gpus_per_replica * PCIE.Bps * p.pcie_efficiency, "B/s",
-                      formula=f"{{gpus_per_replica}} × {PCIE.GBps:.1f} GB/s × {{pcie_efficiency}}")
+                      p.tp_degree * PCIE.Bps * p.pcie_efficiency, "B/s",
+                      formula=f"{{tp_degree}} × {PCIE.GBps:.1f} GB/s × {{pcie_efficiency}}")
     reload = d.step("reload_per_step_s", "Reload the average session's KV from DRAM", kv_mean / pcie_Bps, "s",
                     formula="{kv_bytes_mean} B / {reload_Bps} B/s")
     d.step("reload_final_step_s", "Reload at the last step", kv_final / pcie_Bps, "s",
            formula="{kv_bytes_final} B / {reload_Bps} B/s")
-    flops_rate = d.step("prefill_flops_per_s", "Replica prefill rate",
-                        p.gpus_per_replica * g.dense_bf16_flops * p.prefill_mfu, "FLOP/s",
-                        formula=f"{{gpus_per_replica}} × {g.dense_bf16_TFLOPs:g} TFLOP/s × {{prefill_mfu}}")
-    lin = INFER_FLOPS_PER_PARAM_TOKEN * MODEL.total_params
-    attn_width = MODEL.heads * MODEL.head_dim
-    attn = 2 * MODEL.layers * attn_width  # causal attention: QK^T and AV, half the square each
-
-    def prefill_flops(n: float) -> float:
-        return lin * n + attn * n * n
-
+    flops_rate = d.step("prefill_flops_per_s", "Replica prefill rate", r.peak_flops * r.prefill_mfu, "FLOP/s",
+                        formula=f"{{tp_degree}} × {format_number(hw.peak(p.compute_precision))} FLOP/s × "
+                                f"{{prefill_mfu}}")
+    lin = r.weight_flops_per_token
+    pair = r.attention_flops_per_position  # one token attending to one earlier token, every layer and head
+    # A full prefill of n tokens: n x lin + pair x n (n - 1) / 2, plus all-reduces linear in n.
     a, b = p.initial_context_tokens, p.tokens_per_step
     sum_c = S * a + b * S * (S + 1) / 2
     sum_c2 = S * a * a + a * b * S * (S + 1) + b * b * S * (S + 1) * (2 * S + 1) / 6
     d.step("recompute_tokens_total", "Tokens prefilled over a session when every step recomputes", sum_c, "1",
            noun="tokens", formula="{steps} × {initial_context_tokens} + {tokens_per_step} × {steps} × ({steps} + 1) / 2")
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", pair, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
     total_flops = d.step(
         "recompute_flops_total", "Prefill FLOPs over a session, recomputing every step",
-        lin * sum_c + attn * sum_c2, "FLOP",
-        formula=f"2 × {MODEL.total_params / 1e9:g}e9 × {{recompute_tokens_total}} + "
-                f"2 × {MODEL.layers} × {attn_width:,} × Σ context²",
+        lin * sum_c + pair * (sum_c2 - sum_c) / 2, "FLOP",
+        formula="2 × {active_params} × {recompute_tokens_total} + {attention_flops_per_position} × "
+                "Σ context × (context − 1) / 2",
     )
-    recompute = d.step("recompute_per_step_s", "Recompute per step, session average", total_flops / S / flops_rate, "s",
-                       formula="{recompute_flops_total} FLOP / {steps} / {prefill_flops_per_s} FLOP/s")
-    final_flops = d.step("prefill_flops_final", "Prefill FLOPs of the final context, once", prefill_flops(final_tok),
-                         "FLOP", formula=f"2 × {MODEL.total_params / 1e9:g}e9 × {{final_context_tokens}} + "
-                                         f"2 × {MODEL.layers} × {attn_width:,} × {{final_context_tokens}}²")
-    d.step("recompute_final_step_s", "Recompute at the last step", final_flops / flops_rate, "s",
-           formula="{prefill_flops_final} FLOP / {prefill_flops_per_s} FLOP/s")
+    ar_fixed, ar_per_token = r.allreduce_s(0), r.allreduce_s(1) - r.allreduce_s(0)
+    total_ar = S * ar_fixed + ar_per_token * sum_c
+    d.step("recompute_allreduce_total_s", "Tensor-parallel all-reduces of those prefills", total_ar, "s",
+           formula=f"{{steps}} × {format_number(ar_fixed)} s + {format_number(ar_per_token)} s × "
+                   "{recompute_tokens_total}" if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
+    recompute = d.step("recompute_per_step_s", "Recompute per step, session average",
+                       (total_flops / flops_rate + total_ar) / S, "s",
+                       formula="({recompute_flops_total} FLOP / {prefill_flops_per_s} FLOP/s + "
+                               "{recompute_allreduce_total_s} s) / {steps}")
+    final_flops = d.step("prefill_flops_final", "Prefill FLOPs of the final context, once", r.prefill_flops(final_tok),
+                         "FLOP", formula="2 × {active_params} × {final_context_tokens} + {attention_flops_per_position}"
+                                         " × {final_context_tokens} × ({final_context_tokens} − 1) / 2")
+    d.step("recompute_final_step_s", "Recompute at the last step", r.prefill_s(final_tok), "s",
+           formula="{prefill_flops_final} FLOP / {prefill_flops_per_s} FLOP/s + its all-reduces")
     d.step("recompute_multiplier", "Tokens prefilled by recomputing over tokens prefilled once",
            sum_c / final_tok, "1", noun="×", formula="{recompute_tokens_total} / {final_context_tokens}")
     d.step("recompute_flop_multiplier", "The same in FLOPs (attention included)", total_flops / final_flops, "1",

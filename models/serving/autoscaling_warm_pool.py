@@ -18,20 +18,33 @@ law is applied quasi-statically (in flight = rate(t) x duration), which overstat
 count during a ramp by about slope x duration^2 / 2 requests (the simulation shows the lag);
 the base fleet serves at every slot full when it is overrun; TTFT and queueing are small beside
 the decode time, so the request duration is output tokens x TPOT.
+
+A replica is sized elsewhere (the serving pages): here it is its slots, the TPOT target it decodes
+them at and the accelerators it pays for. Those knobs are the engine's own (`tp_degree`,
+`output_tokens`, `tpot_target_ms`, `target_utilization`), so a scenario carried over from a serving
+page means the same numbers here.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from models.core import Derivation, Knob, StrictModel
-from models.serving.llm_arith import ReplicaGPUs
+from models.engine.knobs import ReplicaKnobs, with_defaults
+from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import burst
 
 
-class Params(StrictModel):
+def engine_knob(group: type[StrictModel], name: str) -> Any:
+    """The type and Knob of one engine knob, for a page that needs that knob but not its group: the
+    label, range and help stay declared once, in the group."""
+    info = group.model_fields[name]
+    return Annotated[(info.annotation, *info.metadata)]
+
+
+class _WarmPoolKnobs(StrictModel):
     base_rps: Annotated[
         float,
         Knob("Base traffic", "req/s", 1, 5000, 1, log=True,
@@ -77,30 +90,15 @@ class Params(StrictModel):
              help="Weights pre-staged on local NVMe or a memory snapshot restored instead of a fresh load.",
              draw=(5, 40)),
     ] = 20
-    output_tokens: Annotated[
-        int,
-        Knob("Output tokens", "tokens", 10, 8000, 1, log=True, help="Tokens generated per request.",
-             draw=(100, 1000)),
-    ] = 400
-    tpot_ms: Annotated[
-        float,
-        Knob("TPOT", "ms", 5, 200, 1, log=True, help="Time per output token at the serving batch.",
-             draw=(15, 60)),
-    ] = 25
+    output_tokens: engine_knob(RequestKnobs, "output_tokens") = 400
     slots_per_replica: Annotated[
         int,
         Knob("Slots per replica", "slots", 1, 2000, 1, log=True,
              help="Requests one replica decodes at once within its TPOT target (the batch cap).",
              draw=(32, 512)),
     ] = 100
-    target_utilization: Annotated[
-        float,
-        Knob("Target slot utilization", "", 0.3, 0.95, 0.05, percent=True,
-             help="Share of slots the autoscaler aims to fill; the rest absorbs noise.", draw=(0.6, 0.85)),
-    ] = 0.8
-    gpus_per_replica: Annotated[
-        ReplicaGPUs, Knob("GPUs per replica", "", 1, 8, help="GPUs one replica holds (and pays for)."),
-    ] = 8
+    # The seed's replica is a 70B model on a node of eight: tensor parallel across it.
+    tp_degree: engine_knob(ReplicaKnobs, "tp_degree") = 8
     gpu_hour_usd: Annotated[
         float,
         Knob("GPU-hour price", "USD", 0.5, 20, 0.1, log=True, help="What one GPU costs per hour, idle or not.",
@@ -113,6 +111,12 @@ class Params(StrictModel):
                   "burns; above 1 also prices the pull traffic and the SLO damage of a late replica.",
              draw=(1, 3)),
     ] = 1.0
+
+
+# The replica decodes its slots at the TPOT target (25 ms: 40 tokens/s a user) and the autoscaler
+# aims to fill 80% of them; the SLO group holds both knobs, the seed their values.
+class Params(with_defaults(SloKnobs, tpot_target_ms=25, target_utilization=0.8), _WarmPoolKnobs):
+    pass
 
 
 def excess_arrivals(base: float, peak: float, ramp_s: float, capacity: float, until_s: float) -> float:
@@ -144,8 +148,8 @@ def solve(p: Params) -> Derivation:
     d = Derivation(p)
 
     # --- Little's law ---
-    dur = d.step("request_duration_s", "Time one request is in flight", p.output_tokens * p.tpot_ms / 1000, "s",
-                 formula="{output_tokens} × {tpot_ms} ms")
+    dur = d.step("request_duration_s", "Time one request is in flight", p.output_tokens * p.tpot_target_ms / 1000,
+                 "s", formula="{output_tokens} × {tpot_target_ms} ms")
     peak = d.step("peak_rps", "Peak arrival rate", p.base_rps * p.burst_multiplier, "1/s", noun="requests",
                   formula="{base_rps} req/s × {burst_multiplier}")
     base_if = d.step("in_flight_base", "Requests in flight before the burst (Little's law)", p.base_rps * dur, "1",
@@ -210,8 +214,8 @@ def solve(p: Params) -> Derivation:
                    "{lagging_snapshot_reaction_s} s)) / {in_flight_per_replica}) − {base_replicas}")
 
     # --- money ---
-    rep_h = d.step("replica_usd_per_hour", "One replica per hour", p.gpus_per_replica * p.gpu_hour_usd, "USD",
-                   formula="{gpus_per_replica} GPUs × {gpu_hour_usd} USD")
+    rep_h = d.step("replica_usd_per_hour", "One replica per hour", p.tp_degree * p.gpu_hour_usd, "USD",
+                   formula="{tp_degree} GPUs × {gpu_hour_usd} USD")
     d.step("warm_pool_usd_per_day", "Warm pool held all day", warm * rep_h * 24, "USD",
            formula="{warm_pool_replicas} × {replica_usd_per_hour} USD × 24 h")
     d.step("cold_start_second_usd_per_day", "Each second of cold start inside the ramp, per day of warm pool",

@@ -14,6 +14,8 @@ import math
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import take
+from models.engine.serving_knobs import SloKnobs
 
 
 class Params(StrictModel):
@@ -37,14 +39,7 @@ class Params(StrictModel):
             draw=(0.25, 1.0),
         ),
     ] = 0.5
-    target_utilization: Annotated[
-        float,
-        Knob(
-            "Target GPU utilization", "", 0.3, 1.0, 0.05, percent=True,
-            help="Fraction of each GPU's time busy at peak; below 100% leaves room for bursts.",
-            draw=(0.6, 0.9),
-        ),
-    ] = 0.8
+    target_utilization: take(SloKnobs, "target_utilization") = 0.8
     flush_timeout_ms: Annotated[
         float,
         Knob(

@@ -6,102 +6,56 @@ target allows, tokens per second per replica, the worst step a token can see, an
 stays bandwidth-bound at every batch the KV budget allows. Then prefill (whole or chunked),
 the replica's request capacity, and the streaming path.
 
+Every step time is the engine's (models/engine/roofline.py): a decode step is
+`Replica.decode_step`, max(bytes / (HBM x MBU), FLOP / (peak x decode MFU)) plus the
+tensor-parallel all-reduces and a fixed cost. What this page adds is the fused step of chunked
+prefill: the decodes plus one prompt chunk in the same iteration, the chunk's FLOP at the
+prefill MFU (`Replica.prefill_flops` after its prefix), its prefix's KV read once, and the
+all-reduces over every token the iteration carries (`fused_step`).
+
 Modelling choices, stated on the page:
-  * Weights and KV cache in bf16 (2 bytes). A decode step reads every resident weight once
-    (for a mixture of experts at a real batch nearly every expert is hit, so all of them) and
-    the whole KV of every sequence in the step; FLOP per token = 2 x active parameters plus
-    attention, 4 x layers x heads x head_dim per earlier token (QK^T and AV).
-  * step = max(bytes / (GPUs x HBM x efficiency), FLOP / (GPUs x peak x MFU)) + a fixed
-    overhead (kernel launches, the tensor-parallel all-reduces, sampling).
   * The KV budget is paged in 16-token blocks; `batch_cap_kv` is the batch that fits with every
     sequence at the full context, so a scheduler that admits no more can never run out of KV.
   * `p95_tpot_s` is modelled as the worst step a token can see: every sequence of the planned
     batch at the full context, plus one prefill chunk fused into the step (the last chunk of
     a full-context prompt). It is a ceiling; the simulation shows where real traffic lands.
+  * A prefix-cache hit (0 here: the question states no shared prefix) skips prefill of that
+    share of each prompt; decode still reads its KV and each sequence still holds its blocks.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import model_validator
 
-from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
-from models.catalog import gpu as catalog_gpu
-from models.catalog import model as catalog_model
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import EngineKnobs, accelerator, problem, replica, with_defaults
+from models.engine.record import record_model
+from models.engine.roofline import DecodeStep, Replica, floor_batch
+from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import batching
 
-BYTES_PER_ELEM = 2  # bf16 weights and KV cache
 BLOCK_TOKENS = 16  # paged KV block (vLLM's default block size)
-ATTN_FLOPS_PER_MAC = 2
-ATTN_MATMULS = 2  # QK^T and AV
 SIM_STEPS = 2500  # the simulated horizon is about this many decode steps at the scenario's load
 SIM_HORIZON_S = (5.0, 600.0)
 
-ServingModel = Literal["Llama-3-70B", "Llama-3-8B", "Llama-3.1-405B", "Mixtral-8x7B"]
-ServingGPU = Literal["H100 SXM", "H200", "B200", "MI300X"]
 
-
-class Params(StrictModel):
-    model: Annotated[
-        ServingModel, Knob("Model", help="Shape from the catalog; weights and KV in bf16."),
-    ] = "Llama-3-70B"
-    gpu: Annotated[ServingGPU, Knob("GPU", help="HBM, bandwidth and peak FLOP/s from the catalog.")] = "H100 SXM"
-    tp_degree: Annotated[
-        Literal[1, 2, 4, 8],
-        Knob("GPUs per replica (tensor parallel)", "GPUs", 1, 8,
-             help="One replica's weights and KV are split across this many GPUs; their HBM and "
-                  "bandwidth add up."),
-    ] = 4
-    usable_hbm_fraction: Annotated[
-        float,
-        Knob("HBM usable for weights + KV", "", 0.5, 0.98, 0.01, percent=True,
-             help="The rest holds activations, CUDA graphs and fragmentation (vLLM's default is 90%).",
-             draw=(0.85, 0.95)),
-    ] = 0.9
+class _BatchingKnobs(StrictModel):
     max_context_tokens: Annotated[
         int,
         Knob("Max context (prompt + output)", "tokens", 1024, 131072, log=True,
              help="The longest sequence the replica accepts; the KV cap is computed at this length.",
              draw=(4096, 32768)),
     ] = 8192
-    prompt_tokens: Annotated[
-        int,
-        Knob("Mean prompt", "tokens", 16, 65536, log=True, help="Average prompt length.", draw=(200, 4000)),
-    ] = 2000
-    output_tokens: Annotated[
-        int,
-        Knob("Mean output", "tokens", 1, 16384, log=True, help="Average tokens generated per request.",
-             draw=(100, 1500)),
-    ] = 400
-    tpot_target_ms: Annotated[
-        float,
-        Knob("TPOT target", "ms", 5, 500, log=True,
-             help="Time per output token every stream must get, even in the worst step.", draw=(30, 100)),
-    ] = 50
     chunk_tokens: Annotated[
         int,
         Knob("Prefill chunk", "tokens", 16, 8192, log=True,
              help="Prompt tokens fused into one decode step (chunked prefill).", draw=(128, 1024)),
     ] = 256
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM bandwidth efficiency", "", 0.3, 1.0, 0.05, percent=True,
-             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.9)),
-    ] = 0.8
-    mfu: Annotated[
-        float,
-        Knob("Compute efficiency (MFU)", "", 0.1, 1.0, 0.05, percent=True,
-             help="Share of dense peak FLOP/s a compute-bound step achieves.", draw=(0.35, 0.65)),
-    ] = 0.5
-    step_overhead_ms: Annotated[
-        float,
-        Knob("Fixed cost per step", "ms", 0, 20, 0.5,
-             help="Kernel launches, the tensor-parallel all-reduces and sampling, paid every step.",
-             draw=(1, 5)),
-    ] = 3
     kv_overcommit: Annotated[
         float,
         Knob("Admit beyond the full-context cap", "×", 1, 4, 0.25,
@@ -152,244 +106,317 @@ class Params(StrictModel):
              help="How fast a slow client drains its stream.", draw=(2, 20)),
     ] = 5
 
+
+class Params(EngineKnobs, SloKnobs, with_defaults(RequestKnobs, prefix_cache_hit=0.0), _BatchingKnobs):
+    """The page's scheduler, stream and simulation knobs, then the request, the TPOT target and
+    the engine. No prefix cache by default: the question states no shared prefix."""
+
     @model_validator(mode="after")
     def _replica_can_serve(self) -> "Params":
-        problem = fit_problem(self)
-        if problem:
-            raise ValueError(problem)
+        why = fit_problem(self)
+        if why:
+            raise ValueError(why)
         return self
 
 
 # ---------------------------------------------------------------------------------------------
-# The arithmetic, once, for both the validator and solve()
+# The fused step of chunked prefill, on the engine's replica
 
 
-def attn_flops_per_position(model_name: str) -> float:
-    m = catalog_model(model_name)
-    return ATTN_MATMULS * ATTN_FLOPS_PER_MAC * m.layers * m.heads * m.head_dim
+def fused_step(r: Replica, batch: float, context_tokens: float, chunk_tokens: float = 0.0,
+               chunk_start: float = 0.0) -> DecodeStep:
+    """One iteration: `batch` sequences decoding at `context_tokens` each, plus a prompt chunk of
+    `chunk_tokens` whose first token sits at position `chunk_start` (it reads that prefix's KV
+    once). With no chunk this is `Replica.decode_step` exactly."""
+    dec = r.decode_step(batch, context_tokens)
+    if not chunk_tokens:
+        return dec
+    read = dec.bytes_read + r.kv_bytes_per_token * chunk_start
+    chunk = r.prefill_flops(chunk_tokens, chunk_start)
+    return DecodeStep(read, read / r.achieved_hbm_Bps, dec.flops + chunk,
+                      dec.compute_s + chunk / (r.peak_flops * r.prefill_mfu),
+                      r.allreduce_s(batch + chunk_tokens), r.step_overhead_s)
 
 
-def _basics(p: Params) -> dict[str, float]:
-    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
-    weights = m.weight_bytes(BYTES_PER_ELEM)
-    kv = m.kv_bytes_per_token(BYTES_PER_ELEM)
-    budget = p.tp_degree * g.memory_bytes * p.usable_hbm_fraction - weights
-    blocks = max(0, math.floor(budget / (BLOCK_TOKENS * kv)))
-    bw = p.tp_degree * g.hbm_Bps * p.hbm_efficiency
-    fl = p.tp_degree * g.dense_bf16_flops * p.mfu
-    a = attn_flops_per_position(p.model)
-    wf = INFER_FLOPS_PER_PARAM_TOKEN * m.active_params
-    ctx = p.max_context_tokens
-    c = min(p.chunk_tokens, ctx)
-    # The worst chunk: the last `c` tokens of a full-context prompt (positions ctx - c .. ctx - 1).
-    chunk_flops = c * wf + a * (c * (ctx - c) + c * (c - 1) / 2)
-    chunk_bytes = kv * (ctx - c)  # it reads its own prefix's KV once
-    dec_flops_full = wf + a * ctx
-    ovh = p.step_overhead_ms / 1000
-    tpot = p.tpot_target_ms / 1000
-    mem_cap = (tpot - ovh - (weights + chunk_bytes) / bw) / (kv * ctx / bw)
-    cmp_cap = ((tpot - ovh) * fl - chunk_flops) / dec_flops_full
-    return dict(weights=weights, kv=kv, budget=budget, blocks=blocks, bw=bw, fl=fl, a=a, wf=wf,
-                chunk_flops=chunk_flops, chunk_bytes=chunk_bytes, dec_flops_full=dec_flops_full,
-                ovh=ovh, tpot=tpot, tpot_cap=max(0, math.floor(min(mem_cap, cmp_cap) + 1e-9)),
-                blocks_full=math.ceil(ctx / BLOCK_TOKENS), active=m.active_params)
+@dataclass(frozen=True)
+class Sides:
+    """A step as three lines in the batch b: bytes side, FLOP side, and the all-reduces plus the
+    fixed cost (added to whichever side binds). Each is (value at b = 0, slope per sequence)."""
+
+    memory: tuple[float, float]
+    compute: tuple[float, float]
+    extra: tuple[float, float]
+
+    def step_s(self, b: float) -> float:
+        return max(self.memory[0] + self.memory[1] * b, self.compute[0] + self.compute[1] * b) + \
+            self.extra[0] + self.extra[1] * b
+
+    def caps(self, budget_s: float) -> tuple[float, float]:
+        """The batch (before the floor) at which each side, with the extra, reaches `budget_s`."""
+        fixed, per = budget_s - self.extra[0], self.extra[1]
+        return ((fixed - self.memory[0]) / (self.memory[1] + per),
+                (fixed - self.compute[0]) / (self.compute[1] + per))
 
 
-def fit_problem(p: Params) -> str | None:
+def sides(r: Replica, context_tokens: float, chunk_tokens: float = 0.0, chunk_start: float = 0.0) -> Sides:
+    """Every part of an engine step is linear in the batch, so two steps give the lines."""
+    s0 = fused_step(r, 0, context_tokens, chunk_tokens, chunk_start)
+    s1 = fused_step(r, 1, context_tokens, chunk_tokens, chunk_start)
+    e0, e1 = s0.allreduce_s + s0.overhead_s, s1.allreduce_s + s1.overhead_s
+    return Sides((s0.memory_s, s1.memory_s - s0.memory_s), (s0.compute_s, s1.compute_s - s0.compute_s),
+                 (e0, e1 - e0))
+
+
+def _worst_chunk(p) -> tuple[int, int]:
+    """(tokens, first position) of the worst chunk: the last one of a full-context prompt."""
+    c = min(p.chunk_tokens, p.max_context_tokens)
+    return c, p.max_context_tokens - c
+
+
+def _blocks(r: Replica) -> int:
+    return max(0, math.floor(r.kv_room_bytes / (BLOCK_TOKENS * r.kv_bytes_per_token)))
+
+
+def fit_problem(p) -> str | None:
     """Why this replica cannot serve even one sequence of the scenario, or None."""
+    why = problem(p)
+    if why:
+        return why
     if p.prompt_tokens + 1 > p.max_context_tokens:
         return (f"The mean prompt ({p.prompt_tokens:,} tokens) must be shorter than the max context "
                 f"({p.max_context_tokens:,} tokens).")
-    b = _basics(p)
-    if b["budget"] <= 0:
-        return (f"{p.model} weights ({b['weights'] / 1e9:,.0f} GB in bf16) do not fit in {p.tp_degree} x {p.gpu} "
-                f"at {p.usable_hbm_fraction:.0%} usable HBM. Use more GPUs per replica or a bigger GPU.")
-    if b["blocks"] < b["blocks_full"]:
-        return (f"After the weights, {p.tp_degree} x {p.gpu} keep {b['budget'] / 1e9:,.1f} GB for KV, less than one "
-                f"{p.max_context_tokens:,}-token sequence needs ({b['kv'] * p.max_context_tokens / 1e9:,.1f} GB). "
-                "Use more GPUs per replica or a shorter max context.")
-    if b["tpot_cap"] < 1:
-        return (f"Even one sequence at full context plus a {p.chunk_tokens:,}-token prefill chunk takes longer than "
-                f"the {p.tpot_target_ms:g} ms TPOT target on {p.tp_degree} x {p.gpu}. Loosen the target, shrink the "
-                "chunk or add GPUs per replica.")
+    r = replica(p)
+    hw = accelerator(p)
+    if _blocks(r) < math.ceil(p.max_context_tokens / BLOCK_TOKENS):
+        return (f"After the weights, {p.tp_degree} × {hw.name} keep {r.kv_room_bytes / 1e9:,.1f} GB for KV, less "
+                f"than one {p.max_context_tokens:,}-token sequence needs "
+                f"({r.kv_bytes_per_token * p.max_context_tokens / 1e9:,.1f} GB). "
+                "Use more accelerators per replica, a smaller KV format or a shorter max context.")
+    c, start = _worst_chunk(p)
+    if min(sides(r, p.max_context_tokens, c, start).caps(p.tpot_target_ms / 1000)) < 1:
+        return (f"Even one sequence at full context plus a {c:,}-token prefill chunk takes longer than "
+                f"the {p.tpot_target_ms:g} ms TPOT target on {p.tp_degree} × {hw.name}. Loosen the target, "
+                "shrink the chunk or add accelerators per replica.")
     return None
 
 
-def _step(b: dict, batch: float, ctx: float, extra_bytes: float = 0.0, extra_flops: float = 0.0) -> tuple[float, float]:
-    mem = (b["weights"] + batch * b["kv"] * ctx + extra_bytes) / b["bw"]
-    cmp = (batch * (b["wf"] + b["a"] * ctx) + extra_flops) / b["fl"]
-    return mem, cmp
-
-
 def solve(p: Params) -> Derivation:
-    b = _basics(p)
-    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
+    r, hw = replica(p), accelerator(p)
+    m = r.model
     d = Derivation(p)
+    ctx = p.max_context_tokens
+    tpot = p.tpot_target_ms / 1000
 
     # --- numbers: bytes ---------------------------------------------------------------------
-    d.step("model_params", f"{p.model} parameters (catalog)", m.total_params, "1", noun="parameters")
-    W = d.step("weight_bytes", "Weights in bf16, on every replica", b["weights"], "B",
-               formula="{model_params} × 2 B")
-    kv = d.step("kv_bytes_per_token", "KV cache per token (bf16, all layers)", b["kv"], "B",
-                formula=f"2 (K and V) × {m.layers} layers × {m.kv_heads} KV heads × {m.head_dim} × 2 B")
-    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
-    d.step("usable_hbm_bytes", "HBM usable per replica", p.tp_degree * g.memory_bytes * p.usable_hbm_fraction, "B",
+    record_model(d, p)
+    W, kv = r.weight_bytes, r.kv_bytes_per_token
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
            formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
-    budget = d.step("kv_budget_bytes", "KV budget: usable HBM minus weights", b["budget"], "B",
+    budget = d.step("kv_budget_bytes", "KV budget: usable HBM minus weights", r.kv_room_bytes, "B",
                     formula="{usable_hbm_bytes} B − {weight_bytes} B")
-    d.step("kv_budget_blocks", f"KV blocks of {BLOCK_TOKENS} tokens in the budget", b["blocks"], "1", noun="blocks",
-           formula=f"floor({{kv_budget_bytes}} B / ({BLOCK_TOKENS} × {{kv_bytes_per_token}} B))")
-    d.step("kv_budget_tokens", "Tokens of KV the replica holds", b["blocks"] * BLOCK_TOKENS, "1", noun="tokens",
+    blocks = d.step("kv_budget_blocks", f"KV blocks of {BLOCK_TOKENS} tokens in the budget", _blocks(r), "1",
+                    noun="blocks", formula=f"floor({{kv_budget_bytes}} B / ({BLOCK_TOKENS} × {{kv_bytes_per_token}} B))")
+    d.step("kv_budget_tokens", "Tokens of KV the replica holds", blocks * BLOCK_TOKENS, "1", noun="tokens",
            formula=f"{{kv_budget_blocks}} × {BLOCK_TOKENS}")
-    d.step("sequence_kv_bytes", "KV of one sequence at full context", kv * p.max_context_tokens, "B",
+    d.step("sequence_kv_bytes", "KV of one sequence at full context", kv * ctx, "B",
            formula="{kv_bytes_per_token} B × {max_context_tokens}")
-    d.step("blocks_per_sequence", "Blocks one full-context sequence holds", b["blocks_full"], "1", noun="blocks",
-           formula=f"ceil({{max_context_tokens}} / {BLOCK_TOKENS})")
-    cap_kv = d.step("batch_cap_kv", "Sequences that fit at full context (the KV cap)",
-                    b["blocks"] // b["blocks_full"], "1", noun="sequences",
-                    formula="floor({kv_budget_blocks} / {blocks_per_sequence})")
+    per_seq = d.step("blocks_per_sequence", "Blocks one full-context sequence holds", math.ceil(ctx / BLOCK_TOKENS),
+                     "1", noun="blocks", formula=f"ceil({{max_context_tokens}} / {BLOCK_TOKENS})")
+    d.step("batch_cap_kv_continuous", "Full-context sequences the blocks hold, before the floor", blocks / per_seq,
+           "1", noun="sequences", formula="{kv_budget_blocks} / {blocks_per_sequence}")
+    cap_kv = d.step("batch_cap_kv", "Sequences that fit at full context (the KV cap)", blocks // per_seq, "1",
+                    noun="sequences", formula="floor({batch_cap_kv_continuous})")
 
     # --- the decode step ----------------------------------------------------------------------
-    d.step("gpu_hbm_Bps", f"{p.gpu} HBM bandwidth (catalog)", g.hbm_Bps, "B/s")
-    bw = d.step("replica_Bps", "Replica HBM bandwidth at the stated efficiency", b["bw"], "B/s",
-                formula="{tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency}")
-    d.step("gpu_peak_flops", f"{p.gpu} dense bf16 peak (catalog)", g.dense_bf16_flops, "FLOP/s")
-    fl = d.step("replica_flops", "Replica compute at the stated MFU", b["fl"], "FLOP/s",
-                formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {mfu}")
-    d.step("active_params", "Parameters one token multiplies (active)", b["active"], "1", noun="parameters")
+    bw, fl = r.achieved_hbm_Bps, r.peak_flops * r.decode_mfu
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
+    d.step("replica_hbm_Bps", "Replica HBM bandwidth at the decode MBU", bw, "B/s",
+           formula="{tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency}")
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    d.step("replica_decode_flops", "Replica decode compute at the decode MFU", fl, "FLOP/s",
+           formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {decode_mfu}")
+    d.step("replica_prefill_flops", "Replica prefill compute at the prefill MFU", r.peak_flops * r.prefill_mfu,
+           "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
     d.step("weight_read_s", "Reading every weight once: the floor of any step", W / bw, "s",
-           formula="{weight_bytes} B / {replica_Bps} B/s")
-    d.step("step_overhead_s", "Fixed cost per step", b["ovh"], "s", formula="{step_overhead_ms} ms / 1000")
-    d.step("ridge_batch", "Ridge batch: where the weight FLOP catch up with the weight bytes",
-           fl / bw * W / (2 * b["active"]), "1", noun="sequences",
-           formula="({replica_flops} FLOP/s / {replica_Bps} B/s) × {weight_bytes} B / (2 × {active_params})")
-    d.step("kv_cap_vs_ridge", "Where the KV cap sits against the ridge",
-           "below" if cap_kv < d.value("ridge_batch") else "above", formula="{batch_cap_kv} vs {ridge_batch}")
-    d.step("attn_flops_per_position", "Attention FLOP per token per earlier token", b["a"], "FLOP",
-           formula=f"4 × {m.layers} layers × {m.heads} heads × {m.head_dim}")
-    d.step("kv_read_full_s", "Reading one full-context sequence's KV", kv * p.max_context_tokens / bw, "s",
-           formula="{sequence_kv_bytes} B / {replica_Bps} B/s")
-    mem_kv, cmp_kv = _step(b, cap_kv, p.max_context_tokens)
-    d.step("kv_capped_step_memory_s", "Step at the KV cap, bytes side (all at full context)", mem_kv, "s",
-           formula="({weight_bytes} B + {batch_cap_kv} × {sequence_kv_bytes} B) / {replica_Bps} B/s")
-    d.step("kv_capped_step_compute_s", "Step at the KV cap, FLOP side", cmp_kv, "s",
-           formula="{batch_cap_kv} × (2 × {active_params} + {attn_flops_per_position} × {max_context_tokens})"
-                   " / {replica_flops} FLOP/s")
-    d.step("kv_capped_bound", "What bounds a decode step at the KV cap", "bandwidth" if mem_kv >= cmp_kv else "compute",
+           formula="{weight_bytes} B / {replica_hbm_Bps} B/s")
+    d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
+           formula="{step_overhead_ms} ms / 1000")
+    ar0 = r.allreduce_s(0)
+    tp_note = "None on one accelerator." if r.tp == 1 else ""
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", ar0, "s",
+           formula=f"{m.layers} layers × 2 × {{allreduce_latency_us}} µs" if r.tp > 1 else "", note=tp_note)
+    d.step("allreduce_per_token_s", "All-reduce payload time per token a step carries", r.allreduce_s(1) - ar0, "s",
+           formula=(f"{m.layers} × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
+                    f"{hw.link_Bps_per_direction:,.0f} B/s") if r.tp > 1 else "", note=tp_note)
+    ridge = d.step("ridge_batch", "Ridge batch: where the weight FLOP catch up with the weight bytes",
+                   fl / bw * W / r.weight_flops_per_token, "1", noun="sequences",
+                   formula="({replica_decode_flops} FLOP/s / {replica_hbm_Bps} B/s) × {weight_bytes} B / "
+                           "(2 × {active_params})")
+    d.step("kv_cap_vs_ridge", "Where the KV cap sits against the ridge", "below" if cap_kv < ridge else "above",
+           formula="{batch_cap_kv} vs {ridge_batch}")
+    a = r.attention_flops_per_position
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", a, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    d.step("kv_read_full_s", "Reading one full-context sequence's KV", kv * ctx / bw, "s",
+           formula="{sequence_kv_bytes} B / {replica_hbm_Bps} B/s")
+    at_cap = r.decode_step(cap_kv, ctx)
+    d.step("kv_capped_step_memory_s", "Step at the KV cap, bytes side (all at full context)", at_cap.memory_s, "s",
+           formula="({weight_bytes} B + {batch_cap_kv} × {sequence_kv_bytes} B) / {replica_hbm_Bps} B/s")
+    d.step("kv_capped_step_compute_s", "Step at the KV cap, FLOP side", at_cap.compute_s, "s",
+           formula="{batch_cap_kv} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens})"
+                   " / {replica_decode_flops} FLOP/s")
+    d.step("kv_capped_bound", "What bounds a decode step at the KV cap",
+           "bandwidth" if at_cap.bound == "memory" else "compute",
            formula="{kv_capped_step_memory_s} s vs {kv_capped_step_compute_s} s")
     d.step("compute_share_at_kv_cap", "FLOP side as a share of the bytes side at the KV cap",
-           100 * cmp_kv / mem_kv, "%", formula="100 × {kv_capped_step_compute_s} / {kv_capped_step_memory_s}")
+           100 * at_cap.compute_s / at_cap.memory_s, "%",
+           formula="100 × {kv_capped_step_compute_s} / {kv_capped_step_memory_s}")
     d.step("full_memory_read_s", "Weights plus a full KV budget, read once", (W + budget) / bw, "s",
-           formula="({weight_bytes} B + {kv_budget_bytes} B) / {replica_Bps} B/s")
+           formula="({weight_bytes} B + {kv_budget_bytes} B) / {replica_hbm_Bps} B/s")
     # Context above which the KV-capped batch is bandwidth-bound: with B = K / (kv c),
     # (W + K) / BW > K (2N / (kv c) + a / kv) / F  <=>  c > 2N K / (kv (F (W + K) / BW - K a / kv)).
-    denom = kv * (fl * (W + budget) / bw - budget * b["a"] / kv)
+    denom = kv * (fl * (W + budget) / bw - budget * a / kv)
     d.step("bandwidth_bound_above_tokens", "Context above which the KV-capped batch is bandwidth-bound",
-           b["wf"] * budget / denom if denom > 0 else math.inf, "1", noun="tokens",
-           formula="2 × {active_params} × {kv_budget_bytes} / ({kv_bytes_per_token} × ({replica_flops} × "
-                   "({weight_bytes} + {kv_budget_bytes}) / {replica_Bps} − {kv_budget_bytes} × "
-                   "{attn_flops_per_position} / {kv_bytes_per_token}))")
+           r.weight_flops_per_token * budget / denom if denom > 0 else math.inf, "1", noun="tokens",
+           formula="2 × {active_params} × {kv_budget_bytes} / ({kv_bytes_per_token} × ({replica_decode_flops} × "
+                   "({weight_bytes} + {kv_budget_bytes}) / {replica_hbm_Bps} − {kv_budget_bytes} × "
+                   "{attention_flops_per_position} / {kv_bytes_per_token}))")
 
     # --- the TPOT cap, with one prefill chunk fused into the step -----------------------------
+    c, start = _worst_chunk(p)
     d.step("chunk_flops", "Worst prefill chunk fused into a step (last chunk of a full-context prompt)",
-           b["chunk_flops"], "FLOP",
-           formula="{chunk_tokens} × (2 × {active_params} + {attn_flops_per_position} × ({max_context_tokens} − "
-                   "{chunk_tokens} / 2))")
-    d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", b["chunk_bytes"], "B",
+           r.prefill_flops(c, start), "FLOP",
+           formula="{chunk_tokens} × (2 × {active_params} + {attention_flops_per_position} × ({max_context_tokens} − "
+                   "{chunk_tokens} / 2 − 1 / 2))")
+    d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", kv * start, "B",
            formula="{kv_bytes_per_token} B × ({max_context_tokens} − {chunk_tokens})")
-    # The two caps before the floor, each a batch size in sequences (the worst step's bytes and its FLOP).
-    memory_cap = (b["tpot"] - b["ovh"] - (W + b["chunk_bytes"]) / bw) / (kv * p.max_context_tokens / bw)
-    compute_cap = ((b["tpot"] - b["ovh"]) * fl - b["chunk_flops"]) / b["dec_flops_full"]
+    worst = sides(r, ctx, c, start)
+    d.step("worst_step_fixed_s", "Worst step's all-reduces and fixed cost with no sequence decoding",
+           worst.extra[0], "s",
+           formula="{allreduce_fixed_s} s + {chunk_tokens} × {allreduce_per_token_s} s + {step_overhead_s} s")
+    memory_cap, compute_cap = worst.caps(tpot)
     d.step("batch_cap_tpot_memory", "Batch the TPOT target allows on the bytes side (before the floor)",
            memory_cap, "1", noun="sequences",
-           formula="({tpot_target_ms} ms / 1000 − {step_overhead_s} s − ({weight_bytes} B + "
-                   "{chunk_prefix_kv_bytes} B) / {replica_Bps} B/s) / {kv_read_full_s} s")
+           formula="({tpot_target_ms} ms / 1000 − {worst_step_fixed_s} s − ({weight_bytes} B + "
+                   "{chunk_prefix_kv_bytes} B) / {replica_hbm_Bps} B/s) / ({kv_read_full_s} s + "
+                   "{allreduce_per_token_s} s)")
     d.step("batch_cap_tpot_compute", "Batch the TPOT target allows on the FLOP side (before the floor)",
            compute_cap, "1", noun="sequences",
-           formula="(({tpot_target_ms} ms / 1000 − {step_overhead_s} s) × {replica_flops} FLOP/s − "
-                   "{chunk_flops} FLOP) / (2 × {active_params} + {attn_flops_per_position} × {max_context_tokens})")
-    cap_tpot = d.step(
-        "batch_cap_tpot", "Largest batch whose worst step meets the TPOT target", b["tpot_cap"], "1",
-        noun="sequences", formula="floor(min({batch_cap_tpot_memory}, {batch_cap_tpot_compute}))",
-    )
+           formula="({tpot_target_ms} ms / 1000 − {worst_step_fixed_s} s − {chunk_flops} FLOP / "
+                   "{replica_prefill_flops} FLOP/s) / ((2 × {active_params} + {attention_flops_per_position} × "
+                   "{max_context_tokens}) / {replica_decode_flops} FLOP/s + {allreduce_per_token_s} s)")
+    cap_tpot = d.step("batch_cap_tpot", "Largest batch whose worst step meets the TPOT target",
+                      floor_batch(min(memory_cap, compute_cap)), "1", noun="sequences",
+                      formula="floor(min({batch_cap_tpot_memory}, {batch_cap_tpot_compute}))")
     batch = d.step("decode_batch", "Batch to plan: the tighter cap", min(cap_kv, cap_tpot), "1", noun="sequences",
                    formula="min({batch_cap_kv}, {batch_cap_tpot})")
     d.step("batch_limited_by", "Which cap binds", "the KV budget" if cap_kv <= cap_tpot else "the TPOT target",
            formula="{batch_cap_kv} vs {batch_cap_tpot}")
-    avg_ctx = d.step("avg_context_tokens", "Average context a decode step reads per sequence",
+    avg_ctx = d.step("decode_context_tokens", "Average context a decode step reads per sequence",
                      p.prompt_tokens + p.output_tokens / 2, "1", noun="tokens",
                      formula="{prompt_tokens} + {output_tokens} / 2")
-    mem_avg, cmp_avg = _step(b, batch, avg_ctx)
-    d.step("step_memory_s", "Typical step, bytes side", mem_avg, "s",
-           formula="({weight_bytes} B + {decode_batch} × {kv_bytes_per_token} B × {avg_context_tokens}) / "
-                   "{replica_Bps} B/s")
-    d.step("step_compute_s", "Typical step, FLOP side", cmp_avg, "s",
-           formula="{decode_batch} × (2 × {active_params} + {attn_flops_per_position} × {avg_context_tokens}) / "
-                   "{replica_flops} FLOP/s")
-    step = d.step("step_time_s", "Decode step at the planned batch and the average context",
-                  max(mem_avg, cmp_avg) + b["ovh"], "s",
-                  formula="max({step_memory_s} s, {step_compute_s} s) + {step_overhead_s} s")
-    tps = d.step("tokens_per_s_per_replica", "Decode tokens per second per replica", batch / step, "1/s",
-                 noun="tokens", formula="{decode_batch} / {step_time_s} s")
+    typical = r.decode_step(batch, avg_ctx)
+    d.step("step_memory_s", "Typical step, bytes side", typical.memory_s, "s",
+           formula="({weight_bytes} B + {decode_batch} × {kv_bytes_per_token} B × {decode_context_tokens}) / "
+                   "{replica_hbm_Bps} B/s")
+    d.step("step_compute_s", "Typical step, FLOP side", typical.compute_s, "s",
+           formula="{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × "
+                   "{decode_context_tokens}) / {replica_decode_flops} FLOP/s")
+    d.step("step_allreduce_s", "Typical step, tensor-parallel all-reduces", typical.allreduce_s, "s",
+           formula="{allreduce_fixed_s} s + {decode_batch} × {allreduce_per_token_s} s")
+    step = d.step("step_time_s", "Decode step at the planned batch and the average context", typical.step_s, "s",
+                  formula="max({step_memory_s} s, {step_compute_s} s) + {step_allreduce_s} s + {step_overhead_s} s")
+    d.step("tokens_per_s_per_replica", "Decode tokens per second per replica", batch / step, "1/s",
+           noun="tokens", formula="{decode_batch} / {step_time_s} s")
     d.step("stream_tokens_per_s", "What each stream sees", 1 / step, "1/s", noun="tokens",
            formula="1 / {step_time_s} s")
-    mem_w, cmp_w = _step(b, batch, p.max_context_tokens, b["chunk_bytes"], b["chunk_flops"])
-    d.step("worst_step_memory_s", "Worst step, bytes side", mem_w, "s",
+    w = fused_step(r, batch, ctx, c, start)
+    d.step("worst_step_memory_s", "Worst step, bytes side", w.memory_s, "s",
            formula="({weight_bytes} B + {decode_batch} × {sequence_kv_bytes} B + {chunk_prefix_kv_bytes} B) / "
-                   "{replica_Bps} B/s")
-    d.step("worst_step_compute_s", "Worst step, FLOP side", cmp_w, "s",
-           formula="({decode_batch} × (2 × {active_params} + {attn_flops_per_position} × {max_context_tokens}) + "
-                   "{chunk_flops}) / {replica_flops} FLOP/s")
-    d.step("p95_tpot_s", "p95 TPOT, modelled as the worst step: all at full context plus one chunk",
-           max(mem_w, cmp_w) + b["ovh"], "s",
-           formula="max({worst_step_memory_s} s, {worst_step_compute_s} s) + {step_overhead_s} s")
-    free = (mem_kv * fl - batch * b["dec_flops_full"]) / (b["wf"] + b["a"] * p.max_context_tokens)
+                   "{replica_hbm_Bps} B/s")
+    d.step("worst_step_compute_s", "Worst step, FLOP side", w.compute_s, "s",
+           formula="{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens}) "
+                   "/ {replica_decode_flops} FLOP/s + {chunk_flops} FLOP / {replica_prefill_flops} FLOP/s")
+    d.step("worst_step_allreduce_s", "Worst step, tensor-parallel all-reduces", w.allreduce_s, "s",
+           formula="{allreduce_fixed_s} s + ({decode_batch} + {chunk_tokens}) × {allreduce_per_token_s} s")
+    d.step("p95_tpot_s", "p95 TPOT, modelled as the worst step: all at full context plus one chunk", w.step_s, "s",
+           formula="max({worst_step_memory_s} s, {worst_step_compute_s} s) + {worst_step_allreduce_s} s + "
+                   "{step_overhead_s} s")
+    full = r.decode_step(batch, ctx)
+    per_chunk_token = r.flops_per_token(ctx) / (r.peak_flops * r.prefill_mfu)
+    free = (full.memory_s - full.compute_s) / per_chunk_token
+    d.step("free_chunk_tokens_continuous", "Chunk tokens whose FLOP fit under the bytes side of a full step, "
+           "before the floor", max(0.0, free), "1", noun="tokens",
+           formula="({decode_batch} × {sequence_kv_bytes} B + {weight_bytes} B) / {replica_hbm_Bps} B/s − "
+                   "{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens}) "
+                   "/ {replica_decode_flops} FLOP/s, over (2 × {active_params} + {attention_flops_per_position} × "
+                   "{max_context_tokens}) / {replica_prefill_flops} FLOP/s per token")
     d.step("free_chunk_tokens", "Largest chunk that still hides under the bytes side of a full step",
-           max(0, math.floor(free)), "1", noun="tokens",
-           formula="floor(({kv_capped_step_memory_s} s × {replica_flops} − {decode_batch} × "
-                   "(2 × {active_params} + {attn_flops_per_position} × {max_context_tokens})) / "
-                   "(2 × {active_params} + {attn_flops_per_position} × {max_context_tokens}))")
+           max(0, math.floor(free)), "1", noun="tokens", formula="floor({free_chunk_tokens_continuous})")
 
     # --- prefill and TTFT -----------------------------------------------------------------------
     P = p.prompt_tokens
-    pf_flops = P * b["wf"] + b["a"] * P * (P - 1) / 2
-    d.step("prefill_flops", "Prefill FLOP for one mean prompt", pf_flops, "FLOP",
-           formula="{prompt_tokens} × 2 × {active_params} + {attn_flops_per_position} × {prompt_tokens}² / 2")
+    cached = P * p.prefix_cache_hit
+    new = P - cached
+    d.step("uncached_prompt_tokens", "Prompt tokens per request the prefix cache misses", new, "1", noun="tokens",
+           formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
+    d.step("cached_prompt_tokens", "Prompt tokens per request served from the prefix cache", cached, "1",
+           noun="tokens", formula="{prompt_tokens} − {uncached_prompt_tokens}")
+    d.step("prefill_flops_per_request", "Prefill FLOP for one mean prompt, attention included",
+           r.prefill_flops(new, cached), "FLOP",
+           formula="{uncached_prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} × "
+                   "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
+                   "({uncached_prompt_tokens} − 1) / 2)")
+    d.step("prefill_s_per_request", "Prefill time per request on one replica (the engine's)", r.prefill_s(new, cached),
+           "s", formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s + "
+                        "{uncached_prompt_tokens} tokens of all-reduces")
+    alone = fused_step(r, 0, 0, new, cached)
+    d.step("prefill_step_memory_s", "That prompt as one step, bytes side (weights and the cached prefix)",
+           alone.memory_s, "s",
+           formula="({weight_bytes} B + {cached_prompt_tokens} × {kv_bytes_per_token} B) / {replica_hbm_Bps} B/s")
     prefill = d.step("prefill_time_s", "One prompt prefilled alone on an idle replica (TTFT at zero load)",
-                     max(W / bw, pf_flops / fl) + b["ovh"], "s",
-                     formula="max({weight_read_s} s, {prefill_flops} FLOP / {replica_flops} FLOP/s) + "
-                             "{step_overhead_s} s")
-    n_chunks = d.step("prefill_chunks", "Steps a chunked prompt takes", math.ceil(P / p.chunk_tokens), "1",
-                      noun="steps", formula="ceil({prompt_tokens} / {chunk_tokens})")
-    chunked_ttft = 0.0
-    for k in range(int(n_chunks)):
-        s0, s1 = k * p.chunk_tokens, min(P, (k + 1) * p.chunk_tokens)
-        t = s1 - s0
-        f = t * b["wf"] + b["a"] * (t * s0 + t * (t - 1) / 2)
-        chunked_ttft += max((W + kv * s0) / bw, f / fl) + b["ovh"]
+                     alone.step_s, "s",
+                     formula="max({prefill_step_memory_s} s, {prefill_flops_per_request} FLOP / "
+                             "{replica_prefill_flops} FLOP/s) + its all-reduces + {step_overhead_s} s")
+    n_chunks = d.step("prefill_chunks", "Steps a chunked prompt takes", math.ceil(new / p.chunk_tokens - 1e-9), "1",
+                      noun="steps", formula="ceil({uncached_prompt_tokens} / {chunk_tokens})")
+    # Every chunk of an idle prefill at once: chunk k covers positions cached + k c onward.
+    k = np.arange(int(n_chunks))
+    s0 = cached + k * p.chunk_tokens
+    t = np.minimum(p.chunk_tokens, new - k * p.chunk_tokens)
+    chunk_mem = (W + kv * s0) / bw
+    chunk_cmp = r.prefill_flops(t, s0) / (r.peak_flops * r.prefill_mfu)
+    chunked_ttft = float(np.sum(np.maximum(chunk_mem, chunk_cmp) + r.allreduce_s(t))) + n_chunks * r.step_overhead_s
     d.step("ttft_idle_chunked_s", "The same prompt in chunks on an idle replica", chunked_ttft, "s",
-           formula="Σ over {prefill_chunks} chunks of max(bytes, FLOP) + {step_overhead_s} s")
+           formula="Σ over {prefill_chunks} chunks of max(bytes, FLOP) + all-reduces + {step_overhead_s} s")
     d.step("unchunked_gap_s", "Token gap when a whole prompt runs as its own step (no chunking)",
            prefill + step, "s", formula="{prefill_time_s} s + {step_time_s} s")
 
     # --- the replica under load -----------------------------------------------------------------
     O = p.output_tokens
-    c = p.chunk_tokens
-    chunk_avg = c * (b["wf"] + b["a"] * P / 2)
-    d.step("chunk_avg_flops", "A typical chunk (from the middle of a mean prompt)", chunk_avg, "FLOP",
-           formula="{chunk_tokens} × (2 × {active_params} + {attn_flops_per_position} × {prompt_tokens} / 2)")
+    c_avg = p.chunk_tokens
+    mid = max(0.0, cached + new / 2 - c_avg / 2)  # a chunk centred on the middle of the prefilled part
+    d.step("chunk_avg_flops", "A typical chunk (from the middle of a mean prompt)", r.prefill_flops(c_avg, mid),
+           "FLOP", formula="{chunk_tokens} × (2 × {active_params} + {attention_flops_per_position} × "
+                           "({cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − 1 / 2))")
+    plain, with_chunk = sides(r, avg_ctx), sides(r, avg_ctx, c_avg, mid)
     sat = d.step("saturated_step_s", "Step of a saturated replica: the planned batch plus one chunk",
-                 max(mem_avg, cmp_avg + chunk_avg / fl) + b["ovh"], "s",
-                 formula="max({step_memory_s} s, {step_compute_s} s + {chunk_avg_flops} FLOP / {replica_flops} FLOP/s)"
-                         " + {step_overhead_s} s")
-    cap_p = d.step("prefill_capacity_rps", "Requests/s the chunks can prefill", c / sat / P, "1/s", noun="requests",
-                   formula="{chunk_tokens} / {saturated_step_s} s / {prompt_tokens}")
+                 with_chunk.step_s(batch), "s",
+                 formula="max({step_memory_s} s + the chunk's prefix read, {step_compute_s} s + {chunk_avg_flops} "
+                         "FLOP / {replica_prefill_flops} FLOP/s) + all-reduces over {decode_batch} + {chunk_tokens} "
+                         "tokens + {step_overhead_s} s")
+    cap_p = d.step("prefill_capacity_rps", "Requests/s the chunks can prefill", c_avg / sat / new, "1/s",
+                   noun="requests", formula="{chunk_tokens} / {saturated_step_s} s / {uncached_prompt_tokens}")
     cap_d = d.step("decode_capacity_rps", "Requests/s the decode slots can finish", batch / sat / O, "1/s",
                    noun="requests", formula="{decode_batch} / {saturated_step_s} s / {output_tokens}")
     cap = d.step("replica_capacity_rps", "Request capacity of one replica", min(cap_p, cap_d), "1/s",
                  noun="requests", formula="min({prefill_capacity_rps}, {decode_capacity_rps})")
     d.step("capacity_limited_by", "Which side saturates first", "prefill" if cap_p < cap_d else "decode",
            formula="{prefill_capacity_rps} vs {decode_capacity_rps}")
+    d.step("planned_rps_per_replica", "Requests/s to route to one replica at the target utilization",
+           cap * p.target_utilization, "1/s", noun="requests",
+           formula="{replica_capacity_rps} × {target_utilization}")
     d.step("replica_load", "Offered load on the replica", 100 * p.arrival_rps / cap, "%",
            formula="100 × {arrival_rps} / {replica_capacity_rps}")
     served = d.step("served_rps", "Requests/s the replica serves at this load", min(p.arrival_rps, cap), "1/s",
@@ -398,15 +425,13 @@ def solve(p: Params) -> Derivation:
            formula="{served_rps} × {output_tokens}")
     # Under load: decode steps at the live batch, some steps also carrying a full chunk. Little's
     # law (live = arrivals x output x TPOT) and the TPOT at that batch are solved together.
-    n_c = p.arrival_rps * P / c  # chunk-carrying steps per second the prompts need
-    limit = max(1, min(cap_tpot, math.floor(cap_kv * p.kv_overcommit + 1e-9)))
+    n_c = p.arrival_rps * new / c_avg  # chunk-carrying steps per second the prompts need
+    limit = max(1, min(cap_tpot, floor_batch(cap_kv * p.kv_overcommit)))
     limit = d.step("admission_limit", "Sequences the scheduler admits (paged KV)", limit, "1", noun="sequences",
                    formula="min({batch_cap_tpot}, floor({batch_cap_kv} × {kv_overcommit}))")
 
     def at_load(live_n: float) -> tuple[float, float, float]:
-        m_l, c_l = _step(b, live_n, avg_ctx)
-        s_d = max(m_l, c_l) + b["ovh"]
-        s_c = max(m_l, c_l + chunk_avg / fl) + b["ovh"]
+        s_d, s_c = plain.step_s(live_n), with_chunk.step_s(live_n)
         spare = 1 - n_c * (s_c - s_d)
         return s_d, s_c, (s_d / spare if spare > 0 else s_c)
 
@@ -418,34 +443,39 @@ def solve(p: Params) -> Derivation:
            noun="sequences", formula="min({admission_limit}, {arrival_rps} × {output_tokens} × TPOT at that batch), "
                                      "solved together with the TPOT below")
     d.step("decode_step_at_load_s", "Decode step at that batch", s_d, "s",
-           formula="max(({weight_bytes} + {live_sequences} × {kv_bytes_per_token} × {avg_context_tokens}) / "
-                   "{replica_Bps}, {live_sequences} × (2 × {active_params} + {attn_flops_per_position} × "
-                   "{avg_context_tokens}) / {replica_flops}) + {step_overhead_s} s")
+           formula="max(({weight_bytes} + {live_sequences} × {kv_bytes_per_token} × {decode_context_tokens}) / "
+                   "{replica_hbm_Bps}, {live_sequences} × (2 × {active_params} + {attention_flops_per_position} × "
+                   "{decode_context_tokens}) / {replica_decode_flops}) + {allreduce_fixed_s} s + {live_sequences} × "
+                   "{allreduce_per_token_s} s + {step_overhead_s} s")
     d.step("chunk_step_at_load_s", "The same step carrying a typical chunk", s_c, "s",
-           formula="max(bytes, FLOP + {chunk_avg_flops} / {replica_flops}) + {step_overhead_s} s")
+           formula="max(bytes + the chunk's prefix read, FLOP + {chunk_avg_flops} / {replica_prefill_flops}) + "
+                   "all-reduces over the chunk too + {step_overhead_s} s")
     d.step("chunk_steps_per_s", "Steps per second that must carry a chunk", n_c, "1/s", noun="steps",
-           formula="{arrival_rps} × {prompt_tokens} / {chunk_tokens}")
+           formula="{arrival_rps} × {uncached_prompt_tokens} / {chunk_tokens}")
     d.step("tpot_at_load_s", "Typical TPOT at this load", tpot_load, "s",
            formula="{decode_step_at_load_s} s / (1 − {chunk_steps_per_s} × ({chunk_step_at_load_s} − "
                    "{decode_step_at_load_s}) s)")
 
     # --- admission beyond the full-context cap ---------------------------------------------------
     d.step("tokens_per_s_ceiling", "No schedule emits faster: every step reads the weights once",
-           limit / (max(W / bw, limit * b["wf"] / fl) + b["ovh"]), "1/s", noun="tokens",
+           limit / r.decode_step(limit, 0).step_s, "1/s", noun="tokens",
            formula="{admission_limit} / (max({weight_read_s} s, {admission_limit} × 2 × {active_params} / "
-                   "{replica_flops}) + {step_overhead_s} s)")
+                   "{replica_decode_flops}) + {allreduce_fixed_s} s + {admission_limit} × {allreduce_per_token_s} s "
+                   "+ {step_overhead_s} s)")
     d.step("preemption_context_tokens", "Average context above which a full admission runs out of KV",
-           b["blocks"] * BLOCK_TOKENS / limit, "1", noun="tokens",
-           formula="{kv_budget_tokens} / {admission_limit}")
+           blocks * BLOCK_TOKENS / limit, "1", noun="tokens", formula="{kv_budget_tokens} / {admission_limit}")
 
     # --- levers -----------------------------------------------------------------------------------
-    budget2 = 2 * p.tp_degree * g.memory_bytes * p.usable_hbm_fraction - W
-    d.step("kv_budget_bytes_2x_tp", "KV budget with twice the GPUs per replica", budget2, "B",
+    budget2 = 2 * r.usable_hbm_bytes - W
+    d.step("kv_budget_bytes_2x_tp", "KV budget with twice the accelerators per replica", budget2, "B",
            formula="2 × {usable_hbm_bytes} B − {weight_bytes} B")
-    d.step("batch_cap_kv_2x_tp", "KV cap with twice the GPUs per replica",
-           math.floor(budget2 / (BLOCK_TOKENS * kv)) // b["blocks_full"], "1", noun="sequences",
-           formula=f"floor({{kv_budget_bytes_2x_tp}} B / ({BLOCK_TOKENS} × {{kv_bytes_per_token}} B)) // "
+    blocks2 = math.floor(budget2 / (BLOCK_TOKENS * kv))
+    d.step("batch_cap_kv_2x_tp_continuous", "KV cap with twice the accelerators, before the floor",
+           blocks2 / per_seq, "1", noun="sequences",
+           formula=f"floor({{kv_budget_bytes_2x_tp}} B / ({BLOCK_TOKENS} × {{kv_bytes_per_token}} B)) / "
                    "{blocks_per_sequence}")
+    d.step("batch_cap_kv_2x_tp", "KV cap with twice the accelerators per replica", blocks2 // per_seq, "1",
+           noun="sequences", formula="floor({batch_cap_kv_2x_tp_continuous})")
 
     # --- the streaming path -----------------------------------------------------------------------
     lag = 1 / step - p.slow_client_tokens_per_s
@@ -463,20 +493,26 @@ def solve(p: Params) -> Derivation:
 
 def sim_config(p: Params, horizon_scale: float = 1.0) -> batching.Config:
     d = solve(p)
-    b = _basics(p)
+    r = replica(p)
     policy = p.policy
     limit = int(d.value("decode_batch")) if policy == "static" else int(d.value("admission_limit"))
     lo, hi = SIM_HORIZON_S
     # Size the run in steps of the replica at this load, so a fast replica is not simulated for
     # ten times as many iterations as a slow one.
     horizon = min(hi, max(lo, SIM_STEPS * d.value("decode_step_at_load_s"))) * horizon_scale
+    ar0 = r.allreduce_s(0)
     return batching.Config(
         policy=policy,
-        weight_bytes=b["weights"], kv_bytes_per_token=b["kv"], weight_flops_per_token=b["wf"],
-        attn_flops_per_position=b["a"], replica_Bps=b["bw"], replica_flops=b["fl"], overhead_s=b["ovh"],
+        # the engine's replica, as the rates the simulation's step formula takes
+        weight_bytes=r.weight_bytes, kv_bytes_per_token=r.kv_bytes_per_token,
+        weight_flops_per_token=r.weight_flops_per_token, attn_flops_per_position=r.attention_flops_per_position,
+        replica_Bps=r.achieved_hbm_Bps, replica_flops=r.peak_flops * r.decode_mfu,
+        prefill_flops=r.peak_flops * r.prefill_mfu, allreduce_fixed_s=ar0,
+        allreduce_per_token_s=r.allreduce_s(1) - ar0, overhead_s=r.step_overhead_s,
         kv_budget_tokens=int(d.value("kv_budget_tokens")), block_tokens=BLOCK_TOKENS,
         max_running=limit, chunk_tokens=p.chunk_tokens, max_prefill_tokens=max(p.max_context_tokens, 2048),
         arrival_rps=p.arrival_rps, on_fraction=p.on_fraction, prompt_mean=p.prompt_tokens,
+        cached_prompt_fraction=p.prefix_cache_hit,
         output_mean=p.output_tokens, length_spread=p.length_spread, max_context=p.max_context_tokens,
         slow_fraction=p.slow_client_fraction, slow_tokens_per_s=p.slow_client_tokens_per_s,
         stream_buffer_tokens=p.stream_buffer_tokens, stream_policy=p.stream_policy, horizon_s=horizon,

@@ -1,8 +1,9 @@
 """Disaggregated prefill and decode: two pools, a KV hand-off between them, and the load where the
 split beats one pool of monolithic replicas (seed 004).
 
-The per-node engine (decode batch, decode step, prefill time) comes from models/serving/llm_arith.py,
-so this page and the other serving pages cannot disagree about a replica. On top of it:
+The per-node engine (decode batch, decode step with its all-reduces and fixed cost, prefill time)
+is the shared engine's (models/engine), so this page and the other serving pages cannot disagree
+about a replica. On top of it:
 
     arithmetic intensity   prefill: prefill FLOP / (weights + the prompt's KV)       (one prompt per pass)
                            decode:  batch x FLOP per token / (weights + batch x KV read per sequence)
@@ -27,61 +28,24 @@ Modelling choices, each stated on the page: the decode node's KV arrives over th
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated, Literal
-
-from pydantic import model_validator
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+from models.engine.knobs import with_defaults
+from models.engine.record import record_served
+from models.engine.serving import Served
+from models.engine.serving_knobs import ServingKnobs
 
 KVLink = Literal["100GbE", "200GbE", "400GbE", "IB NDR 400G", "IB XDR 800G"]
 
 
-class Params(StrictModel):
-    model: Annotated[ServingModel, Knob("Model")] = "Llama-3-70B"
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        ReplicaGPUs,
-        Knob("GPUs per node", "", 1, 8,
-             help="One node is one tensor-parallel replica; both pools use the same node."),
-    ] = 8
-    weight_precision: Annotated[
-        Precision, Knob("Weight precision", help="FP8 halves weight bytes and doubles peak FLOP/s; KV stays bf16.")
-    ] = "bf16"
-    prompt_tokens: Annotated[
-        int,
-        Knob("Prompt tokens", "tokens", 100, 64_000, 1, log=True,
-             help="Tokens per prompt: system prompt, history, retrieved context.", draw=(500, 16_000)),
-    ] = 2000
-    prefix_cache_hit: Annotated[
+class _SplitKnobs(StrictModel):
+    request_rate: Annotated[
         float,
-        Knob("Prefix-cache hit", "", 0, 0.95, 0.01, percent=True,
-             help="Share of prompt tokens whose KV the prefill node already holds: saves prefill FLOP, "
-                  "not the hand-off (the decode node still needs the whole prompt's KV).",
-             draw=(0, 0.5)),
-    ] = 0.0
-    output_tokens: Annotated[
-        int,
-        Knob("Output tokens", "tokens", 10, 8000, 1, log=True, help="Tokens generated per request.",
-             draw=(100, 1000)),
+        Knob("Load", "req/s", 1, 10_000, log=True, help="Requests per second at peak.", draw=(20, 2000)),
     ] = 400
-    tpot_target_ms: Annotated[
-        float,
-        Knob("TPOT target", "ms", 5, 200, log=True,
-             help="Time per output token a decode step must not exceed.", draw=(25, 80)),
-    ] = 50
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
-             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
-    ] = 0.7
-    mfu: Annotated[
-        float,
-        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
-             help="Share of dense peak FLOP/s prefill achieves.", draw=(0.35, 0.6)),
-    ] = 0.5
     interference: Annotated[
         float,
         Knob("Prefill interference on decode", "", 0, 1, 0.01, percent=True,
@@ -90,15 +54,6 @@ class Params(StrictModel):
                   "while prefill chunks share the step). 0% = perfect overlap, the two designs tie.",
              draw=(0.1, 0.5)),
     ] = 0.3
-    target_utilization: Annotated[
-        float,
-        Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
-             help="Busy share each node may reach at peak, in either design.", draw=(0.6, 0.8)),
-    ] = 0.7
-    request_rate: Annotated[
-        float,
-        Knob("Load", "req/s", 1, 10_000, log=True, help="Requests per second at peak.", draw=(20, 2000)),
-    ] = 400
     kv_link: Annotated[
         KVLink,
         Knob("KV hand-off NIC", help="Scale-out NIC that carries the KV from prefill to decode (catalog)."),
@@ -111,14 +66,11 @@ class Params(StrictModel):
              draw=(8, 8)),
     ] = 8
 
-    @model_validator(mode="after")
-    def _fits(self) -> "Params":
-        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
-                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
-                                 self.hbm_efficiency, self.mfu)
-        if problem:
-            raise ValueError(problem)
-        return self
+
+# A node is one tensor-parallel replica of eight GPUs; both pools use it. Prompts arrive cold (no
+# prefix-cache hit), so the hand-off and the prefill cost describe the same tokens.
+class Params(with_defaults(ServingKnobs, tp_degree=8, prefix_cache_hit=0.0), _SplitKnobs):
+    """The load, the interference assumption and the hand-off NICs, then the shared serving knobs."""
 
 
 MAX_BREAKPOINTS = 200_000  # past this the walk stops at the sufficient bound (a sliver of saving)
@@ -140,42 +92,57 @@ def crossover_load(cap_p: float, cap_d: float, cap_m: float, u: float) -> float:
     if saving <= 1e-12:
         return math.inf
     bound = 2 / saving
-    steps = [k / rate for rate in (a, b, c) for k in range(1, math.ceil(rate * bound) + 1)]
-    if len(steps) > MAX_BREAKPOINTS:
+    # count before listing: a sliver of saving puts the bound, and the step count, out of reach
+    if sum(rate * bound for rate in (a, b, c)) > MAX_BREAKPOINTS:
         return bound
+    steps = [k / rate for rate in (a, b, c) for k in range(1, math.ceil(rate * bound) + 1)]
     edges = sorted({0.0, *steps, bound})
     crossover = 0.0
     for lo, hi in zip(edges, edges[1:]):
         mid = (lo + hi) / 2
         if _nodes(mid, cap_p, u) + _nodes(mid, cap_d, u) > _nodes(mid, cap_m, u):
             crossover = hi  # the split is larger somewhere on (lo, hi]: the crossover is no lower
-    return crossover * (1 + 1e-9)  # just past the last step, clear of the round-off at the boundary
+    # just past the last step: the fleets' own ceilings forgive 1e-9 of a node, so a margin of the
+    # same size would land inside that band and still see the monolith one node smaller
+    return crossover * (1 + 1e-8)
 
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    e = la.record_engine(d, p)
+    e = record_served(d, p)
+    r = e.replica
+    # The prefill time splits into its FLOP and its all-reduces: on eight GPUs a prompt's hidden
+    # states cross NVLink twice per layer, which the hand-off arithmetic below must not forget.
+    d.step("prefill_compute_s", "Prefill FLOP per request at the prefill MFU",
+           e.prefill_flops_per_request / (r.peak_flops * r.prefill_mfu), "s",
+           formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s")
+    d.step("prefill_allreduce_s", "Prefill's tensor-parallel all-reduces per request",
+           r.allreduce_s(e.uncached_prompt_tokens), "s",
+           formula=(f"{r.model.layers} × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
+                    f"{{uncached_prompt_tokens}} × {r.model.d_model} × 2 B / "
+                    f"{r.hw.link_Bps_per_direction / 1e9:g} GB/s)") if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
 
     # --- arithmetic intensity against the ridge ---
-    ridge = d.step("ridge_flops_per_byte", f"{p.gpu} ridge: peak FLOP/s over HBM B/s",
+    ridge = d.step("ridge_flops_per_byte", f"{p.gpu} ridge: dense {p.compute_precision} FLOP/s over HBM B/s",
                    d.value("gpu_peak_flops") / d.value("gpu_hbm_Bps"), "FLOP/B",
                    formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s")
     prompt_kv = d.step("kv_transfer_bytes_per_request", "KV of one prompt: what the hand-off carries",
-                       e.kv_bytes_per_token * p.prompt_tokens, "B",
+                       r.kv_bytes_per_token * p.prompt_tokens, "B",
                        formula="{kv_bytes_per_token} B × {prompt_tokens}")
     pf_ai = d.step("prefill_arithmetic_intensity", "Prefill: FLOP per byte moved (weights read once, KV written)",
-                   e.prefill_flops_per_request / (e.weight_bytes + prompt_kv), "FLOP/B",
+                   e.prefill_flops_per_request / (r.weight_bytes + prompt_kv), "FLOP/B",
                    formula="{prefill_flops_per_request} FLOP / ({weight_bytes} B + {kv_transfer_bytes_per_request} B)")
     d.step("prefill_over_ridge", "Prefill intensity over the ridge", pf_ai / ridge, "1", noun="×",
            formula="{prefill_arithmetic_intensity} / {ridge_flops_per_byte}")
     kv_read = d.step("kv_read_per_sequence_bytes", "KV one sequence reads per decode step",
-                     e.kv_read_per_sequence_bytes, "B", formula="{kv_bytes_per_token} B × {decode_context_tokens}")
-    dec_flops = e.decode_flops_per_sequence
+                     r.kv_bytes_per_token * e.decode_context_tokens, "B", formula="{kv_bytes_per_token} B × {decode_context_tokens}")
+    dec_flops = r.flops_per_token(e.decode_context_tokens)
     d.step("decode_ai_batch_1", "Decode at batch 1: FLOP per byte",
-           dec_flops / (e.weight_bytes + kv_read), "FLOP/B",
+           dec_flops / (r.weight_bytes + kv_read), "FLOP/B",
            formula="{decode_flops_per_token} FLOP / ({weight_bytes} B + {kv_read_per_sequence_bytes} B)")
     dec_ai = d.step("decode_arithmetic_intensity", "Decode at the operating batch: FLOP per byte",
-                    e.batch * dec_flops / (e.weight_bytes + e.batch * kv_read), "FLOP/B",
+                    e.batch * dec_flops / (r.weight_bytes + e.batch * kv_read), "FLOP/B",
                     formula="{decode_batch} × {decode_flops_per_token} FLOP / "
                             "({weight_bytes} B + {decode_batch} × {kv_read_per_sequence_bytes} B)")
     d.step("decode_over_ridge", "Decode intensity over the ridge", dec_ai / ridge, "1", noun="×",
@@ -204,7 +171,7 @@ def solve(p: Params) -> Derivation:
            100 * egress / node_link, "%", formula="100 × {kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
     xfer = d.step("kv_transfer_s", "One request's KV over the node's NICs", prompt_kv / node_link, "s",
                   formula="{kv_transfer_bytes_per_request} B / {kv_node_link_Bps} B/s")
-    m_layers = la.catalog_model(p.model).layers
+    m_layers = r.model.layers
     d.step("kv_transfer_exposed_s", f"Added to TTFT if layer i ships while layer i+1 computes ({m_layers} layers)",
            max(xfer / m_layers, xfer - pf_node_s), "s",
            formula=f"max({{kv_transfer_s}} s / {m_layers}, {{kv_transfer_s}} s − {{prefill_s_per_request}} s)")
@@ -236,7 +203,7 @@ def solve(p: Params) -> Derivation:
     # The perfect-overlap roofline: prefill chunks ride in the tensor time a memory-bound decode step
     # leaves idle, so part of the prefill costs the monolith nothing at all.
     idle = d.step("decode_idle_compute_fraction", "Tensor time a decode step leaves idle",
-                  100 * max(0.0, 1 - e.decode_step_compute_s / e.decode_step_s), "%",
+                  100 * max(0.0, 1 - e.decode.compute_s / e.decode_step_s), "%",
                   formula="100 × (1 − {decode_step_compute_s} s / {decode_step_s} s)")
     hidden = d.step("prefill_hidden_s_per_request", "Prefill a perfect-overlap monolith hides in that idle time",
                     min(pf_node_s, idle / 100 * dec_node_s), "s",
@@ -275,8 +242,8 @@ def solve(p: Params) -> Derivation:
                    formula="{prefill_nodes} + {decode_nodes}")
     d.step("nodes_saved", "Nodes disaggregation saves at the load", n_m - n_dis, "1", noun="nodes",
            formula="{monolith_nodes} − {disaggregated_nodes}")
-    d.step("gpus_saved", "GPUs saved", (n_m - n_dis) * p.gpus_per_replica, "1", noun="GPUs",
-           formula="{nodes_saved} × {gpus_per_replica}")
+    d.step("gpus_saved", "GPUs saved", (n_m - n_dis) * p.tp_degree, "1", noun="GPUs",
+           formula="{nodes_saved} × {tp_degree}")
     d.step("verdict", "At this load",
            "disaggregate" if n_dis < n_m else ("a tie: keep the simpler monolith" if n_dis == n_m else "stay monolithic"),
            formula="{disaggregated_nodes} against {monolith_nodes}")
@@ -285,21 +252,20 @@ def solve(p: Params) -> Derivation:
     d.step("decode_accept_rate", "Hand-offs one decode node accepts per second at the target",
            cap_d * u, "1/s", noun="requests", formula="{decode_node_capacity} × {target_utilization}")
     park = d.step("prefill_park_requests", "Finished prompts a prefill node can hold if decode stops accepting",
-                  max(0, math.floor(e.kv_room_bytes / prompt_kv)), "1", noun="prompts",
+                  max(0, math.floor(r.kv_room_bytes / prompt_kv)), "1", noun="prompts",
                   formula="floor({kv_room_bytes} B / {kv_transfer_bytes_per_request} B)")
     d.step("prefill_park_s", "How long a prefill node keeps working into that room",
            park * pf_node_s, "s", formula="{prefill_park_requests} × {prefill_s_per_request} s")
     d.step("ratio_at_double_output", "Pool ratio if outputs double",
-           _ratio(p, p.prompt_tokens, 2 * p.output_tokens), "1",
+           _ratio(p, e, 2 * p.output_tokens), "1",
            formula="same arithmetic at 2 × {output_tokens} output tokens")
     return d
 
 
-def _ratio(p: Params, prompt_tokens: float, output_tokens: float) -> float:
-    """Prefill nodes per decode node for another prompt/output mix (same hardware and NICs)."""
-    e = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, prompt_tokens, p.prefix_cache_hit,
-                  output_tokens, p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
-    kv = e.kv_bytes_per_token * prompt_tokens
+def _ratio(p: Params, s: Served, output_tokens: float) -> float:
+    """Prefill nodes per decode node for another output length (same hardware, prompt and NICs)."""
+    e = replace(s, output_tokens=output_tokens)
+    kv = e.replica.kv_bytes_per_token * p.prompt_tokens
     node_link = p.kv_nics_per_node * LINKS[p.kv_link].Bps
     cap_p = min(1 / e.prefill_s_per_request, node_link / kv)
     cap_d = min(e.decode_tokens_per_s / output_tokens, node_link / kv)

@@ -8,23 +8,21 @@ timer uses, so the page and the clock cannot disagree.
 
 The worked opening is a coding assistant: an open-loop request rate (developers x completions
 per developer per minute), a long context almost all of which the prefix cache already holds,
-and short completions under a tight TPOT. The engine and fleet arithmetic is the shared one in
-models/serving/llm_arith.py, the same formulas the serving-platform page uses.
+and short completions under a tight TPOT. The engine and fleet arithmetic is the shared engine's
+(models/engine: the roofline with its all-reduces and fixed step cost, the served request shape,
+the fleet at the batch each replica holds), the same the serving-platform page runs.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Annotated, Literal
 
-from pydantic import model_validator
-
-from models.catalog import model as catalog_model
 from models.core import PHASES, Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
-from models.units import format_number
+from models.engine import serving as sv
+from models.engine.knobs import with_defaults
+from models.engine.record import record_fleet, record_served
+from models.engine.serving_knobs import ServingKnobs, served
 
 BASE_ROUND_MINUTES = 45
 # The seeds' plan for a 45-minute round, in interview order.
@@ -49,7 +47,7 @@ def checkpoints(round_minutes: float) -> dict[str, int]:
     return out
 
 
-class Params(StrictModel):
+class _PlanKnobs(StrictModel):
     round_minutes: Annotated[
         Literal[45, 60],
         Knob("Round length", "min", 45, 60,
@@ -68,62 +66,17 @@ class Params(StrictModel):
              help="Requests each active developer triggers per minute, after the editor's debounce.",
              draw=(2, 12)),
     ] = 6
-    prompt_tokens: Annotated[
-        int,
-        Knob("Context tokens", "tokens", 500, 128_000, 1, log=True,
-             help="The file around the cursor, open tabs and retrieved snippets, per request.",
-             draw=(2000, 16_000)),
-    ] = 8000
-    prefix_cache_hit: Annotated[
-        float,
-        Knob("Prefix-cache hit", "", 0, 0.99, 0.01, percent=True,
-             help="Share of the context whose KV the replica already holds from this developer's last request.",
-             draw=(0.6, 0.95)),
-    ] = 0.9
-    output_tokens: Annotated[
-        int,
-        Knob("Completion tokens", "tokens", 5, 1000, 1, log=True, help="Tokens generated per completion.",
-             draw=(20, 128)),
-    ] = 50
-    tpot_target_ms: Annotated[
-        float,
-        Knob("TPOT target", "ms", 5, 100, log=True,
-             help="Time per output token; the whole completion must land before the developer types on.",
-             draw=(10, 30)),
-    ] = 15
-    model: Annotated[ServingModel, Knob("Model")] = "Llama-3-8B"
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        ReplicaGPUs,
-        Knob("GPUs per replica", "", 1, 8, help="Tensor-parallel group: one copy of the weights spread over these."),
-    ] = 1
-    weight_precision: Annotated[
-        Precision, Knob("Weight precision", help="FP8 halves weight bytes and doubles peak FLOP/s; KV stays bf16.")
-    ] = "bf16"
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
-             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
-    ] = 0.7
-    mfu: Annotated[
-        float,
-        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
-             help="Share of dense peak FLOP/s that prefill (and a compute-bound decode) achieves.", draw=(0.35, 0.6)),
-    ] = 0.5
-    target_utilization: Annotated[
-        float,
-        Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
-             help="Busy share each replica may reach at peak.", draw=(0.6, 0.8)),
-    ] = 0.7
 
-    @model_validator(mode="after")
-    def _fits(self) -> "Params":
-        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
-                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
-                                 self.hbm_efficiency, self.mfu)
-        if problem:
-            raise ValueError(problem)
-        return self
+
+# The coding assistant's request shape: 8,000 tokens of context (file, tabs, snippets), 90% of it
+# cached from the developer's previous request, 50-token completions under a 15 ms TPOT, on a
+# small model that fits one H100. The efficiencies are the engine's.
+_ASSISTANT = dict(model="Llama-3-8B", tp_degree=1, prompt_tokens=8000, prefix_cache_hit=0.9, output_tokens=50,
+                  tpot_target_ms=15)
+
+
+class Params(with_defaults(ServingKnobs, **_ASSISTANT), _PlanKnobs):
+    """The round and the load first, then the engine's request, SLO, batch and replica knobs."""
 
 
 _PHASE_LABEL = {"numbers": "Numbers", "shape": "Shape", "arithmetic": "Arithmetic", "depth": "Depth",
@@ -163,7 +116,7 @@ def solve(p: Params) -> Derivation:
     rate = d.step("request_rate", "Completion requests per second at peak",
                   p.developers * p.completions_per_developer_per_min / 60, "1/s", noun="requests",
                   formula="{developers} × {completions_per_developer_per_min} / 60 s")
-    e = la.record_engine(d, p)
+    e = record_served(d, p)
     d.step("uncached_prompt_tokens_per_s", "Context tokens per second that need prefill",
            rate * e.uncached_prompt_tokens, "1/s", noun="tokens",
            formula="{request_rate} req/s × {uncached_prompt_tokens}")
@@ -176,43 +129,47 @@ def solve(p: Params) -> Derivation:
                        noun="requests", formula="{request_rate} req/s × {completion_latency_s} s")
     d.step("developers_per_request_in_flight", "Active developers per completion in flight",
            p.developers / in_flight, "1", noun="×", formula="{developers} / {requests_in_flight}")
-    f = la.record_fleet(d, p, "request_rate", e)
+    f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_share", "Share of the fleet's busy time spent in prefill",
            100 * f.prefill_replica_equivalents / (f.prefill_replica_equivalents + f.decode_replica_equivalents), "%",
            formula="100 × {prefill_replica_equivalents} / ({prefill_replica_equivalents} + "
                    "{decode_replica_equivalents})")
 
     # --- the mistakes, in numbers ---
-    cold = la.engine(p.model, p.gpu, p.gpus_per_replica, p.weight_precision, p.prompt_tokens, 0.0,
-                     p.output_tokens, p.tpot_target_ms / 1000, p.hbm_efficiency, p.mfu)
-    cold_fleet = la.fleet(rate, cold, p.output_tokens, p.target_utilization, p.tpot_target_ms / 1000)
-    m = catalog_model(p.model)
+    cold = served(p, 0.0)
+    cold_fleet = sv.fleet(cold, rate, p.target_utilization)
     d.step("prefill_s_without_prefix_cache", "Prefill per request with nothing cached", cold.prefill_s_per_request,
-           "s", formula=f"{{prompt_tokens}} × (2 × {format_number(m.active_params)} + "
-                        f"{format_number(la.attention_flops_per_token_per_position(m))} × {{prompt_tokens}} / 2) "
-                        "FLOP / {replica_flops} FLOP/s")
+           "s", formula="({prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} × {prompt_tokens} × "
+                        "({prompt_tokens} − 1) / 2) FLOP / {replica_prefill_flops} FLOP/s + its all-reduces")
+    d.step("replicas_without_prefix_cache_continuous", "Replicas with nothing cached, before rounding up",
+           cold_fleet.replicas_continuous, "1", noun="replicas", formula="same search with prefix-cache hit 0")
     d.step("replicas_without_prefix_cache", "Replicas if the prefix cache is ignored (or routing defeats it)",
-           cold_fleet.replicas, "1", noun="replicas", formula="same chain with prefix-cache hit 0")
+           cold_fleet.replicas, "1", noun="replicas", formula="ceil({replicas_without_prefix_cache_continuous})")
     d.step("gpus_without_prefix_cache", "GPUs if the prefix cache is ignored",
-           cold_fleet.replicas * p.gpus_per_replica, "1", noun="GPUs",
-           formula="{replicas_without_prefix_cache} × {gpus_per_replica}")
-    decode_only = la.fleet(rate, replace(e, prefill_s_per_request=0.0), p.output_tokens, p.target_utilization,
-                           p.tpot_target_ms / 1000)
+           cold_fleet.replicas * p.tp_degree, "1", noun="GPUs",
+           formula="{replicas_without_prefix_cache} × {tp_degree}")
+    decode_only = sv.fleet(e, rate, p.target_utilization, prefill_s_per_request=0.0)
+    d.step("replicas_decode_only_continuous", "Replicas for decode alone, before rounding up",
+           decode_only.replicas_continuous, "1", noun="replicas", formula="same search with prefill costing nothing")
     d.step("replicas_decode_only", "Replicas if prefill is forgotten (decode only)", decode_only.replicas, "1",
-           noun="replicas", formula="same fleet with prefill costing nothing")
+           noun="replicas", formula="ceil({replicas_decode_only_continuous})")
+    # The candidate's shortcut: fill every replica to its KV cap and charge decode as full batches.
     mem_batch = max(1, e.batch_memory_cap)
-    step_at_mem = max(e.weight_read_s + mem_batch * e.kv_read_per_sequence_s,
-                      mem_batch * e.decode_compute_per_sequence_s)
+    at_mem = e.step(mem_batch)
     d.step("tpot_at_memory_batch_s", "TPOT if the batch is filled to the memory cap instead",
-           step_at_mem, "s", formula="max({weight_read_s} s + {batch_memory_cap} × {kv_read_per_sequence_s} s, "
-                                     "{batch_memory_cap} × {decode_flops_per_token} FLOP / {replica_flops} FLOP/s)")
-    mem_fleet = la.Fleet(f.prefill_replica_equivalents, rate * p.output_tokens * step_at_mem / mem_batch, 0)
+           at_mem.step_s, "s",
+           formula="max({weight_read_s} s + {batch_memory_cap} × {kv_read_per_sequence_s} s, "
+                   "{batch_memory_cap} × {decode_flops_per_token} FLOP / {replica_decode_flops} FLOP/s) "
+                   "+ all-reduces + {step_overhead_s} s")
+    mem_cont = d.step("replicas_at_memory_batch_continuous", "Replicas at full memory-cap batches, before rounding up",
+                      (f.prefill_replica_equivalents + rate * p.output_tokens * at_mem.step_s / mem_batch)
+                      / p.target_utilization, "1", noun="replicas",
+                      formula="({prefill_replica_equivalents} + {request_rate} × {output_tokens} × "
+                              "{tpot_at_memory_batch_s} s / {batch_memory_cap}) / {target_utilization}")
     d.step("replicas_at_memory_batch", "Replicas if the batch is filled to the memory cap (TPOT broken)",
-           max(1, math.ceil((mem_fleet.prefill_replica_equivalents + mem_fleet.decode_replica_equivalents)
-                            / p.target_utilization - 1e-9)), "1", noun="replicas",
-           formula="ceil(({prefill_replica_equivalents} + {request_rate} × {output_tokens} × "
-                   "{tpot_at_memory_batch_s} s / {batch_memory_cap}) / {target_utilization})")
+           max(1, math.ceil(mem_cont - 1e-9)), "1", noun="replicas",
+           formula="ceil({replicas_at_memory_batch_continuous})")
     d.step("completion_latency_at_memory_batch_s", "Completion latency at that batch",
-           e.prefill_s_per_request + p.output_tokens * step_at_mem, "s",
+           e.prefill_s_per_request + p.output_tokens * at_mem.step_s, "s",
            formula="{prefill_s_per_request} s + {output_tokens} × {tpot_at_memory_batch_s} s")
     return d

@@ -7,16 +7,20 @@ prefix length; then the traffic shape that decides whether the tiers pay: how lo
 conversation survives in each tier (its residency) against how long users think.
 
 Modelling choices, all stated on the page:
-- The model is Llama-3-70B in bf16 (catalog shape); KV per token from the catalog.
-- One replica is a tensor-parallel group of `gpus_per_replica` GPUs; a node has 8 GPUs, so
-  8 / gpus_per_replica replicas share a node's DRAM and SSD. HBM usable for weights and KV is
-  90% of capacity (the engine default).
+- The model, the accelerator, the formats and the prefill MFU are the engine's knobs (Llama-3-70B
+  in bf16 on 8 x H100 by default); weights, KV bytes per token, usable HBM and the prefill time
+  come from the engine's replica (models/engine).
+- One replica is a tensor-parallel group of `tp_degree` accelerators; a node has 8, so
+  8 / tp_degree replicas share a node's DRAM and SSD.
 - DRAM reload runs over every GPU's own PCIe Gen5 x16 link at once (tensor parallelism shards
   the KV by head), at an achieved fraction of the link. SSD reload reads the node's NVMe Gen5
   drives at an achieved fraction of their rated sequential read, shared by the node's
   replicas, and can never beat the PCIe path it crosses.
-- Recompute is a full prefill of the prefix: 2 x params FLOP per token plus causal attention,
-  a x n^2 / 2 with a = 4 x layers x heads x head_dim, at a prefill MFU.
+- Recompute is the engine's prefill of the prefix: 2 x active params FLOP per token plus causal
+  attention over a x n (n - 1) / 2 pairs (a = 4 x layers x heads x head_dim), at the prefill MFU,
+  plus its tensor-parallel all-reduces. The break-evens and the simulation fold the all-reduces'
+  per-token bytes and the exact pair count into an effective FLOP per token (`recompute_terms`),
+  plus their fixed latency (160 x 6 us, about 1 ms a prefill) as a fixed cost per prefill.
 - Residency (how long an idle conversation stays in a tier) is the age t at which the KV
   parked after it fills the tiers above and including that one:
       lambda x [ sum_{k<T} S_k x E[min(think, t)] + S_T x t ] = cumulative capacity,
@@ -33,20 +37,13 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import (
-    GPUS,
-    GPUS_PER_NODE,
-    HBM_USABLE_FRACTION,
-    INFER_FLOPS_PER_PARAM_TOKEN,
-    LINKS,
-    MODELS,
-)
+from models.catalog import GPUS_PER_NODE, LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.serving.llm_arith import attention_flops_per_token_per_position
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.record import kv_formula
+from models.engine.roofline import Replica
 from models.sim import kv_tiers
 
-MODEL = MODELS["Llama-3-70B"]
-BF16_BYTES = 2
 PCIE = LINKS["PCIe Gen5 x16"]
 NVME = LINKS["NVMe Gen5 SSD"]
 TPOT_S = 0.03  # decode pace of a reply in the simulation: a common interactive target
@@ -58,27 +55,15 @@ def _noun(n: float, word: str) -> str:
     return word if n == 1 else word + "s"
 
 
-class Params(StrictModel):
+class _TierKnobs(StrictModel):
+    """The conversation, the tiers and the traffic: this page's own knobs."""
+
     conversation_tokens: Annotated[
         int,
         Knob("Conversation length", "tokens", 1000, 128_000, 1000,
              help="Context at a conversation's last turn; the reload and recompute figures are for a prefix this long.",
              draw=(8000, 100_000)),
     ] = 30_000
-    gpu: Annotated[
-        Literal["H100 SXM", "H200", "B200"],
-        Knob("GPU", help="The part every replica uses (catalog)."),
-    ] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        Literal[2, 4, 8],
-        Knob("GPUs per replica", "", 2, 8,
-             help="Tensor-parallel group serving one copy of the model; a node has 8 GPUs.", draw=(4, 8)),
-    ] = 8
-    prefill_mfu: Annotated[
-        float,
-        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True,
-             help="Fraction of dense bf16 peak a long prefill achieves.", draw=(0.3, 0.6)),
-    ] = 0.5
     pcie_efficiency: Annotated[
         float,
         Knob("Achieved PCIe bandwidth", "", 0.3, 1.0, 0.05, percent=True,
@@ -149,8 +134,17 @@ class Params(StrictModel):
              draw=(60, 240)),
     ] = 120
 
+
+
+class Params(with_defaults(EngineKnobs, tp_degree=8), _TierKnobs):
+    """The page's own knobs first, then the shared engine (model, accelerator, formats, prefill MFU)."""
+
     @model_validator(mode="after")
     def _turns_can_grow(self) -> "Params":
+        if self.tp_degree > GPUS_PER_NODE:
+            raise ValueError(
+                f"a replica of {self.tp_degree} spans nodes; this page keeps each replica inside one "
+                f"{GPUS_PER_NODE}-accelerator node, whose DRAM and SSD its replicas share. Pick 8 or fewer.")
         if self.first_turn_tokens >= self.conversation_tokens:
             raise ValueError(
                 f"the first turn's prompt ({self.first_turn_tokens:,} tokens) must be shorter than the "
@@ -222,6 +216,16 @@ def break_even_prefix_tokens(kv_bytes_per_token: float, bandwidth_Bps: float, fl
                / attn_flops_per_position)
 
 
+def recompute_terms(r: Replica) -> tuple[float, float, float]:
+    """(effective FLOP per token, attention FLOP per pair position, replica FLOP/s) such that
+    (w n + a n^2 / 2) / F is the engine's prefill of n tokens less the all-reduce latency: the
+    pair count n (n - 1) / 2 takes a / 2 off each token, the ring's bytes add their time x F."""
+    F = r.peak_flops * r.prefill_mfu
+    a = r.attention_flops_per_position
+    ring_s_per_token = r.allreduce_s(1) - r.allreduce_s(0)
+    return r.weight_flops_per_token - a / 2 + ring_s_per_token * F, a, F
+
+
 def _ceil_div_floor(x: float) -> int:
     return max(0, math.floor(x + 1e-9))
 
@@ -231,24 +235,22 @@ def _ceil_div_floor(x: float) -> int:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    g = GPUS[p.gpu]
-    tp = p.gpus_per_replica
+    r, hw, m = replica(p), accelerator(p), llm(p)
+    tp = p.tp_degree
 
     # --- Numbers: bytes per token, per conversation, and what HBM can hold -------------------
-    kv_tok = d.step("kv_bytes_per_token", "KV cache per token (Llama-3-70B, bf16)",
-                    MODEL.kv_bytes_per_token(BF16_BYTES), "B",
-                    formula=f"2 (K and V) × {MODEL.layers} layers × {MODEL.kv_heads} KV heads × "
-                            f"{MODEL.head_dim} × 2 B")
+    kv_tok = d.step("kv_bytes_per_token", f"KV cache per token ({m.name}, {p.kv_precision})",
+                    r.kv_bytes_per_token, "B",
+                    formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"))
     d.step("kv_kib_per_token", "The same in binary kilobytes", kv_tok / 1024, "KiB",
            formula="{kv_bytes_per_token} B / 1,024")
     conv_kv = d.step("conversation_kv_bytes", "KV of one conversation at full length",
                      p.conversation_tokens * kv_tok, "B", formula="{conversation_tokens} × {kv_bytes_per_token} B")
-    weights = d.step("weight_bytes", "Model weights in bf16", MODEL.weight_bytes(BF16_BYTES), "B",
-                     formula=f"{MODEL.total_params / 1e9:g}e9 parameters × 2 B")
-    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
-    usable = d.step("replica_usable_hbm_bytes", "HBM an engine can use on one replica",
-                    HBM_USABLE_FRACTION * tp * g.memory_bytes, "B",
-                    formula="0.9 × {gpus_per_replica} × {gpu_memory_bytes} B")
+    weights = d.step("weight_bytes", f"Model weights in {p.weight_precision}", r.weight_bytes, "B",
+                     formula=f"{m.total_params / 1e9:.4g}e9 parameters × {r.bytes_per_weight:g} B")
+    d.step("gpu_memory_bytes", f"{hw.name} HBM (catalog)", hw.hbm_bytes, "B")
+    usable = d.step("replica_usable_hbm_bytes", "HBM an engine can use on one replica", r.usable_hbm_bytes, "B",
+                    formula="{usable_hbm_fraction} × {tp_degree} × {gpu_memory_bytes} B")
     room = d.step("hbm_kv_room_bytes", "HBM left for all KV after the weights", max(0.0, usable - weights), "B",
                   formula="{replica_usable_hbm_bytes} B − {weight_bytes} B")
     n_room = _ceil_div_floor(room / conv_kv)
@@ -261,7 +263,7 @@ def solve(p: Params) -> Derivation:
     d.step("hbm_cache_conversations", "Full-length conversations parked in HBM", n, "1",
            noun=_noun(n, "conversation"), formula="floor({hbm_cache_bytes} B / {conversation_kv_bytes} B)")
     per_node = d.step("replicas_per_node", "Replicas sharing one node's DRAM and SSD", GPUS_PER_NODE // tp, "1",
-                      noun=_noun(GPUS_PER_NODE // tp, "replica"), formula="8 GPUs / {gpus_per_replica}")
+                      noun=_noun(GPUS_PER_NODE // tp, "replica"), formula="8 GPUs / {tp_degree}")
     dram = d.step("dram_cache_bytes", "DRAM tier per replica", p.dram_per_node_gb * 1e9 / per_node, "B",
                   formula="{dram_per_node_gb} GB / {replicas_per_node}")
     n = _ceil_div_floor(dram / conv_kv)
@@ -276,7 +278,7 @@ def solve(p: Params) -> Derivation:
     d.step("pcie_link_Bps", "PCIe Gen5 x16, one direction (catalog)", PCIE.Bps, "B/s")
     dram_Bps = d.step("dram_reload_Bps", "DRAM → HBM: every GPU's own PCIe link at once",
                       tp * PCIE.Bps * p.pcie_efficiency, "B/s",
-                      formula="{gpus_per_replica} × {pcie_link_Bps} B/s × {pcie_efficiency}")
+                      formula="{tp_degree} × {pcie_link_Bps} B/s × {pcie_efficiency}")
     d.step("ssd_drive_Bps", "One NVMe Gen5 drive, rated sequential read (catalog)", NVME.Bps, "B/s")
     ssd_Bps = d.step("ssd_reload_Bps", "SSD → HBM for one replica",
                      min(p.ssd_drives_per_node * NVME.Bps * p.ssd_efficiency / per_node, dram_Bps), "B/s",
@@ -288,27 +290,39 @@ def solve(p: Params) -> Derivation:
                     formula="{conversation_kv_bytes} B / {dram_reload_Bps} B/s")
     r_ssd = d.step("reload_s_ssd", "Reload a full conversation from SSD", conv_kv / ssd_Bps, "s",
                    formula="{conversation_kv_bytes} B / {ssd_reload_Bps} B/s")
-    d.step("gpu_peak_flops", f"{p.gpu} dense bf16 peak (catalog)", g.dense_bf16_flops, "FLOP/s")
-    F = d.step("replica_flops", "Replica prefill rate at the stated MFU", tp * g.dense_bf16_flops * p.prefill_mfu,
-               "FLOP/s", formula="{gpus_per_replica} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
-    w = d.step("weight_flops_per_token", "FLOP per token through the weights", INFER_FLOPS_PER_PARAM_TOKEN *
-               MODEL.active_params, "FLOP", formula=f"2 × {MODEL.active_params / 1e9:g}e9 parameters")
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak (catalog)", hw.peak(p.compute_precision),
+           "FLOP/s")
+    F = d.step("replica_flops", "Replica prefill rate at the prefill MFU", r.peak_flops * r.prefill_mfu,
+               "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
+    w = d.step("weight_flops_per_token", "FLOP per token through the weights", r.weight_flops_per_token, "FLOP",
+               formula=f"2 × {m.active_params / 1e9:.4g}e9 active parameters")
     a = d.step("attention_flops_per_position", "Attention FLOP per token per earlier token",
-               attention_flops_per_token_per_position(MODEL), "FLOP",
-               formula=f"2 matmuls × 2 FLOP × {MODEL.layers} layers × {MODEL.heads} heads × {MODEL.head_dim}")
+               r.attention_flops_per_position, "FLOP",
+               formula=f"2 matmuls × 2 FLOP × {m.layers} layers × {m.heads} heads × {m.head_dim}"
+               if m.attention != "MLA" else "2 FLOP × layers × heads × (qk + v width), MLA")
     n_tok = p.conversation_tokens
     lin = d.step("recompute_weight_flops", "Prefill FLOP through the weights", w * n_tok, "FLOP",
                  formula="{weight_flops_per_token} FLOP × {conversation_tokens}")
-    att = d.step("recompute_attention_flops", "Prefill FLOP in causal attention", a * n_tok * n_tok / 2, "FLOP",
-                 formula="{attention_flops_per_position} FLOP × {conversation_tokens}² / 2")
-    flops = d.step("recompute_flops", "Prefill FLOP to recompute the conversation", lin + att, "FLOP",
+    att = d.step("recompute_attention_flops", "Prefill FLOP in causal attention", a * n_tok * (n_tok - 1) / 2, "FLOP",
+                 formula="{attention_flops_per_position} FLOP × {conversation_tokens} × ({conversation_tokens} − 1) / 2")
+    flops = d.step("recompute_flops", "Prefill FLOP to recompute the conversation", r.prefill_flops(n_tok), "FLOP",
                    formula="{recompute_weight_flops} FLOP + {recompute_attention_flops} FLOP")
     d.step("attention_share", "Attention's share of that prefill", 100 * att / flops, "%",
            formula="100 × {recompute_attention_flops} / {recompute_flops}")
-    rc = d.step("recompute_s", "Recompute the conversation on the replica", flops / F, "s",
-                formula="{recompute_flops} FLOP / {replica_flops} FLOP/s")
+    d.step("recompute_allreduce_s", "Its tensor-parallel all-reduces (2 a layer, every token's hidden state)",
+           r.allreduce_s(n_tok), "s",
+           formula=(f"{m.layers} × 2 × ({{allreduce_latency_us}} µs + 2 × ({tp} − 1) / {tp} × {{conversation_tokens}} × "
+                    f"{m.d_model} × 2 B / {hw.link_Bps_per_direction / 1e9:g} GB/s)") if tp > 1 else "none on one GPU")
+    rc = d.step("recompute_s", "Recompute the conversation on the replica", r.prefill_s(n_tok), "s",
+                formula="{recompute_flops} FLOP / {replica_flops} FLOP/s + {recompute_allreduce_s} s")
     d.step("recompute_gpu_seconds", "GPU-seconds one recompute burns", rc * tp, "s",
-           formula="{recompute_s} s × {gpus_per_replica} GPUs")
+           formula="{recompute_s} s × {tp_degree} GPUs")
+    # The closed forms below and the simulation take the prefill as (w n + a n^2 / 2) / F.
+    w_eff, a, F = recompute_terms(r)
+    d.step("recompute_flops_per_token_effective", "FLOP per token the break-evens charge (weights, the ring's bytes)",
+           w_eff, "FLOP",
+           formula="{weight_flops_per_token} FLOP − {attention_flops_per_position} FLOP / 2 + the all-reduce bytes' "
+                   "time per token × {replica_flops} FLOP/s")
     d.step("dram_speedup", "Recompute over DRAM reload", rc / r_dram, "1", noun="×",
            formula="{recompute_s} s / {reload_s_dram} s")
     d.step("ssd_speedup", "Recompute over SSD reload", rc / r_ssd, "1", noun="×",
@@ -316,19 +330,23 @@ def solve(p: Params) -> Derivation:
     d.step("break_even_bandwidth_Bps", "Reload beats recompute above this bandwidth (at this length)",
            conv_kv / rc, "B/s", formula="{conversation_kv_bytes} B / {recompute_s} s")
     short = d.step("break_even_bandwidth_short_Bps", "… and at the shortest prefixes (no attention term)",
-                   kv_tok * F / w, "B/s", formula="{kv_bytes_per_token} B × {replica_flops} FLOP/s / "
-                                                 "{weight_flops_per_token} FLOP")
+                   kv_tok * F / w_eff, "B/s", formula="{kv_bytes_per_token} B × {replica_flops} FLOP/s / "
+                                                     "{recompute_flops_per_token_effective} FLOP")
 
     def crossing(key: str, tier: str, bw: float, bw_key: str) -> None:
         if bw >= short:
             d.step(key, f"Prefix above which {tier} reload beats recompute",
                    f"none ({tier} reload wins at every prefix length)", "1",
                    formula=f"{{{bw_key}}} B/s ≥ {{break_even_bandwidth_short_Bps}} B/s")
+        elif a == 0:  # attention FLOP not counted: recompute stays linear and never falls behind
+            d.step(key, f"Prefix above which {tier} reload beats recompute",
+                   "never (recompute stays linear without the attention term)", "1",
+                   formula=f"{{{bw_key}}} B/s < {{break_even_bandwidth_short_Bps}} B/s and no attention FLOP")
         else:
-            n_star = break_even_prefix_tokens(kv_tok, bw, F, w, a)
+            n_star = break_even_prefix_tokens(kv_tok, bw, F, w_eff, a)
             d.step(key, f"Prefix above which {tier} reload beats recompute", n_star, "1", noun="tokens",
                    formula=f"2 × ({{kv_bytes_per_token}} B × {{replica_flops}} FLOP/s / {{{bw_key}}} B/s − "
-                           "{weight_flops_per_token} FLOP) / {attention_flops_per_position} FLOP")
+                           "{recompute_flops_per_token_effective} FLOP) / {attention_flops_per_position} FLOP")
 
     crossing("break_even_prefix_tokens_ssd", "SSD", ssd_Bps, "ssd_reload_Bps")
     crossing("break_even_prefix_tokens_dram", "DRAM", dram_Bps, "dram_reload_Bps")
@@ -338,9 +356,9 @@ def solve(p: Params) -> Derivation:
            formula="ceil({break_even_bandwidth_short_Bps} B/s × {replicas_per_node} / ({ssd_drive_Bps} B/s × "
                    "{ssd_efficiency}))")
     d.step("recompute_first_turn_s", "Recompute of a first-turn-sized prompt",
-           (w * p.first_turn_tokens + a * p.first_turn_tokens ** 2 / 2) / F, "s",
+           r.prefill_s(p.first_turn_tokens), "s",
            formula="({weight_flops_per_token} FLOP × {first_turn_tokens} + {attention_flops_per_position} FLOP × "
-                   "{first_turn_tokens}² / 2) / {replica_flops} FLOP/s")
+                   "{first_turn_tokens} × ({first_turn_tokens} − 1) / 2) / {replica_flops} FLOP/s + its all-reduces")
     d.step("faster_at_this_length", "At this length, SSD reload or recompute?",
            "SSD reload" if r_ssd < rc else "recompute", "1", formula="{reload_s_ssd} s against {recompute_s} s")
 
@@ -395,17 +413,18 @@ def solve(p: Params) -> Derivation:
     d.step("busiest_tier", "Where most returning turns find their KV", max(shares, key=shares.get), "1",
            formula="the largest of {predicted_hit_share_hbm}%, {predicted_hit_share_dram}%, "
                    "{predicted_hit_share_ssd}%, {predicted_miss_share}%")
-    recompute_conv = sum((w * n + a * n * n / 2) / F for n in (c + p.reply_tokens for c in ctx[:-1]))
+    recompute_conv = sum(r.prefill_s(n) for n in (c + p.reply_tokens for c in ctx[:-1]))
     d.step("recompute_s_per_conversation", "Replica time to recompute every returning turn's prefix",
-           recompute_conv, "s", formula="Σ over turns 2…{turns} of prefill(prefix) / {replica_flops} FLOP/s")
+           recompute_conv, "s", formula="Σ over turns 2…{turns} of the prefill time of the prefix (FLOP / {replica_flops} FLOP/s + "
+                   "all-reduces)")
     d.step("recompute_only_load", "Replica time re-prefilling history with no tier at all",
            100 * lam * recompute_conv, "%", formula="100 × {conversations_per_s} /s × {recompute_s_per_conversation} s")
     d.step("gpu_seconds_avoided_per_conversation", "GPU-seconds of recompute the tiers save per conversation",
            recompute_conv * tp * f_s, "s",
-           formula="{recompute_s_per_conversation} s × {gpus_per_replica} × {predicted_hit_rate}%")
+           formula="{recompute_s_per_conversation} s × {tp_degree} × {predicted_hit_rate}%")
     d.step("gpu_seconds_avoided_per_hour", "GPU-seconds of recompute the tiers save per replica-hour",
            3600 * lam * recompute_conv * tp * f_s, "s",
-           formula="3,600 × {conversations_per_s} × {recompute_s_per_conversation} s × {gpus_per_replica} × "
+           formula="3,600 × {conversations_per_s} × {recompute_s_per_conversation} s × {tp_degree} × "
                    "{predicted_hit_rate}%")
     d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
            100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
@@ -437,17 +456,18 @@ def solve(p: Params) -> Derivation:
 
 def sim_config(p: Params, **overrides) -> kv_tiers.Config:
     """The simulation's config for this scenario (capacities and bandwidths per replica)."""
-    g = GPUS[p.gpu]
-    tp = p.gpus_per_replica
+    r = replica(p)
+    tp = p.tp_degree
     per_node = GPUS_PER_NODE // tp
-    usable = HBM_USABLE_FRACTION * tp * g.memory_bytes
-    room = max(0.0, usable - MODEL.weight_bytes(BF16_BYTES))
+    room = max(0.0, r.kv_room_bytes)
     dram_Bps = tp * PCIE.Bps * p.pcie_efficiency
+    w_eff, a, F = recompute_terms(r)
     values = dict(
-        kv_bytes_per_token=int(MODEL.kv_bytes_per_token(BF16_BYTES)),
-        weight_flops_per_token=INFER_FLOPS_PER_PARAM_TOKEN * MODEL.active_params,
-        attn_flops_per_position=attention_flops_per_token_per_position(MODEL),
-        replica_flops=tp * g.dense_bf16_flops * p.prefill_mfu,
+        kv_bytes_per_token=int(round(r.kv_bytes_per_token)),
+        weight_flops_per_token=w_eff,
+        attn_flops_per_position=a,
+        replica_flops=F,
+        prefill_fixed_s=r.allreduce_s(0),
         gpus=tp,
         hbm_bytes=min(p.hbm_cache_gb * 1e9, room),
         dram_bytes=p.dram_per_node_gb * 1e9 / per_node,

@@ -26,6 +26,8 @@ import math
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import take
+from models.engine.serving_knobs import RequestKnobs
 
 DAYS_PER_MONTH = 30
 SECONDS_PER_MONTH = DAYS_PER_MONTH * 86_400
@@ -65,11 +67,7 @@ class Params(StrictModel):
         Knob("Input tokens per request", "tokens", 10, 200_000, 10, log=True,
              help="Prompt, system prompt and retrieved context.", draw=(300, 8_000)),
     ] = 1_500
-    output_tokens: Annotated[
-        float,
-        Knob("Output tokens per request", "tokens", 1, 32_000, 1, log=True, help="Tokens generated.",
-             draw=(100, 1_500)),
-    ] = 400
+    output_tokens: take(RequestKnobs, "output_tokens") = 400
     input_usd_per_mtok: Annotated[
         float,
         Knob("Input price per million tokens", "USD", 0.05, 75, 0.05, log=True,

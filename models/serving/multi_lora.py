@@ -6,15 +6,17 @@ throughput, the shared fleet that results, the routing that keeps hot adapters r
 two cases where a variant earns a replica of its own.
 
 Modelling choices, all stated on the page:
-- The base is Llama-3-70B in bf16 (catalog shape); adapters are bf16 too.
+- The base is the engine's model (Llama-3-70B in bf16 by default) on the engine's replica: its
+  weight and KV bytes, its achieved HBM bandwidth and its decode step (bytes or FLOP, plus the
+  tensor-parallel all-reduces and the fixed step cost) all come from models/engine. Adapters
+  are bf16 whatever the base's format.
 - LoRA on a projection W (d_in x d_out) adds A (d_in x r) and B (r x d_out): r x (d_in + d_out)
-  parameters. Dimensions come from the catalog (d_model, heads x head_dim, kv_heads x head_dim)
-  plus the MLP width below.
-- Replica throughput is decode at the memory roofline: each step reads the base weights once,
-  the batch's KV once, and the weights of every DISTINCT adapter in the batch once. Prefill is
-  left out: it costs the same per token in both designs, so it moves neither ratio.
-- Mixed-batch overhead = a fixed kernel tax (SGMV/BGMV-style batched LoRA kernels on every
-  targeted projection, a knob) + the extra adapter bytes read per step.
+  parameters, the dimensions from the model's shape.
+- A replica's decode is charged at the batch it holds when every sequence is served at the TPOT
+  target (Little's law, as the engine's fleet does): busy share = tokens/s x step(b) / b with
+  b = tokens/s x TPOT. A LoRA step is the base step x (1 + a kernel tax, SGMV/BGMV-style batched
+  LoRA kernels) plus the bytes of every DISTINCT adapter in the batch. Prefill is left out: it
+  costs the same per token in both designs, so it moves neither ratio.
 - Distinct adapters in a batch assume uniform traffic over the variants, which maximises the
   count (skew only lowers it), so the overhead is an upper bound for a given batch.
 - The dedicated design gives every variant its own replica and spreads traffic evenly; the seed's
@@ -24,37 +26,23 @@ Modelling choices, all stated on the page:
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Callable, Literal
 
-from models.catalog import GPUS, HBM_USABLE_FRACTION, LINKS, LLAMA3_70B_FFN_DIM, MODELS
+from pydantic import create_model, model_validator
+from pydantic.fields import FieldInfo
+
+from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.record import kv_formula
+from models.engine.roofline import Replica, floor_batch
+from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
 
-BASE = MODELS["Llama-3-70B"]
-
-
-BF16_BYTES = 2
+ADAPTER_BYTES = 2  # LoRA A and B are kept in bf16
 PCIE = LINKS["PCIe Gen5 x16"]
 NVME = LINKS["NVMe Gen5 SSD"]
 
 Targets = Literal["q,v", "q,k,v,o", "all seven"]
-
-
-def projection_dims() -> dict[str, tuple[int, int]]:
-    """(d_in, d_out) of each projection one LoRA can target, for the base model."""
-    q_out = BASE.heads * BASE.head_dim  # 8,192
-    kv_out = BASE.kv_heads * BASE.head_dim  # 1,024 (GQA: 8 KV heads x 128)
-    d, f = BASE.d_model, LLAMA3_70B_FFN_DIM
-    return {
-        "q": (d, q_out),
-        "k": (d, kv_out),
-        "v": (d, kv_out),
-        "o": (q_out, d),
-        "gate": (d, f),
-        "up": (d, f),
-        "down": (f, d),
-    }
-
-
 TARGET_SETS: dict[str, tuple[str, ...]] = {
     "q,v": ("q", "v"),
     "q,k,v,o": ("q", "k", "v", "o"),
@@ -62,15 +50,35 @@ TARGET_SETS: dict[str, tuple[str, ...]] = {
 }
 
 
-def lora_params_per_rank_per_layer(targets: str) -> int:
+def knobs_from(group: type[StrictModel], name: str, **defaults: Any) -> type[StrictModel]:
+    """Some of `group`'s knobs, as declared there, with other starting values: the page reads the
+    request's prompt and output lengths but runs no prefill, so the prefix-cache knob is not on it."""
+    fields = {}
+    for knob, value in defaults.items():
+        info = group.model_fields[knob]
+        fields[knob] = (info.annotation, FieldInfo.merge_field_infos(info, default=value))
+    return create_model(name, __base__=StrictModel, **fields)
+
+
+def projection_dims(p: Any) -> dict[str, tuple[int, int]]:
+    """(d_in, d_out) of each projection one LoRA can target, for the model the knobs name."""
+    m = llm(p)
+    q_out = m.heads * m.head_dim  # Llama-3-70B: 8,192
+    kv_out = m.kv_heads * m.head_dim  # 1,024 (GQA: 8 KV heads x 128)
+    d, f = m.d_model, m.ffn_dim or 0
+    return {"q": (d, q_out), "k": (d, kv_out), "v": (d, kv_out), "o": (q_out, d),
+            "gate": (d, f), "up": (d, f), "down": (f, d)}
+
+
+def lora_params_per_rank_per_layer(p: Any, targets: str) -> int:
     """Sum of (d_in + d_out) over the targeted projections: LoRA params per unit rank per layer."""
-    dims = projection_dims()
+    dims = projection_dims(p)
     return sum(dims[name][0] + dims[name][1] for name in TARGET_SETS[targets])
 
 
-def dims_formula(targets: str) -> str:
+def dims_formula(p: Any, targets: str) -> str:
     """The sum behind `lora_params_per_rank_per_layer`, written out: "(8,192 + 8,192) + ..."."""
-    dims = projection_dims()
+    dims = projection_dims(p)
     return " + ".join(f"({dims[n][0]:,} + {dims[n][1]:,})" for n in TARGET_SETS[targets])
 
 
@@ -91,21 +99,12 @@ def _ceil(x: float) -> int:
     return math.ceil(x - 1e-9)
 
 
-class Params(StrictModel):
+class _LoraKnobs(StrictModel):
     variants: Annotated[
         int,
         Knob("Fine-tuned variants", "", 1, 2000, 1, log=True,
              help="Customer or task variants of the same base model.", draw=(20, 500)),
     ] = 100
-    gpu: Annotated[
-        Literal["H100 SXM", "H200", "B200"],
-        Knob("GPU", help="Every replica, dedicated or shared, uses this part."),
-    ] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        int,
-        Knob("GPUs per replica", "", 2, 16, 1,
-             help="Tensor-parallel group that serves one copy of the base (the seed's 8).", draw=(4, 8)),
-    ] = 8
     lora_rank: Annotated[
         int,
         Knob("LoRA rank", "", 1, 256, 1, log=True,
@@ -126,32 +125,12 @@ class Params(StrictModel):
         Knob("Output tokens/s, all variants", "tokens/s", 100, 10_000_000, log=True,
              help="Aggregate decode demand across every variant at peak.", draw=(5_000, 500_000)),
     ] = 30_000
-    decode_batch: Annotated[
-        int,
-        Knob("Decode batch per replica", "sequences", 1, 512, 1, log=True,
-             help="Sequences in one decode step of one replica.", draw=(16, 256)),
-    ] = 64
-    mean_context_tokens: Annotated[
-        float,
-        Knob("Mean context per sequence", "tokens", 100, 128_000, log=True,
-             help="Prompt plus generated tokens whose KV each decode step reads.", draw=(500, 16_000)),
-    ] = 2000
-    hbm_efficiency: Annotated[
-        float,
-        Knob("Achieved HBM bandwidth", "", 0.3, 1.0, 0.05, percent=True,
-             help="Fraction of the datasheet HBM bandwidth a decode step achieves.", draw=(0.5, 0.85)),
-    ] = 0.7
     sgmv_overhead_fraction: Annotated[
         float,
         Knob("LoRA kernel tax", "", 0.0, 0.5, 0.01, percent=True,
              help="Fixed slowdown of a decode step from running batched LoRA kernels (SGMV/BGMV) on "
                   "the targeted projections, before counting adapter bytes.", draw=(0.02, 0.15)),
     ] = 0.05
-    target_utilization: Annotated[
-        float,
-        Knob("Target utilization", "", 0.3, 1.0, 0.05, percent=True,
-             help="Busy fraction each replica may run at peak, leaving room for bursts.", draw=(0.5, 0.85)),
-    ] = 0.7
     adapter_budget_gb: Annotated[
         float,
         Knob("HBM reserved for adapters per replica", "GB", 0.5, 200, log=True,
@@ -169,74 +148,178 @@ class Params(StrictModel):
     ] = 0.1
 
 
+# The seed's replica: the 70B base in bf16 on a tensor-parallel group of 8 ("800 GPUs" for 100).
+_Engine = with_defaults(EngineKnobs, tp_degree=8)
+_RequestKnobs = knobs_from(RequestKnobs, "_RequestKnobs", prompt_tokens=2000, output_tokens=400)
+
+
+class Params(_Engine, BatchKnobs, SloKnobs, _RequestKnobs, _LoraKnobs):
+    """The variants and adapters first, then the request, SLO, batch and the shared engine."""
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Params":
+        m = llm(self)
+        if m.attention == "MLA":
+            return _refuse(f"{m.name} projects keys and values through a latent (MLA); this page counts LoRA "
+                           "on plain q, k, v and o projections. Pick a GQA or MHA model.")
+        if self.targets == "all seven" and (m.is_moe or not m.ffn_dim):
+            return _refuse(f"{m.name} is a mixture of experts: LoRA on its experts' MLPs is not modelled here. "
+                           "Target q,v or q,k,v,o, or pick a dense model.")
+        r = replica(self)
+        ctx = self.prompt_tokens + self.output_tokens
+        room = r.kv_room_bytes - self.adapter_budget_gb * 1e9
+        if room < r.kv_bytes_per_token * ctx:
+            return _refuse(f"After {r.weight_bytes / 1e9:,.0f} GB of base weights and the {self.adapter_budget_gb:g} GB "
+                           f"adapter reserve, {self.tp_degree} × {r.hw.name} have no room for one sequence's KV. "
+                           "Shrink the reserve or the context, or add GPUs per replica.")
+        if self.given_batch and self.given_batch * r.kv_bytes_per_token * ctx > room:
+            return _refuse(f"A batch of {self.given_batch} needs {self.given_batch * r.kv_bytes_per_token * ctx / 1e9:,.1f} "
+                           f"GB of KV, but only {room / 1e9:,.1f} GB is left beside the base and the adapter reserve.")
+        step = r.decode_step(1, self.prompt_tokens + self.output_tokens / 2).step_s
+        if step > self.tpot_target_ms / 1000 and not self.given_batch:
+            return _refuse(f"One decode step takes {step * 1000:,.1f} ms, more than the {self.tpot_target_ms:g} ms "
+                           "TPOT target: loosen the target or add GPUs per replica.")
+        return self
+
+
+def _refuse(why: str):
+    raise ValueError(why)
+
+
+def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float, util: float,
+           batch_cap: int) -> tuple[float, int, float, float, float]:
+    """(replicas before the ceiling, replicas, held batch, its step, busy share) for `tokens_per_s`
+    of decode: each replica holds b = its tokens/s x TPOT sequences (Little's law) and is busy
+    tokens/s x step(b) / b, at least one rider. The engine's `fleet` with a step of the page's own
+    (the LoRA step); the replicas also hold their sequences within the batch cap."""
+
+    def busy(n: float) -> tuple[float, float, float]:
+        t = tokens_per_s / n
+        b = t * tpot_s
+        step = step_of(max(1.0, b))
+        return t * step / max(1.0, b), b, step
+
+    lo, hi = 0.0, 1.0
+    while busy(hi)[0] > util:
+        hi *= 2
+        if hi > 1e9:
+            break
+    for _ in range(40):  # to a millionth of the bracket: the count is rounded up anyway
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if busy(mid)[0] > util else (lo, mid)
+    n = max(1, _ceil(hi))
+    n = max(n, _ceil(tokens_per_s * tpot_s / batch_cap))  # every held sequence needs a slot
+    share, b, step = busy(n)
+    return hi, n, b, step, share
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    g = GPUS[p.gpu]
+    m, hw = llm(p), accelerator(p)
+    r: Replica = replica(p)
+    tpot = p.tpot_target_ms / 1000
+    ctx = p.prompt_tokens + p.output_tokens / 2
 
     # --- the dedicated design: a replica per variant --------------------------------------------
-    d.step("base_params", "Base model parameters (Llama-3-70B)", BASE.total_params, "1", noun="parameters")
+    d.step("base_params", f"Base model parameters ({m.name}, counted from its shape)", m.total_params, "1",
+           noun="parameters")
     base = d.step(
-        "base_weight_bytes", "Base weights in bf16", BASE.total_params * BF16_BYTES, "B",
-        formula="{base_params} parameters × 2 B",
+        "base_weight_bytes", f"Base weights in {p.weight_precision}", r.weight_bytes, "B",
+        formula=f"{{base_params}} parameters × {r.bytes_per_weight:g} B",
     )
     d.step(
         "dedicated_weight_bytes", "Weights held by a replica per variant", p.variants * base, "B",
         formula="{variants} variants × {base_weight_bytes} B",
     )
 
-    # --- one replica's decode throughput (memory roofline) --------------------------------------
+    # --- one replica's decode: the engine's step ----------------------------------------------
     kv_tok = d.step(
-        "kv_bytes_per_token", "KV cache per token (Llama-3-70B, bf16)", BASE.kv_bytes_per_token(BF16_BYTES), "B",
-        formula=f"2 × {BASE.layers} layers × {BASE.kv_heads} KV heads × {BASE.head_dim} × 2 B",
+        "kv_bytes_per_token", f"KV cache per token ({p.kv_precision}, all layers)", r.kv_bytes_per_token, "B",
+        formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"),
     )
-    kv_step = d.step(
-        "kv_bytes_per_step", "KV read per decode step", p.decode_batch * p.mean_context_tokens * kv_tok, "B",
-        formula="{decode_batch} sequences × {mean_context_tokens} tokens × {kv_bytes_per_token} B",
-    )
+    d.step("decode_context_tokens", "Average context a decode step reads per sequence", ctx, "1", noun="tokens",
+           formula="{prompt_tokens} + {output_tokens} / 2")
     bw = d.step(
-        "replica_hbm_Bps", "Replica HBM bandwidth achieved", p.gpus_per_replica * g.hbm_Bps * p.hbm_efficiency,
-        "B/s", formula=f"{{gpus_per_replica}} GPUs × {g.hbm_TBps:g} TB/s × {{hbm_efficiency}}",
+        "replica_hbm_Bps", "Replica HBM bandwidth at the decode MBU", r.achieved_hbm_Bps, "B/s",
+        formula=f"{{tp_degree}} × {hw.hbm_Bps / 1e12:g} TB/s × {{hbm_efficiency}}",
     )
-    base_step = d.step(
-        "base_step_s", "One decode step, base model only", (base + kv_step) / bw, "s",
-        formula="({base_weight_bytes} B + {kv_bytes_per_step} B) / {replica_hbm_Bps} B/s",
+    reserve = p.adapter_budget_gb * 1e9
+    kv_seq = kv_tok * (p.prompt_tokens + p.output_tokens)
+    mem_cap = d.step(
+        "batch_memory_cap_continuous", "Sequences whose KV fits beside the base and the adapter reserve",
+        (r.kv_room_bytes - reserve) / kv_seq, "1", noun="sequences",
+        formula=f"({{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{base_weight_bytes}} B − "
+                "{adapter_budget_gb} GB) / ({kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens}))",
     )
-    cap = d.step(
-        "replica_tokens_per_s", "One replica's decode throughput, base only", p.decode_batch / base_step, "1/s",
-        noun="tokens", formula="{decode_batch} tokens / {base_step_s} s",
+    d.step("batch_memory_cap", "Whole sequences whose KV fits", floor_batch(mem_cap), "1", noun="sequences",
+           formula="floor({batch_memory_cap_continuous})")
+    tpot_cap = d.step(
+        "batch_tpot_cap_continuous", "Largest base-only batch whose step meets the TPOT target, before the floor",
+        r.tpot_batch_cap(tpot, ctx), "1", noun="sequences",
+        formula="the engine's cap at {tpot_target_ms} ms: bytes side and FLOP side, each linear in the batch",
+    )
+    d.step("batch_tpot_cap", "Whole sequences whose step meets the TPOT target", floor_batch(tpot_cap), "1",
+           noun="sequences", formula="floor({batch_tpot_cap_continuous})")
+    derived = d.step("derived_batch", "Decode batch the caps allow: the tighter one",
+                     max(1, min(floor_batch(mem_cap), floor_batch(tpot_cap))), "1", noun="sequences",
+                     formula="max(1, min({batch_memory_cap}, {batch_tpot_cap}))")
+    batch = d.step("decode_batch", "Most sequences one replica may hold", p.given_batch or derived, "1",
+                   noun="sequences", formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+    kv_step = d.step(
+        "kv_bytes_per_step", "KV read by a step at that batch", batch * ctx * kv_tok, "B",
+        formula="{decode_batch} sequences × {decode_context_tokens} tokens × {kv_bytes_per_token} B",
+    )
+
+    def base_step(b: float) -> float:
+        return r.decode_step(b, ctx).step_s
+
+    full = r.decode_step(batch, ctx)
+    base_full = d.step(
+        "base_step_s", "One decode step at that batch, base model only", full.step_s, "s",
+        formula="max(({base_weight_bytes} B + {kv_bytes_per_step} B) / {replica_hbm_Bps} B/s, FLOP side) + "
+                "all-reduces + {step_overhead_ms} ms",
+    )
+    d.step(
+        "replica_tokens_per_s", "One replica's decode throughput at that batch, base only", batch / base_full,
+        "1/s", noun="tokens", formula="{decode_batch} tokens / {base_step_s} s",
     )
     per_variant = d.step(
         "per_variant_tokens_per_s", "Demand per variant (even spread)", p.total_tokens_per_s / p.variants, "1/s",
         noun="tokens", formula="{total_tokens_per_s} tokens/s / {variants}",
     )
-    n_ded = max(1, _ceil(per_variant / (cap * p.target_utilization)))
+    _, n_ded, ded_b, ded_step, ded_busy = _fleet(per_variant, base_step, tpot, p.target_utilization, batch)
+    d.step(
+        "dedicated_held_batch", "Sequences a dedicated replica holds, each served at the TPOT target",
+        ded_b, "1", noun="sequences",
+        formula="{per_variant_tokens_per_s} tokens/s / replicas × {tpot_target_ms} ms",
+    )
     ded_reps = d.step(
         "dedicated_replicas_per_variant", "Replicas per variant (at least one)", n_ded, "1",
         noun=_noun(n_ded, "replica"),
-        formula="max(1, ceil({per_variant_tokens_per_s} / ({replica_tokens_per_s} × {target_utilization})))",
+        formula="the fewest whose busy share at the batch each holds ≤ {target_utilization}",
     )
     d.step(
-        "dedicated_gpus", "GPUs with a replica per variant", p.variants * ded_reps * p.gpus_per_replica, "1",
-        noun="GPUs", formula="{variants} × {dedicated_replicas_per_variant} × {gpus_per_replica} GPUs",
+        "dedicated_gpus", "GPUs with a replica per variant", p.variants * ded_reps * p.tp_degree, "1",
+        noun="GPUs", formula="{variants} × {dedicated_replicas_per_variant} × {tp_degree} GPUs",
     )
     d.step(
-        "dedicated_utilization", "Average busy fraction of a dedicated replica",
-        100 * p.total_tokens_per_s / (p.variants * ded_reps * cap), "%",
-        formula="100 × {total_tokens_per_s} / ({variants} × {dedicated_replicas_per_variant} × {replica_tokens_per_s})",
+        "dedicated_utilization", "Average busy share of a dedicated replica", 100 * ded_busy, "%",
+        formula=f"100 × {{per_variant_tokens_per_s}} / {{dedicated_replicas_per_variant}} tokens/s × "
+                f"{format(ded_step * 1000, '.3g')} ms step / max(1, {{dedicated_held_batch}})",
     )
 
     # --- what one adapter weighs ----------------------------------------------------------------
     per_rank = d.step(
         "lora_params_per_rank_per_layer", "LoRA params per unit rank per layer, chosen projections",
-        lora_params_per_rank_per_layer(p.targets), "1", noun="parameters",
-        formula=dims_formula(p.targets),
+        lora_params_per_rank_per_layer(p, p.targets), "1", noun="parameters",
+        formula=dims_formula(p, p.targets),
     )
     adapter_params = d.step(
-        "adapter_params", "Parameters in one adapter", p.lora_rank * per_rank * BASE.layers, "1",
-        noun="parameters", formula=f"{{lora_rank}} × {{lora_params_per_rank_per_layer}} × {BASE.layers} layers",
+        "adapter_params", "Parameters in one adapter", p.lora_rank * per_rank * m.layers, "1",
+        noun="parameters", formula=f"{{lora_rank}} × {{lora_params_per_rank_per_layer}} × {m.layers} layers",
     )
     adapter = d.step(
-        "adapter_bytes", "One adapter in bf16", adapter_params * BF16_BYTES, "B",
+        "adapter_bytes", "One adapter in bf16", adapter_params * ADAPTER_BYTES, "B",
         formula="{adapter_params} × 2 B",
     )
     d.step(
@@ -247,15 +330,16 @@ def solve(p: Params) -> Derivation:
         "adapters_total_bytes", "Every variant's adapter", p.variants * adapter, "B",
         formula="{variants} × {adapter_bytes} B",
     )
+    heavy_targets = "all seven" if m.ffn_dim and not m.is_moe else "q,k,v,o"
     heavy_per_rank = d.step(
-        "heavy_params_per_rank_per_layer", "LoRA params per unit rank per layer, all seven projections",
-        lora_params_per_rank_per_layer("all seven"), "1", noun="parameters",
-        formula=dims_formula("all seven"),
+        "heavy_params_per_rank_per_layer", f"LoRA params per unit rank per layer, {heavy_targets} projections",
+        lora_params_per_rank_per_layer(p, heavy_targets), "1", noun="parameters",
+        formula=dims_formula(p, heavy_targets),
     )
     heavy = d.step(
-        "heavy_adapter_bytes", "Heavy adapter: all seven projections, bf16",
-        p.heavy_rank * heavy_per_rank * BASE.layers * BF16_BYTES, "B",
-        formula=f"{{heavy_rank}} × {{heavy_params_per_rank_per_layer}} × {BASE.layers} layers × 2 B",
+        "heavy_adapter_bytes", f"Heavy adapter: {heavy_targets} projections, bf16",
+        p.heavy_rank * heavy_per_rank * m.layers * ADAPTER_BYTES, "B",
+        formula=f"{{heavy_rank}} × {{heavy_params_per_rank_per_layer}} × {m.layers} layers × 2 B",
     )
     d.step(
         "heavy_to_adapter_ratio", "Heavy adapter over yours", heavy / adapter, "1", noun="×",
@@ -266,38 +350,60 @@ def solve(p: Params) -> Derivation:
         formula="{variants} × {heavy_adapter_bytes} B",
     )
 
-    # --- the throughput cost of a mixed batch ---------------------------------------------------
+    # --- the shared fleet, each step carrying a mixed batch --------------------------------------
+    def lora_step(b: float, adapters: float = p.variants, size: float = adapter) -> float:
+        return base_step(b) * (1 + p.sgmv_overhead_fraction) + expected_distinct(adapters, b) * size / bw
+
+    cont, n_ml, held, held_lora_step, ml_busy = _fleet(p.total_tokens_per_s, lora_step, tpot,
+                                                       p.target_utilization, batch)
+    d.step(
+        "multi_lora_replicas_continuous", "Shared replicas the work needs, before rounding up", cont, "1",
+        noun="replicas",
+        formula="the fewest R with {total_tokens_per_s} / R × LoRA step / batch held ≤ {target_utilization} (a search)",
+    )
+    ml_reps = d.step(
+        "multi_lora_replicas", "Shared replicas for all the traffic", n_ml, "1", noun=_noun(n_ml, "replica"),
+        formula="ceil({multi_lora_replicas_continuous}), more if the held sequences exceed {decode_batch} a replica",
+    )
+    held = d.step(
+        "held_batch", "Sequences each shared replica holds, each served at the TPOT target", held, "1",
+        noun="sequences", formula="{total_tokens_per_s} tokens/s / {multi_lora_replicas} × {tpot_target_ms} ms",
+    )
+    riders = max(1.0, held)
+    held_base = d.step(
+        "held_batch_base_step_s", "A base-only step at that batch", base_step(riders), "s",
+        formula="the engine's decode step at max(1, {held_batch}) sequences of {decode_context_tokens} tokens",
+    )
     distinct = d.step(
         "distinct_adapters_per_batch", "Distinct adapters in one batch (uniform traffic, the worst case)",
-        expected_distinct(p.variants, p.decode_batch), "1", noun="adapters",
-        formula="{variants} × (1 − (1 − 1/{variants})^{decode_batch})",
+        expected_distinct(p.variants, riders), "1", noun="adapters",
+        formula="{variants} × (1 − (1 − 1/{variants})^{held_batch})",
     )
     adapter_read = d.step(
         "adapter_bytes_per_step", "Adapter weights read per decode step", distinct * adapter, "B",
         formula="{distinct_adapters_per_batch} × {adapter_bytes} B",
     )
-    lora_step = d.step(
-        "lora_step_s", "One decode step with the mixed batch",
-        base_step * (1 + p.sgmv_overhead_fraction) + adapter_read / bw, "s",
-        formula="{base_step_s} s × (1 + {sgmv_overhead_fraction}) + {adapter_bytes_per_step} B / {replica_hbm_Bps} B/s",
+    lora_s = d.step(
+        "lora_step_s", "One decode step with the mixed batch", held_base * (1 + p.sgmv_overhead_fraction)
+        + adapter_read / bw, "s",
+        formula="{held_batch_base_step_s} s × (1 + {sgmv_overhead_fraction}) + {adapter_bytes_per_step} B / "
+                "{replica_hbm_Bps} B/s",
     )
-    overhead = d.step(
-        "mixed_batch_overhead_fraction", "Throughput lost to the mixed batch", 100 * (1 - base_step / lora_step), "%",
-        formula="100 × (1 − {base_step_s} s / {lora_step_s} s)",
+    d.step(
+        "mixed_batch_overhead_fraction", "Throughput lost to the mixed batch", 100 * (1 - held_base / lora_s), "%",
+        formula="100 × (1 − {held_batch_base_step_s} s / {lora_step_s} s)",
     )
-    heavy_step = base_step * (1 + p.sgmv_overhead_fraction) + distinct * heavy / bw
+    heavy_step = lora_step(riders, size=heavy)
     d.step(
         "heavy_mixed_batch_overhead_fraction", "Throughput lost with heavy adapters in the batch",
-        100 * (1 - base_step / heavy_step), "%",
-        formula="100 × (1 − {base_step_s} / ({base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+        100 * (1 - held_base / heavy_step), "%",
+        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch} × {heavy_adapter_bytes} / {replica_hbm_Bps}))",
     )
-    lora_cap = d.step(
-        "multi_lora_replica_tokens_per_s", "One shared replica's throughput with mixed batches",
-        p.decode_batch / lora_step, "1/s", noun="tokens", formula="{decode_batch} tokens / {lora_step_s} s",
+    d.step(
+        "multi_lora_replica_tokens_per_s", "Tokens per second one shared replica carries",
+        p.total_tokens_per_s / ml_reps, "1/s", noun="tokens", formula="{total_tokens_per_s} / {multi_lora_replicas}",
     )
-
-    # --- the shared fleet -----------------------------------------------------------------------
     slots = d.step(
         "adapter_slots_per_replica", "Adapters that fit the reserved HBM",
         math.floor(p.adapter_budget_gb * 1e9 / adapter + 1e-9), "1", noun="adapters",
@@ -313,26 +419,20 @@ def solve(p: Params) -> Derivation:
         formula="{base_weight_bytes} B + {adapters_resident_per_replica} × {adapter_bytes} B",
     )
     left = d.step(
-        "replica_hbm_left_bytes", "HBM left after base, adapter reserve and the batch's KV",
-        p.gpus_per_replica * g.memory_bytes * HBM_USABLE_FRACTION - base - p.adapter_budget_gb * 1e9 - kv_step, "B",
-        formula=f"{{gpus_per_replica}} × {g.memory_GB:g} GB × {HBM_USABLE_FRACTION} − {{base_weight_bytes}} B − "
-                "{adapter_budget_gb} GB − {kv_bytes_per_step} B",
+        "replica_hbm_left_bytes", "HBM left after base, adapter reserve and a full batch's KV",
+        r.kv_room_bytes - reserve - batch * kv_seq, "B",
+        formula=f"{{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{base_weight_bytes}} B − "
+                "{adapter_budget_gb} GB − {decode_batch} × {kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens})",
     )
-    d.step("replica_fits_in_hbm", "Does the shared replica fit its HBM?", "yes" if left >= 0 else "no", "1",
+    d.step("replica_fits_in_hbm", "Does the shared replica fit its HBM?", "yes" if left >= -1e-6 else "no", "1",
            formula="{replica_hbm_left_bytes} ≥ 0")
-    n_ml = max(1, _ceil(p.total_tokens_per_s / (lora_cap * p.target_utilization)))
-    ml_reps = d.step(
-        "multi_lora_replicas", "Shared replicas for all the traffic", n_ml, "1", noun=_noun(n_ml, "replica"),
-        formula="max(1, ceil({total_tokens_per_s} / ({multi_lora_replica_tokens_per_s} × {target_utilization})))",
-    )
     ml_gpus = d.step(
-        "multi_lora_gpus", "GPUs in the shared multi-LoRA fleet", ml_reps * p.gpus_per_replica, "1", noun="GPUs",
-        formula="{multi_lora_replicas} × {gpus_per_replica} GPUs",
+        "multi_lora_gpus", "GPUs in the shared multi-LoRA fleet", ml_reps * p.tp_degree, "1", noun="GPUs",
+        formula="{multi_lora_replicas} × {tp_degree} GPUs",
     )
     d.step(
-        "multi_lora_utilization", "Busy fraction of a shared replica",
-        100 * p.total_tokens_per_s / (ml_reps * lora_cap), "%",
-        formula="100 × {total_tokens_per_s} / ({multi_lora_replicas} × {multi_lora_replica_tokens_per_s})",
+        "multi_lora_utilization", "Busy share of a shared replica", 100 * ml_busy, "%",
+        formula="100 × {multi_lora_replica_tokens_per_s} tokens/s × {lora_step_s} s / max(1, {held_batch})",
     )
     d.step(
         "multi_lora_fleet_weight_bytes", "Weights across the shared fleet", ml_reps * replica_bytes, "B",
@@ -355,21 +455,21 @@ def solve(p: Params) -> Derivation:
     )
     distinct_routed = d.step(
         "distinct_adapters_per_batch_routed", "Distinct adapters in one batch with affinity routing",
-        expected_distinct(routed, p.decode_batch), "1", noun="adapters",
-        formula="{adapters_routed_per_replica} × (1 − (1 − 1/{adapters_routed_per_replica})^{decode_batch})",
+        expected_distinct(routed, riders), "1", noun="adapters",
+        formula="{adapters_routed_per_replica} × (1 − (1 − 1/{adapters_routed_per_replica})^{held_batch})",
     )
-    routed_step = base_step * (1 + p.sgmv_overhead_fraction) + distinct_routed * adapter / bw
+    routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * adapter / bw
     d.step(
         "mixed_batch_overhead_routed_fraction", "Throughput lost with affinity routing",
-        100 * (1 - base_step / routed_step), "%",
-        formula="100 × (1 − {base_step_s} / ({base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+        100 * (1 - held_base / routed_step), "%",
+        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch_routed} × {adapter_bytes} / {replica_hbm_Bps}))",
     )
-    heavy_routed_step = base_step * (1 + p.sgmv_overhead_fraction) + distinct_routed * heavy / bw
+    heavy_routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * heavy / bw
     d.step(
         "heavy_mixed_batch_overhead_routed_fraction", "Throughput lost with heavy adapters and affinity routing",
-        100 * (1 - base_step / heavy_routed_step), "%",
-        formula="100 × (1 − {base_step_s} / ({base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+        100 * (1 - held_base / heavy_routed_step), "%",
+        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch_routed} × {heavy_adapter_bytes} / {replica_hbm_Bps}))",
     )
     heavy_slots = d.step(
@@ -386,28 +486,32 @@ def solve(p: Params) -> Derivation:
     # GPU's own PCIe link at once.
     load = d.step(
         "adapter_load_from_dram_s", "Load one adapter from host DRAM (sharded over every GPU's PCIe Gen5)",
-        adapter / (p.gpus_per_replica * PCIE.Bps), "s",
-        formula=f"{{adapter_bytes}} B / ({{gpus_per_replica}} × {PCIE.GBps:.1f} GB/s)",
+        adapter / (p.tp_degree * PCIE.Bps), "s",
+        formula=f"{{adapter_bytes}} B / ({{tp_degree}} × {PCIE.GBps:.1f} GB/s)",
     )
     d.step(
         "heavy_adapter_load_from_dram_s", "Load one heavy adapter from host DRAM",
-        heavy / (p.gpus_per_replica * PCIE.Bps), "s",
-        formula=f"{{heavy_adapter_bytes}} B / ({{gpus_per_replica}} × {PCIE.GBps:.1f} GB/s)",
+        heavy / (p.tp_degree * PCIE.Bps), "s",
+        formula=f"{{heavy_adapter_bytes}} B / ({{tp_degree}} × {PCIE.GBps:.1f} GB/s)",
     )
     d.step(
         "adapter_load_from_nvme_s", "Load one adapter from one local NVMe Gen5 drive", adapter / NVME.Bps, "s",
         formula=f"{{adapter_bytes}} B / {NVME.GBps:g} GB/s",
     )
     d.step(
-        "adapter_load_in_steps", "A DRAM load measured in decode steps", load / base_step, "1", noun="steps",
-        formula="{adapter_load_from_dram_s} s / {base_step_s} s",
+        "adapter_load_in_steps", "A DRAM load measured in decode steps", load / lora_s, "1", noun="steps",
+        formula="{adapter_load_from_dram_s} s / {lora_step_s} s",
     )
 
     # --- when a variant earns its own replica ----------------------------------------------------
+    # A replica alone at b = tokens/s x TPOT is busy step(b) / TPOT: it reaches the target when its
+    # step takes target x TPOT, which is the engine's TPOT cap at that shorter time.
+    full_b = min(float(batch), r.tpot_batch_cap(p.target_utilization * tpot, ctx))
     threshold = d.step(
         "dedicate_threshold_tokens_per_s", "Steady demand that keeps a replica at target utilization",
-        cap * p.target_utilization, "1/s", noun="tokens",
-        formula="{replica_tokens_per_s} × {target_utilization}",
+        full_b / tpot, "1/s", noun="tokens",
+        formula="min({decode_batch}, the batch whose base step takes {target_utilization} × {tpot_target_ms} ms) / "
+                "{tpot_target_ms} ms",
     )
     d.step(
         "dedicate_threshold_share", "The same as a share of all traffic",
@@ -425,6 +529,6 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "full_finetune_extra_gpus", "A full fine-tune (or another base): its own replica, however idle",
-        p.gpus_per_replica, "1", noun="GPUs", formula="{gpus_per_replica} GPUs",
+        p.tp_degree, "1", noun="GPUs", formula="{tp_degree} GPUs",
     )
     return d

@@ -19,14 +19,13 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import model as catalog_model
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import ModelKnobs, llm
 from models.sim import failover as sim
 
-ModelName = Literal["Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B", "Mixtral-8x7B"]
 
 
-class Params(StrictModel):
+class _FailoverKnobs(StrictModel):
     regions: Annotated[
         int,
         Knob("Regions", "", 2, 8, 1, help="Serving regions, each with the same capacity and its own nearby clients.",
@@ -131,9 +130,6 @@ class Params(StrictModel):
         Knob("Autoscaler target", "", 0.5, 1.0, 0.05, percent=True,
              help="Utilization the autoscaler sizes the survivors for.", draw=(0.6, 0.9)),
     ] = 0.8
-    model: Annotated[ModelName, Knob("Model served", help="Sets the weight bytes a new replica must load.")] = (
-        "Llama-3-70B"
-    )
     weights_prestaged: Annotated[
         bool, Knob("Weights staged in every region", help="Off: new replicas pull weights across regions."),
     ] = True
@@ -142,6 +138,11 @@ class Params(StrictModel):
         Knob("Inter-region link", "Gb/s", 1, 1000, log=True,
              help="Bandwidth available to pull weights from another region.", draw=(10, 400)),
     ] = 100
+
+
+class Params(ModelKnobs, _FailoverKnobs):
+    """The failover's own knobs, then the model served (any catalog shape, or a custom one): its
+    weights are what a cold replica pulls."""
 
 
 def _yes(flag: bool) -> str:
@@ -361,8 +362,8 @@ def solve(p: Params) -> Derivation:
         formula="{autoscale_replicas_per_survivor} − min({autoscale_replicas_per_survivor}, {warm_pool_replicas})",
     )
     weights = d.step(
-        "weights_bytes", "Weights one replica loads (bf16)", catalog_model(p.model).weight_bytes(2), "B",
-        formula="2 bytes × parameters of {model}",
+        "weights_bytes", "Weights one replica loads (bf16)", llm(p).total_params * 2, "B",
+        formula=f"2 B × {llm(p).total_params:,.0f} parameters of {{model}}",
     )
     pull = d.step(
         "weights_pull_s", "Pulling those weights across regions for every cold replica",

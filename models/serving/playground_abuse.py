@@ -11,8 +11,11 @@ Modelling choices (the page states them):
 - SSE opens a response per generation, so its open streams equal the concurrent generations;
   a WebSocket stays open for the whole visit, so it holds one connection per user online.
   Gateway memory is a flat per-connection figure (TLS state, buffers, the proxy's bookkeeping).
-- Re-prefill counts 2 x active parameters FLOP per prompt token plus causal attention,
-  2 x layers x n^2 x (heads x head_dim), at a stated MFU on a replica of catalog GPUs.
+- Re-prefill is the engine's prefill (models/engine): 2 x active parameters FLOP per prompt token
+  plus attention over the n (n - 1) / 2 earlier-token pairs at the prefill MFU, plus the
+  tensor-parallel all-reduces; the part the prefix cache still holds is skipped.
+- The stream speed is the engine's TPOT target read as tokens per second; a replica decodes the
+  given batch of streams, with the batch the TPOT target and the KV room allow shown beside it.
 - Holding a session's KV is charged as the share of one GPU's HBM it pins (weights ignored,
   which makes holding look cheaper than it is).
 """
@@ -22,14 +25,16 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import GPUS, INFER_FLOPS_PER_PARAM_TOKEN, MODELS
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import accelerator, with_defaults
+from models.engine.record import record_model
+from models.engine.serving_knobs import ServingKnobs, served
 from models.units import format_number
 
 SECONDS_PER_DAY = 86_400
 
 
-class Params(StrictModel):
+class _PlaygroundKnobs(StrictModel):
     users_online: Annotated[
         int,
         Knob("Users with the playground open at the peak", "", 100, 10_000_000, 1, log=True,
@@ -39,16 +44,6 @@ class Params(StrictModel):
         float,
         Knob("Think time between a reply and the next prompt", "s", 5, 600, 1, log=True,
              help="Reading, editing and typing; includes the time to first token.", draw=(20, 120)),
-    ] = 50
-    mean_output_tokens: Annotated[
-        float,
-        Knob("Mean reply", "tokens", 10, 8_000, log=True, help="Output tokens per generation.",
-             draw=(200, 1_500)),
-    ] = 500
-    stream_tokens_per_s: Annotated[
-        float,
-        Knob("Stream speed", "tokens/s", 5, 300, log=True, help="Tokens per second one stream receives.",
-             draw=(30, 120)),
     ] = 50
     transport: Annotated[
         Literal["SSE", "WebSocket"],
@@ -79,35 +74,6 @@ class Params(StrictModel):
         float,
         Knob("Text bytes per token", "B", 1, 8, 0.5, help="About 4 for English in UTF-8.", draw=(3, 5)),
     ] = 4
-    context_tokens_on_resume: Annotated[
-        int,
-        Knob("Conversation length at resume", "tokens", 100, 200_000, 1, log=True,
-             help="Everything the next turn must attend to: system prompt and all earlier turns.",
-             draw=(2_000, 32_000)),
-    ] = 8_000
-    model: Annotated[
-        Literal["Llama-3-70B", "Llama-3-8B", "Mixtral-8x7B"],
-        Knob("Model (catalog)", help="Sets KV bytes per token, parameters and attention shape."),
-    ] = "Llama-3-70B"
-    gpu: Annotated[
-        Literal["H100 SXM", "H200", "B200", "A100 80GB", "MI300X"],
-        Knob("GPU (catalog)", help="Sets peak BF16 FLOP/s and HBM per GPU."),
-    ] = "H100 SXM"
-    replica_gpus: Annotated[
-        int,
-        Knob("GPUs per replica", "", 1, 16, 1, help="Tensor-parallel group that runs the prefill.", draw=(2, 8)),
-    ] = 8
-    prefill_mfu: Annotated[
-        float,
-        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True,
-             help="Share of peak BF16 FLOP/s a prefill achieves; 40-50% is typical for long prompts.",
-             draw=(0.3, 0.6)),
-    ] = 0.4
-    streams_per_replica: Annotated[
-        int,
-        Knob("Streams one replica decodes at the target speed", "", 1, 512, 1, log=True,
-             help="The continuous batch that still delivers the stream speed above.", draw=(16, 256)),
-    ] = 64
     free_tier_replicas: Annotated[
         int,
         Knob("Replicas budgeted for the free tier", "", 1, 10_000, 1, log=True,
@@ -150,15 +116,26 @@ class Params(StrictModel):
     ] = 10
 
 
+# The page's own figures, not the seed's: a conversation of 8,000 tokens resumed, replies of 500
+# streamed at 50 tokens/s (a 20 ms TPOT), 64 streams a replica, no prefix cache left on resume.
+class Params(with_defaults(ServingKnobs, tp_degree=8, prompt_tokens=8000, output_tokens=500, tpot_target_ms=20,
+                           prefix_cache_hit=0.0, given_batch=64), _PlaygroundKnobs):
+    """The users and the transport, then the request, stream speed and batch, then the engine."""
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    llm = MODELS[p.model]
-    gpu = GPUS[p.gpu]
+    s = served(p)
+    r, hw = s.replica, accelerator(p)
 
     # --- numbers: Little's law -------------------------------------------------------------------
+    speed = d.step(
+        "stream_tokens_per_s", "Stream speed: one token per TPOT", 1000 / p.tpot_target_ms, "1/s", noun="tokens",
+        formula="1000 / {tpot_target_ms} ms",
+    )
     stream_s = d.step(
-        "stream_s", "One reply streams for", p.mean_output_tokens / p.stream_tokens_per_s, "s",
-        formula="{mean_output_tokens} tokens / {stream_tokens_per_s} tokens/s",
+        "stream_s", "One reply streams for", p.output_tokens / speed, "s",
+        formula="{output_tokens} tokens / {stream_tokens_per_s} tokens/s",
     )
     cycle_s = d.step(
         "turn_cycle_s", "One turn: think, then read the stream", p.think_time_s + stream_s, "s",
@@ -173,7 +150,7 @@ def solve(p: Params) -> Derivation:
         formula="{generations_per_s} /s × {stream_s} s",
     )
     out_tps = d.step(
-        "output_tokens_per_s", "Output tokens per second, all streams", streams * p.stream_tokens_per_s, "1/s",
+        "output_tokens_per_s", "Output tokens per second, all streams", streams * speed, "1/s",
         noun="tokens", formula="{concurrent_streams} × {stream_tokens_per_s} tokens/s",
     )
 
@@ -238,21 +215,19 @@ def solve(p: Params) -> Derivation:
     )
 
     # --- session state: text, not KV --------------------------------------------------------------
-    kv_tok = d.step(
-        "kv_bytes_per_token", f"KV cache per token, {p.model} (bf16)", llm.kv_bytes_per_token(2), "B",
-        formula=f"2 (K and V) × {llm.layers} layers × {llm.kv_heads} KV heads × {llm.head_dim} × 2 B",
-    )
+    record_model(d, p)
+    kv_tok = d.value("kv_bytes_per_token")
     d.step(
         "kv_to_text_ratio", "KV bytes over text bytes per token", kv_tok / p.text_bytes_per_token, "1", noun="×",
         formula="{kv_bytes_per_token} B / {text_bytes_per_token} B",
     )
     text_b = d.step(
-        "session_text_bytes", "One conversation as text", p.context_tokens_on_resume * p.text_bytes_per_token, "B",
-        formula="{context_tokens_on_resume} tokens × {text_bytes_per_token} B",
+        "session_text_bytes", "One conversation as text", p.prompt_tokens * p.text_bytes_per_token, "B",
+        formula="{prompt_tokens} tokens × {text_bytes_per_token} B",
     )
     kv_b = d.step(
-        "session_kv_bytes", "The same conversation as KV", p.context_tokens_on_resume * kv_tok, "B",
-        formula="{context_tokens_on_resume} tokens × {kv_bytes_per_token} B",
+        "session_kv_bytes", "The same conversation as KV", p.prompt_tokens * kv_tok, "B",
+        formula="{prompt_tokens} tokens × {kv_bytes_per_token} B",
     )
     d.step(
         "text_store_bytes", "Every open conversation as text", p.users_online * text_b, "B",
@@ -262,43 +237,54 @@ def solve(p: Params) -> Derivation:
         "kv_for_open_sessions_bytes", "Every open conversation as KV", p.users_online * kv_b, "B",
         formula="{users_online} × {session_kv_bytes} B",
     )
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step(
-        "gpus_to_hold_session_kv", f"{p.gpu} HBM to hold all of it (weights aside)",
-        kv_all / gpu.memory_bytes, "1", noun="GPUs",
-        formula=f"{{kv_for_open_sessions_bytes}} B / {gpu.memory_GB:g} GB",
+        "gpus_to_hold_session_kv", f"{hw.name} HBM to hold all of it (weights aside)",
+        kv_all / hw.hbm_bytes, "1", noun="GPUs",
+        formula="{kv_for_open_sessions_bytes} B / {gpu_memory_bytes} B",
     )
+    d.step("uncached_prompt_tokens", "Prompt tokens the prefix cache no longer holds on resume",
+           s.uncached_prompt_tokens, "1", noun="tokens", formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
+    d.step("cached_prompt_tokens", "Prompt tokens still cached", s.cached_prompt_tokens, "1", noun="tokens",
+           formula="{prompt_tokens} − {uncached_prompt_tokens}")
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
+           r.attention_flops_per_position, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    n, cached = s.uncached_prompt_tokens, s.cached_prompt_tokens
     linear = d.step(
-        "prefill_linear_flops", "Re-prefill: 2 FLOP per active parameter per token",
-        INFER_FLOPS_PER_PARAM_TOKEN * llm.active_params * p.context_tokens_on_resume, "FLOP",
-        formula=f"2 × {format_number(llm.active_params)} × {{context_tokens_on_resume}}",
-    )
-    attn = d.step(
-        "prefill_attention_flops", "Re-prefill: causal attention",
-        2 * llm.layers * p.context_tokens_on_resume**2 * llm.heads * llm.head_dim, "FLOP",
-        formula=f"2 × {llm.layers} layers × {{context_tokens_on_resume}}² × {llm.heads * llm.head_dim}",
+        "prefill_linear_flops", "Re-prefill: 2 FLOP per active parameter per token", n * r.weight_flops_per_token,
+        "FLOP", formula="2 × {active_params} × {uncached_prompt_tokens}",
     )
     flops = d.step(
-        "prefill_flops", "Re-prefill, total", linear + attn, "FLOP",
-        formula="{prefill_linear_flops} + {prefill_attention_flops}",
+        "prefill_flops", "Re-prefill, total (attention included)", s.prefill_flops_per_request, "FLOP",
+        formula="{prefill_linear_flops} + {attention_flops_per_position} × ({uncached_prompt_tokens} × "
+                "{cached_prompt_tokens} + {uncached_prompt_tokens} × ({uncached_prompt_tokens} − 1) / 2)",
+    )
+    d.step(
+        "prefill_attention_flops", "Re-prefill: attention over the earlier tokens", flops - linear, "FLOP",
+        formula="{prefill_flops} − {prefill_linear_flops}",
     )
     peak = d.step(
-        "replica_peak_flops", f"Replica peak, {p.replica_gpus} × {p.gpu} BF16",
-        p.replica_gpus * gpu.dense_bf16_flops, "FLOP/s",
-        formula=f"{{replica_gpus}} × {gpu.dense_bf16_TFLOPs:g} TFLOP/s",
+        "replica_peak_flops", f"Replica peak, {p.tp_degree} × {hw.name} {p.compute_precision}", r.peak_flops,
+        "FLOP/s", formula=f"{{tp_degree}} × {format_number(hw.peak(p.compute_precision))} FLOP/s",
     )
+    d.step("prefill_allreduce_s", "Re-prefill's tensor-parallel all-reduces", r.allreduce_s(n) if n > 0 else 0.0,
+           "s", formula=f"{r.model.layers} layers × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
+                        f"{{uncached_prompt_tokens}} × {r.model.d_model} × 2 B / "
+                        f"{format_number(hw.link_Bps_per_direction)} B/s)" if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
     reprefill = d.step(
-        "reprefill_on_resume_s", "Re-prefill the conversation on the next turn",
-        flops / (peak * p.prefill_mfu), "s",
-        formula="{prefill_flops} / ({replica_peak_flops} × {prefill_mfu})",
+        "reprefill_on_resume_s", "Re-prefill the conversation on the next turn", s.prefill_s_per_request, "s",
+        formula="{prefill_flops} FLOP / ({replica_peak_flops} FLOP/s × {prefill_mfu}) + {prefill_allreduce_s} s",
     )
     gpu_s = d.step(
-        "reprefill_gpu_seconds", "GPU time that re-prefill costs", reprefill * p.replica_gpus, "s",
-        formula="{reprefill_on_resume_s} s × {replica_gpus} GPUs",
+        "reprefill_gpu_seconds", "GPU time that re-prefill costs", reprefill * p.tp_degree, "s",
+        formula="{reprefill_on_resume_s} s × {tp_degree} GPUs",
     )
     pinned = d.step(
         "gpus_pinned_per_held_session", "HBM one held conversation pins, in GPUs",
-        kv_b / gpu.memory_bytes, "1", noun="GPUs",
-        formula=f"{{session_kv_bytes}} B / {gpu.memory_GB:g} GB",
+        kv_b / hw.hbm_bytes, "1", noun="GPUs",
+        formula="{session_kv_bytes} B / {gpu_memory_bytes} B",
     )
     breakeven = d.step(
         "kv_hold_break_even_s", "Hold KV longer than this and recomputing is cheaper", gpu_s / pinned, "s",
@@ -311,14 +297,28 @@ def solve(p: Params) -> Derivation:
     )
 
     # --- quotas: per fleet, then per user ---------------------------------------------------------
+    d.step("batch_memory_cap", "Whole streams whose KV fits a replica at once", s.batch_memory_cap, "1",
+           noun="sequences", formula="floor(KV room / {kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens}))")
+    d.step("batch_tpot_cap_continuous", "Largest batch whose decode step keeps the stream speed, before the floor",
+           s.batch_tpot_cap_continuous, "1", noun="sequences",
+           formula="the engine's TPOT cap at {tpot_target_ms} ms")
+    d.step("derived_batch", "Streams a replica could decode at the stream speed: the tighter cap", s.derived_batch,
+           "1", noun="sequences", formula="max(1, min({batch_memory_cap}, floor({batch_tpot_cap_continuous})))")
+    batch = d.step("decode_batch", "Streams one replica decodes", s.batch, "1", noun="sequences",
+                   formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+    d.step("decode_step_s", "Decode step at that batch (the TPOT it really delivers)", s.decode_step_s, "s",
+           formula="the engine's step: max(bytes, FLOP) + all-reduces + fixed, at {decode_batch} streams")
+    peak_replicas = streams / batch
+    d.step("replicas_for_peak_demand_continuous", "Replicas the unthrottled peak fills, before rounding up",
+           peak_replicas, "1", noun="replicas", formula="{concurrent_streams} / {decode_batch}")
     d.step(
         "replicas_for_peak_demand", "Replicas the unthrottled peak would need",
-        math.ceil(streams / p.streams_per_replica - 1e-9), "1", noun="replicas",
-        formula="ceil({concurrent_streams} / {streams_per_replica})",
+        math.ceil(peak_replicas - 1e-9), "1", noun="replicas",
+        formula="ceil({replicas_for_peak_demand_continuous})",
     )
     free_streams = d.step(
-        "free_fleet_streams", "Streams the free fleet serves at once", p.free_tier_replicas * p.streams_per_replica,
-        "1", noun="streams", formula="{free_tier_replicas} replicas × {streams_per_replica}",
+        "free_fleet_streams", "Streams the free fleet serves at once", p.free_tier_replicas * batch,
+        "1", noun="streams", formula="{free_tier_replicas} replicas × {decode_batch}",
     )
     d.step(
         "peak_demand_over_free_fleet", "Peak demand over the free fleet", streams / free_streams, "1", noun="×",
@@ -331,7 +331,7 @@ def solve(p: Params) -> Derivation:
     )
     budget = d.step(
         "free_tier_tokens_per_day", "Output tokens the free fleet produces in a day",
-        free_streams * p.stream_tokens_per_s * SECONDS_PER_DAY * p.fleet_average_utilization, "1", noun="tokens",
+        free_streams * speed * SECONDS_PER_DAY * p.fleet_average_utilization, "1", noun="tokens",
         formula="{free_fleet_streams} × {stream_tokens_per_s} tokens/s × 86,400 s × {fleet_average_utilization}",
     )
     quota = d.step(
@@ -340,8 +340,8 @@ def solve(p: Params) -> Derivation:
         formula="{free_tier_tokens_per_day} / ({daily_active_users} users × {quota_use_fraction})",
     )
     d.step(
-        "replies_per_day_at_quota", "Average replies that quota buys", quota / p.mean_output_tokens, "1",
-        noun="replies", formula="{per_user_daily_quota_tokens} / {mean_output_tokens} tokens",
+        "replies_per_day_at_quota", "Average replies that quota buys", quota / p.output_tokens, "1",
+        noun="replies", formula="{per_user_daily_quota_tokens} / {output_tokens} tokens",
     )
     d.step(
         "quota_overcommit", "Demand if every user spent the whole quota, over the budget",

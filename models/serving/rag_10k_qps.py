@@ -1,34 +1,45 @@
 """Retrieval-augmented answers at 10,000 queries a second (seeds 000, 003, 004).
 
 Four fleets behind one request: a query embedder, a sharded vector index, a cross-encoder
-reranker and a 70B answer model, with an answer cache in front of the answer model only.
-Each fleet is sized from the unit of work it actually does, never from queries:
+reranker and an answer model, with an answer cache in front of the answer model only. Each
+fleet is sized from the unit of work it actually does, never from queries:
 
-- embedder: query tokens/s x 2 x params FLOP, on GPUs at a stated encoder MFU;
+- embedder: query tokens/s x 2 x params FLOP, on GPUs at a stated encoder MFU of their bf16 peak;
 - index: bytes of vectors plus graph links against usable memory per node gives shards; every
   query visits every shard, so each shard's replicas carry the full query rate;
 - reranker: (query, passage) pairs/s x tokens per pair x 2 x params FLOP;
-- answer model: node-seconds per query = prefill (compute at an MFU) + decode (one step of a
-  batch reads the weights and the batch's KV cache at an HBM efficiency, or is compute-bound,
-  whichever is slower, shared by the batch).
+- answer model: the engine's replica (models/engine): prefill at the prefill MFU plus its
+  tensor-parallel all-reduces, decode at the batch each replica holds when every sequence is
+  served at the TPOT target, the fleet the fewest replicas whose prefill plus decode stay under
+  the target utilization (models/engine/serving.py `fleet`).
 
 Modelling choices (stated on the page): the answer cache is keyed on the normalized query and
 the IDs/versions of the passages the reranker chose, so it sits in front of the LLM and a hit
-skips only the LLM; the retrieval tiers see every query. Encoders run in BF16 whatever the
-answer model's precision. An LLM node is one tensor-parallel replica over its 8 GPUs, and
-prefill and decode share its time (chunked prefill), so their node-seconds add.
+skips only the LLM; the retrieval tiers see every query. Encoders run in bf16 whatever the
+answer model's formats. An LLM node is one tensor-parallel replica, and prefill and decode share
+its time (chunked prefill), so their busy shares add. The prompt is built from the page's knobs
+(instructions, question, passages), so the engine's prompt-length knob is not on this page.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Annotated, Any, Literal
 
-from models.catalog import GPUS_PER_NODE, HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, gpu, model
+from pydantic import create_model, model_validator
+from pydantic.fields import FieldInfo
+
+from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
+from models.engine import serving as sv
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.record import record_fleet, record_served
+from models.engine.serving import Served, served_problem
+from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
 from models.units import format_number
 
-ANSWER_MODEL = "Llama-3-70B"
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
 HNSW_LINK_BYTES = 4
 # Bytes per stored vector element for each format; PQ stores a fixed 64-byte code per vector.
@@ -36,9 +47,31 @@ VECTOR_FORMATS = {"fp32": 4.0, "fp16": 2.0, "int8": 1.0}
 PQ_CODE_BYTES = 64
 # A stage is never run on a single GPU: one failure would be an outage.
 MIN_GPUS_PER_FLEET = 2
+# The encoders' tensor-core format, whatever the answer model runs in.
+ENCODER_FORMAT = "bf16"
 
 
-class Params(StrictModel):
+def knobs_from(group: type[StrictModel], name: str, **defaults: Any) -> type[StrictModel]:
+    """Some of `group`'s knobs, as declared there, with other starting values. This page builds
+    its prompt from passages, so it takes the request group's output and prefix-cache knobs but
+    not its prompt length."""
+    fields = {}
+    for knob in defaults:
+        info = group.model_fields[knob]
+        fields[knob] = (info.annotation, FieldInfo.merge_field_infos(info, default=defaults[knob]))
+    return create_model(name, __base__=StrictModel, **fields)
+
+
+# The seed's answer model: a 70B in FP8 (weights, KV cache and tensor cores) on one 8-GPU node.
+_Engine = with_defaults(EngineKnobs, tp_degree=8, weight_precision="fp8", kv_precision="fp8",
+                        compute_precision="fp8")
+# 200-token answers; no prefix cache: the passages differ from query to query.
+_AnswerKnobs = knobs_from(RequestKnobs, "_AnswerKnobs", output_tokens=200, prefix_cache_hit=0.0)
+
+
+class _RagKnobs(StrictModel):
+    """The retrieval tiers, the prompt they build and the answer cache: this page's own knobs."""
+
     qps: Annotated[float, Knob(
         "Query rate", "queries/s", 100, 100_000, log=True,
         help="Peak queries per second arriving at the front door.", draw=(1_000, 30_000),
@@ -104,7 +137,8 @@ class Params(StrictModel):
     )] = 278
     encoder_mfu: Annotated[float, Knob(
         "Encoder MFU", "", 0.05, 0.8, 0.05, percent=True,
-        help="Share of the GPU's BF16 peak the embedder and reranker achieve.", draw=(0.2, 0.5),
+        help="Share of the accelerator's bf16 peak the embedder and reranker achieve (not the answer "
+             "model's prefill or decode MFU).", draw=(0.2, 0.5),
     )] = 0.4
     passages_in_prompt: Annotated[int, Knob(
         "Passages in the prompt", "passages", 1, 40, 1,
@@ -115,39 +149,11 @@ class Params(StrictModel):
         "Instructions", "tokens", 0, 8000, 50,
         help="Fixed system prompt and formatting instructions in every prompt.", draw=(100, 1000),
     )] = 200
-    output_tokens: Annotated[int, Knob(
-        "Answer length", "tokens", 10, 4000, log=True,
-        help="Tokens the answer model generates per query.", draw=(100, 500),
-    )] = 200
-    gpu: Annotated[Literal["H100 SXM", "H200", "B200"], Knob(
-        "GPU", "", help="GPU in every tier; an answer-model node holds 8.",
-    )] = "H100 SXM"
-    precision: Annotated[Literal["FP8", "BF16"], Knob(
-        "Answer-model precision", "",
-        help="Weights, KV cache and tensor-core rate of the 70B model; FP8 halves bytes and doubles peak.",
-    )] = "FP8"
-    prefill_mfu: Annotated[float, Knob(
-        "LLM MFU", "", 0.1, 0.8, 0.05, percent=True,
-        help="Share of the node's tensor peak that prefill (and compute-bound decode) achieves.",
-        draw=(0.35, 0.6),
-    )] = 0.5
-    hbm_efficiency: Annotated[float, Knob(
-        "HBM efficiency", "", 0.3, 0.95, 0.05, percent=True,
-        help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.85),
-    )] = 0.8
-    decode_batch: Annotated[int, Knob(
-        "Decode batch per node", "sequences", 1, 1024, log=True,
-        help="Sequences one node decodes together; capped by the KV cache that fits.", draw=(64, 512),
-    )] = 256
     cache_hit_rate: Annotated[float, Knob(
         "Answer-cache hit rate", "", 0.0, 0.99, 0.01, percent=True,
         help="Share of queries answered from the cache without touching the answer model.",
         draw=(0.2, 0.85),
     )] = 0.7
-    target_utilization: Annotated[float, Knob(
-        "Target GPU utilization", "", 0.3, 1.0, 0.05, percent=True,
-        help="Busy fraction every fleet is sized for at peak; the rest absorbs bursts.", draw=(0.6, 0.85),
-    )] = 0.8
     network_ms: Annotated[float, Knob(
         "Network and hops", "ms", 1, 300, log=True,
         help="Client round trip plus the internal hops and the cache lookup.", draw=(20, 100),
@@ -166,6 +172,26 @@ class Params(StrictModel):
     )] = 500
 
 
+class Params(_Engine, BatchKnobs, SloKnobs, _AnswerKnobs, _RagKnobs):
+    """The page's tiers first, then the answer, the SLO and the shared engine."""
+
+    @model_validator(mode="after")
+    def _servable(self) -> "Params":
+        why = served_problem(_served(self, prompt_tokens(self)))
+        if why:
+            raise ValueError(why)
+        return self
+
+
+def prompt_tokens(p: Any) -> int:
+    return p.system_prompt_tokens + p.query_tokens + p.passages_in_prompt * p.passage_tokens
+
+
+def _served(p: Any, prompt: float, r=None) -> Served:
+    return Served(r or replica(p), prompt, p.output_tokens, p.prefix_cache_hit, p.tpot_target_ms / 1000,
+                  p.given_batch)
+
+
 def harmonic(n: int) -> float:
     """H_n = 1 + 1/2 + ... + 1/n: the expected maximum of n exponential waits, in units of one."""
     if n <= 200:
@@ -173,56 +199,39 @@ def harmonic(n: int) -> float:
     return math.log(n) + 0.5772156649015329 + 1 / (2 * n) - 1 / (12 * n * n)
 
 
-def precision_bytes(precision: str) -> float:
-    return 1.0 if precision == "FP8" else 2.0
+def variant_nodes(p: Any, fmt: str | None, prompt: float, rate: float) -> float:
+    """LLM nodes for `rate` at this `prompt`, with weights, KV cache and tensor cores all in `fmt`
+    (None: the scenario's own formats): the what-ifs the seed's absolute count hinges on. inf
+    where the variant cannot run on these nodes."""
+    r = replica(p)
+    if fmt is not None:
+        if not r.hw.has(fmt):
+            return math.inf
+        r = replace(r, weight_fmt=fmt, kv_fmt=fmt, compute_fmt=fmt)
+    s = _served(p, prompt, r)
+    if served_problem(s):
+        return math.inf
+    return sv.fleet(s, rate, p.target_utilization).replicas
 
 
-def node_peak_flops(gpu_name: str, precision: str) -> float:
-    g = gpu(gpu_name)
-    tflops = g.dense_fp8_TFLOPs if precision == "FP8" else g.dense_bf16_TFLOPs
-    return GPUS_PER_NODE * tflops * 1e12
-
-
-def llm_node_seconds(gpu_name: str, precision: str, prompt: float, output: float,
-                     mfu: float, hbm_eff: float, batch: int) -> dict[str, float]:
-    """Node-seconds one query costs on the answer tier, with its parts (used for what-ifs)."""
-    m, g = model(ANSWER_MODEL), gpu(gpu_name)
-    b = precision_bytes(precision)
-    weights = m.weight_bytes(b)
-    kv_token = m.kv_bytes_per_token(b)
-    flops_rate = node_peak_flops(gpu_name, precision) * mfu
-    hbm_rate = GPUS_PER_NODE * g.hbm_Bps * hbm_eff
-    prefill_flops = (INFER_FLOPS_PER_PARAM_TOKEN * m.total_params * prompt
-                     + 2 * m.layers * prompt * prompt * m.heads * m.head_dim)
-    prefill_s = prefill_flops / flops_rate
-    kv_room = GPUS_PER_NODE * g.memory_bytes * HBM_USABLE_FRACTION - weights
-    batch_limit = max(1, math.floor(kv_room / ((prompt + output) * kv_token)))
-    eff_batch = min(batch, batch_limit)
-    context = prompt + output / 2
-    memory_s = (weights + eff_batch * context * kv_token) / hbm_rate
-    compute_s = INFER_FLOPS_PER_PARAM_TOKEN * m.total_params * eff_batch / flops_rate
-    step_s = max(memory_s, compute_s)
-    decode_s = output * step_s / eff_batch
-    return {
-        "prefill_s": prefill_s, "decode_s": decode_s, "total_s": prefill_s + decode_s,
-        "step_s": step_s, "batch": eff_batch, "batch_limit": batch_limit,
-    }
-
-
-def nodes_for(rate: float, node_s: float, util: float) -> int:
-    # The epsilon keeps 59.999999 from becoming 61 nodes through float rounding.
-    return max(1, math.ceil(rate * node_s / util - 1e-9))
+def _rate_at_saturation(s: Served, nodes: int, qps: float) -> float:
+    """The query rate at which `nodes` replicas are 100% busy (busy share rises with the rate)."""
+    if sv.busy_share(s, qps, nodes) <= 1:
+        return qps
+    lo, hi = 0.0, qps
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sv.busy_share(s, mid, nodes) <= 1 else (lo, mid)
+    return lo
 
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    m = model(ANSWER_MODEL)
-    g = gpu(p.gpu)
+    hw, m = accelerator(p), llm(p)
 
     # --- the tokens each tier sees -------------------------------------------------------------
     prompt = d.step(
-        "prompt_tokens", "Answer-model prompt: instructions + question + pasted passages",
-        p.system_prompt_tokens + p.query_tokens + p.passages_in_prompt * p.passage_tokens, "1",
+        "prompt_tokens", "Answer-model prompt: instructions + question + pasted passages", prompt_tokens(p), "1",
         noun="tokens",
         formula="{system_prompt_tokens} + {query_tokens} + {passages_in_prompt} × {passage_tokens} tokens",
     )
@@ -248,10 +257,11 @@ def solve(p: Params) -> Derivation:
         embed_tok * INFER_FLOPS_PER_PARAM_TOKEN * p.embedder_params_m * 1e6, "FLOP/s",
         formula="{embed_tokens_per_s} tokens/s × 2 × {embedder_params_m}M params",
     )
+    d.step("encoder_peak_flops", f"{hw.name} dense {ENCODER_FORMAT} peak (the encoders' format)",
+           hw.peak(ENCODER_FORMAT), "FLOP/s")
     enc_rate = d.step(
-        "encoder_gpu_flops", "One GPU running an encoder: BF16 peak × encoder MFU",
-        g.dense_bf16_flops * p.encoder_mfu, "FLOP/s",
-        formula=f"{g.dense_bf16_TFLOPs:g} TFLOP/s × {{encoder_mfu}}",
+        "encoder_gpu_flops", "One GPU running an encoder: bf16 peak × encoder MFU",
+        hw.peak(ENCODER_FORMAT) * p.encoder_mfu, "FLOP/s", formula="{encoder_peak_flops} FLOP/s × {encoder_mfu}",
     )
     d.step(
         "embedder_gpus_at_full_load", "Embedder GPUs the load alone needs",
@@ -286,20 +296,28 @@ def solve(p: Params) -> Derivation:
         p.index_node_memory_gb * 1e9 * p.index_memory_fill, "B",
         formula="{index_node_memory_gb} GB × {index_memory_fill}",
     )
+    d.step(
+        "index_shards_continuous", "Shards before rounding up", index_bytes / usable, "1", noun="shards",
+        formula="{index_bytes} B / {index_usable_bytes_per_node} B",
+    )
     shards = d.step(
         "index_shards", "Shards: the index divided by what one node may hold",
-        math.ceil(index_bytes / usable - 1e-9), "1", noun="shards",
-        formula="⌈{index_bytes} B / {index_usable_bytes_per_node} B⌉",
+        math.ceil(index_bytes / usable - 1e-9), "1", noun="shards", formula="⌈{index_shards_continuous}⌉",
     )
     node_qps = d.step(
         "index_node_qps", "Searches one index node completes per second",
         p.index_cores_per_node * 1000 / p.search_cpu_ms, "1/s", noun="queries",
         formula="{index_cores_per_node} cores × 1,000 ms/s / {search_cpu_ms} ms",
     )
+    d.step(
+        "replicas_for_load_continuous", "Replicas each shard's load needs, before rounding up",
+        p.qps / (node_qps * p.target_utilization), "1", noun="replicas",
+        formula="{qps} queries/s / ({index_node_qps} queries/s × {target_utilization})",
+    )
     load_replicas = d.step(
         "replicas_for_load", "Replicas each shard needs for the load (every query visits every shard)",
         math.ceil(p.qps / (node_qps * p.target_utilization) - 1e-9), "1", noun="replicas",
-        formula="⌈{qps} queries/s / ({index_node_qps} queries/s × {target_utilization})⌉",
+        formula="⌈{replicas_for_load_continuous}⌉",
     )
     replicas = d.step(
         "replicas_per_shard", "Replicas per shard: load plus spares", load_replicas + p.spare_replicas, "1",
@@ -330,160 +348,115 @@ def solve(p: Params) -> Derivation:
         "rerank_flops_per_s", "Reranker compute", pairs * pair_flop, "FLOP/s",
         formula="{rerank_pairs_per_s} pairs/s × {rerank_tokens_per_pair} tokens × 2 × {reranker_params_m}M params",
     )
+    d.step(
+        "reranker_gpus_continuous", "Reranker GPUs the load needs, before rounding up",
+        rerank_flops / (enc_rate * p.target_utilization), "1", noun="GPUs",
+        formula="{rerank_flops_per_s} FLOP/s / ({encoder_gpu_flops} FLOP/s × {target_utilization})",
+    )
     reranker_gpus = d.step(
         "reranker_gpus", "Reranker GPUs",
         max(MIN_GPUS_PER_FLEET, math.ceil(rerank_flops / (enc_rate * p.target_utilization) - 1e-9)), "1",
-        noun="GPUs",
-        formula="max(2, ⌈{rerank_flops_per_s} FLOP/s / ({encoder_gpu_flops} FLOP/s × {target_utilization})⌉)",
+        noun="GPUs", formula="max(2, ⌈{reranker_gpus_continuous}⌉)",
     )
     d.step(
         "rerank_to_embed_compute", "Reranker compute over embedder compute", rerank_flops / embed_flops, "1",
         noun="×", formula="{rerank_flops_per_s} / {embed_flops_per_s}",
     )
 
-    # --- answer model: node-seconds per query ---------------------------------------------------
-    b = precision_bytes(p.precision)
-    weights = d.step(
-        "llm_weight_bytes", "70B weights at this precision", m.weight_bytes(b), "B",
-        formula=f"{m.total_params / 1e9:g}B params × {b:g} B",
-    )
-    kv_token = d.step(
-        "kv_bytes_per_token", "KV cache per token (K and V, every layer)", m.kv_bytes_per_token(b), "B",
-        formula=f"2 × {m.layers} layers × {m.kv_heads} KV heads × {m.head_dim} × {b:g} B",
-    )
-    node_flops = d.step(
-        "llm_node_flops", "One 8-GPU node at this precision and MFU",
-        node_peak_flops(p.gpu, p.precision) * p.prefill_mfu, "FLOP/s",
-        formula=f"8 × {node_peak_flops(p.gpu, p.precision) / 8e12:g} TFLOP/s × {{prefill_mfu}}",
-    )
-    linear = INFER_FLOPS_PER_PARAM_TOKEN * m.total_params * prompt
-    attention = 2 * m.layers * prompt * prompt * m.heads * m.head_dim
+    # --- answer model: the engine's replica, then the fleets with and without the cache --------
+    # The engine reads the prompt from its request knob; here the prompt is the one built above.
+    e_p = SimpleNamespace(**dict(p), prompt_tokens=prompt)
+    s = record_served(d, e_p)
+    prefill_s = s.prefill_s_per_request
     d.step(
-        "prefill_attention_share_pct", "Attention's share of prefill FLOPs at this prompt length",
-        100 * attention / (linear + attention), "%",
-        formula=f"2 × {m.layers} × {{prompt_tokens}}² × {m.heads * m.head_dim} / total prefill FLOP",
-    )
-    prefill_flops = d.step(
-        "prefill_flops_per_query", "Prefill FLOPs: 2 × params × prompt, plus causal attention",
-        linear + attention, "FLOP",
-        formula=f"2 × {m.total_params / 1e9:g}B × {{prompt_tokens}} + 2 × {m.layers} × {{prompt_tokens}}² × "
-                f"{m.heads * m.head_dim}",
-    )
-    prefill_s = d.step(
-        "prefill_node_seconds", "Prefill: node-seconds per query", prefill_flops / node_flops, "s",
-        formula="{prefill_flops_per_query} FLOP / {llm_node_flops} FLOP/s",
-    )
-    kv_room = GPUS_PER_NODE * g.memory_bytes * HBM_USABLE_FRACTION - weights
-    batch_limit = d.step(
-        "decode_batch_kv_limit", "Sequences whose KV fits beside the weights",
-        max(1, math.floor(kv_room / ((prompt + p.output_tokens) * kv_token))), "1", noun="sequences",
-        formula=f"⌊(8 × {g.memory_GB:g} GB × 0.9 − {{llm_weight_bytes}} B) / "
-                "(({prompt_tokens} + {output_tokens}) × {kv_bytes_per_token} B)⌋",
-    )
-    batch = d.step(
-        "decode_batch_effective", "Decode batch actually run", min(p.decode_batch, batch_limit), "1",
-        noun="sequences", formula="min({decode_batch}, {decode_batch_kv_limit})",
-    )
-    hbm_rate = d.step(
-        "llm_node_hbm_Bps", "HBM bandwidth one node's decode achieves",
-        GPUS_PER_NODE * g.hbm_Bps * p.hbm_efficiency, "B/s",
-        formula=f"8 × {g.hbm_TBps:g} TB/s × {{hbm_efficiency}}",
-    )
-    mem_step = d.step(
-        "decode_step_memory_s", "Decode step, memory side: weights + the batch's KV read once",
-        (weights + batch * (prompt + p.output_tokens / 2) * kv_token) / hbm_rate, "s",
-        formula="({llm_weight_bytes} B + {decode_batch_effective} × ({prompt_tokens} + {output_tokens}/2) × "
-                "{kv_bytes_per_token} B) / {llm_node_hbm_Bps} B/s",
-    )
-    comp_step = d.step(
-        "decode_step_compute_s", "Decode step, compute side: 2 × params per sequence",
-        INFER_FLOPS_PER_PARAM_TOKEN * m.total_params * batch / node_flops, "s",
-        formula=f"2 × {m.total_params / 1e9:g}B × {{decode_batch_effective}} / {{llm_node_flops}} FLOP/s",
-    )
-    step_s = d.step(
-        "decode_step_s", "Decode step (time per output token, TPOT): the slower side",
-        max(mem_step, comp_step), "s",
-        formula="max({decode_step_memory_s} s, {decode_step_compute_s} s)",
-    )
-    d.step(
-        "decode_tokens_per_node_s", "Output tokens one node produces per second", batch / step_s, "1/s",
-        noun="tokens", formula="{decode_batch_effective} / {decode_step_s} s",
-    )
-    decode_s = d.step(
-        "decode_node_seconds", "Decode: node-seconds per query",
-        p.output_tokens * step_s / batch, "s",
-        formula="{output_tokens} tokens × {decode_step_s} s / {decode_batch_effective}",
-    )
-    node_s = d.step(
-        "llm_node_seconds_per_query", "LLM node-seconds per query: prefill + decode",
-        prefill_s + decode_s, "s",
-        formula="{prefill_node_seconds} s + {decode_node_seconds} s",
-    )
-    d.step(
-        "llm_nodes_at_full_busy", "Nodes if every query reached the LLM and nodes ran 100% busy",
-        p.qps * node_s, "1", noun="nodes",
-        formula="{qps} queries/s × {llm_node_seconds_per_query} s",
-    )
-    no_cache = d.step(
-        "llm_nodes_no_cache", "LLM nodes without an answer cache",
-        nodes_for(p.qps, node_s, p.target_utilization), "1", noun="nodes",
-        formula="⌈{qps} × {llm_node_seconds_per_query} s / {target_utilization}⌉",
+        "prefill_attention_share_pct", "Attention's share of prefill FLOP at this prompt length",
+        100 * (1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request")), "%",
+        formula="100 × (1 − {prefill_flops_textbook} / {prefill_flops_per_request})",
     )
     miss_rate = d.step(
         "llm_query_rate", "Queries that miss the cache and reach the LLM",
         p.qps * (1 - p.cache_hit_rate), "1/s", noun="queries",
         formula="{qps} queries/s × (1 − {cache_hit_rate})",
     )
+    f = record_fleet(d, e_p, "llm_query_rate", s)
     with_cache = d.step(
-        "llm_nodes_with_cache", "LLM nodes with the answer cache",
-        nodes_for(miss_rate, node_s, p.target_utilization), "1", noun="nodes",
-        formula="⌈{llm_query_rate} × {llm_node_seconds_per_query} s / {target_utilization}⌉",
+        "llm_nodes_with_cache", "LLM nodes with the answer cache", f.replicas, "1", noun="nodes",
+        formula="{replicas}",
+    )
+    d.step(
+        "llm_gpus_with_cache", "LLM GPUs with the cache", d.value("gpus"), "1", noun="GPUs", formula="{gpus}",
+    )
+    held = max(1.0, f.held_batch)
+    decode_s = d.step(
+        "decode_node_seconds", "Decode: node-seconds per query at the batch each node holds",
+        p.output_tokens * f.held_step_s / held, "s",
+        formula="{output_tokens} tokens × {held_batch_step_s} s / max(1, {held_batch})",
+    )
+    node_s = d.step(
+        "llm_node_seconds_per_query", "LLM node-seconds per query: prefill + decode",
+        prefill_s + decode_s, "s",
+        formula="{prefill_s_per_request} s + {decode_node_seconds} s",
+    )
+    d.step(
+        "llm_nodes_at_full_busy", "Nodes if every query reached the LLM and nodes ran 100% busy",
+        p.qps * node_s, "1", noun="nodes",
+        formula="{qps} queries/s × {llm_node_seconds_per_query} s",
+    )
+    f0 = sv.fleet(s, p.qps, p.target_utilization)
+    d.step(
+        "llm_nodes_no_cache_continuous", "LLM nodes without the cache, before rounding up", f0.replicas_continuous,
+        "1", noun="nodes",
+        formula="the fewest R with {qps} × {prefill_s_per_request} s / R + decode busy at the batch each holds "
+                "≤ {target_utilization} (a search)",
+    )
+    no_cache = d.step(
+        "llm_nodes_no_cache", "LLM nodes without an answer cache", f0.replicas, "1", noun="nodes",
+        formula="ceil({llm_nodes_no_cache_continuous})",
     )
     d.step(
         "llm_cache_node_ratio", "With-cache nodes over no-cache nodes (the miss rate, up to rounding)",
         with_cache / no_cache, "1", formula="{llm_nodes_with_cache} / {llm_nodes_no_cache}",
     )
-    d.step(
-        "llm_gpus_with_cache", "LLM GPUs with the cache", with_cache * GPUS_PER_NODE, "1", noun="GPUs",
-        formula="{llm_nodes_with_cache} nodes × 8",
-    )
 
-    # --- the assumptions the 200 hinges on, shown live ------------------------------------------
-    def nodes_if(precision: str, prompt_tokens: float, rate: float = p.qps) -> int:
-        alt = llm_node_seconds(p.gpu, precision, prompt_tokens, p.output_tokens, p.prefill_mfu,
-                               p.hbm_efficiency, p.decode_batch)
-        return nodes_for(rate, alt["total_s"], p.target_utilization)
-
+    # --- the assumptions the seed's absolute count hinges on, shown live ------------------------
     d.step(
-        "llm_nodes_no_cache_fp8", "No-cache nodes in FP8, this scenario otherwise", nodes_if("FP8", prompt), "1",
-        noun="nodes", formula="the same solve with precision = FP8",
+        "llm_nodes_no_cache_fp8", "No-cache nodes in FP8 (weights, KV, tensor cores), this scenario otherwise",
+        variant_nodes(p, "fp8", prompt, p.qps), "1", noun="nodes",
+        formula="the same fleet with weights, KV cache and compute in fp8",
+        note="∞ where the accelerator has no fp8 rate or the variant does not fit.",
     )
     d.step(
-        "llm_nodes_no_cache_bf16", "No-cache nodes in BF16, this scenario otherwise", nodes_if("BF16", prompt), "1",
-        noun="nodes", formula="the same solve with precision = BF16",
+        "llm_nodes_no_cache_bf16", "No-cache nodes in BF16, this scenario otherwise",
+        variant_nodes(p, "bf16", prompt, p.qps), "1", noun="nodes",
+        formula="the same fleet with weights, KV cache and compute in bf16",
+        note="∞ where bf16 weights do not fit on the node.",
     )
     d.step(
-        "llm_nodes_with_cache_bf16", "With-cache nodes in BF16", nodes_if("BF16", prompt, miss_rate), "1",
-        noun="nodes", formula="the same solve with precision = BF16",
+        "llm_nodes_with_cache_bf16", "With-cache nodes in BF16", variant_nodes(p, "bf16", prompt, miss_rate), "1",
+        noun="nodes", formula="the same fleet at {llm_query_rate} queries/s with everything in bf16",
+        note="∞ where bf16 weights do not fit on the node.",
     )
     d.step(
         "llm_nodes_no_cache_double_prompt", "No-cache nodes with twice the prompt",
-        nodes_if(p.precision, 2 * prompt), "1", noun="nodes",
-        formula="the same solve with 2 × {prompt_tokens} prompt tokens",
+        variant_nodes(p, None, 2 * prompt, p.qps), "1", noun="nodes",
+        formula="the same fleet with 2 × {prompt_tokens} prompt tokens",
+        note="∞ where a sequence of twice the prompt no longer fits or meets the TPOT target.",
     )
+    sat_rate = _rate_at_saturation(s, with_cache, p.qps)
     d.step(
         "hit_rate_at_saturation_pct", "Hit rate below which the cached fleet is 100% busy",
-        100 * max(0.0, 1 - with_cache / (p.qps * node_s)), "%",
-        formula="100 × (1 − {llm_nodes_with_cache} / ({qps} × {llm_node_seconds_per_query} s))",
+        100 * (1 - sat_rate / p.qps), "%",
+        formula="100 × (1 − the query rate that keeps {llm_nodes_with_cache} nodes 100% busy / {qps})",
     )
     d.step(
         "cold_cache_load_pct", "Load on the cached fleet if the cache goes cold (every query misses)",
-        100 * p.qps * node_s / with_cache, "%",
-        formula="100 × {qps} × {llm_node_seconds_per_query} s / {llm_nodes_with_cache} nodes",
+        100 * sv.busy_share(s, p.qps, with_cache), "%",
+        formula="100 × ({qps} × {prefill_s_per_request} s / {llm_nodes_with_cache} + decode busy at the batch "
+                "each node then holds)",
     )
     d.step(
         "total_gpus", "GPUs in all three GPU tiers, with the cache",
-        embedder_gpus + reranker_gpus + with_cache * GPUS_PER_NODE, "1", noun="GPUs",
+        embedder_gpus + reranker_gpus + with_cache * p.tp_degree, "1", noun="GPUs",
         formula="{embedder_gpus} + {reranker_gpus} + {llm_gpus_with_cache}",
     )
     d.step(
@@ -534,9 +507,9 @@ def solve(p: Params) -> Derivation:
         p.llm_queue_ms, "ms", formula="{llm_queue_ms} ms",
     )
     t_prefill = d.step(
-        "latency_budget_ms_prefill", "Prefill the prompt on one node, then one decode step",
-        1000 * (prefill_s + step_s), "ms",
-        formula="({prefill_node_seconds} s + {decode_step_s} s) × 1,000",
+        "latency_budget_ms_prefill", "Prefill the prompt on one node, then one decode step at the batch it holds",
+        1000 * (prefill_s + f.held_step_s), "ms",
+        formula="({prefill_s_per_request} s + {held_batch_step_s} s) × 1,000",
     )
     total = d.step(
         "latency_budget_ms", "Time to first token: the stages added up",
@@ -556,7 +529,7 @@ def solve(p: Params) -> Derivation:
     )
     stream = d.step(
         "answer_stream_s", "Streaming the rest of the answer at one token per decode step",
-        (p.output_tokens - 1) * step_s, "s", formula="({output_tokens} − 1) × {decode_step_s} s",
+        (p.output_tokens - 1) * f.held_step_s, "s", formula="({output_tokens} − 1) × {held_batch_step_s} s",
     )
     d.step(
         "answer_complete_s", "Last token of the answer", total / 1000 + stream, "s",

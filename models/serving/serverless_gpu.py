@@ -4,7 +4,7 @@ The promise is to run a customer's model within seconds of a request and to char
 seconds it runs. Four pieces of arithmetic carry the answer:
 
     cold start       = image pull + container start + CUDA init + weight load + compile/graph capture
-                       + warm-up + first prefill          (weight load = model bytes / link B/s, catalog)
+                       + warm-up + first prefill          (weight load = the engine's weight bytes / link B/s)
     snapshot start   = container start + restore overhead + snapshot bytes / restore B/s + first prefill
                        (compile and imports skipped: the snapshot holds their result)
     warm pool        = Little's law: slots refilling = scale-up rate x refill time, plus a Poisson
@@ -17,13 +17,15 @@ Modelling choices (the page states them):
     so the sum is an upper bound the waterfall lets you attack stage by stage.
   * Weight load is limited by the slower of the source link at the stated efficiency and the
     host-to-GPU PCIe Gen5 links of the instance's GPUs.
-  * First prefill: uncached prompt x (2 x params + attention) FLOP at the stated MFU (llm_arith).
+  * The model, the GPU, the formats and the efficiencies are the engine's (models/engine): weight
+    bytes from the parameters counted in the weight format, the first prefill at the prefill MFU
+    with exact attention pairs, a batch-1 decode step from the roofline plus the fixed step cost.
   * A refill (or an unbilled boot) is the chain up to, not including, the first prefill: the
     prefill serves a customer and is billed.
   * The snapshot lives on the node's local disk beside a cached image, and the engine frees its
     KV-cache pool before the checkpoint; the page shows what each assumption costs when it fails.
   * Packing: MIG gives a tenant whole memory slices (8 per GPU; floor(8 / tenants) each) and the
-    matching share of HBM bandwidth; time-slicing shares all memory and bandwidth, so a tenant's
+    matching share of HBM bandwidth and SMs; time-slicing shares all memory and bandwidth, so a tenant's
     decode step stretches by one step for every neighbour decoding at the same moment.
   * Margin: an instance is billed for its serving life (requests plus the idle window before
     scale-down), never for its boot; warm-pool slots and stranded capacity are never billed.
@@ -37,15 +39,14 @@ from typing import Annotated, Literal
 from pydantic import model_validator
 
 from models.catalog import MIG_MAX_INSTANCES, MIG_MEMORY_SLICES
-from models.catalog import gpu as catalog_gpu
 from models.catalog import link as catalog_link
-from models.catalog import model as catalog_model
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
+from models.engine.record import record_model
+from models.engine.serving_knobs import RequestKnobs
 
-HOST_LINK = "PCIe Gen5 x16"
-SECONDS_PER_MONTH = 30 * 86_400  # a 30-day month  # host-to-GPU link of each GPU, for loading weights into HBM
+HOST_LINK = "PCIe Gen5 x16"  # host-to-GPU link of each GPU, for loading weights into HBM
+SECONDS_PER_MONTH = 30 * 86_400  # a 30-day month
 
 WeightSource = Literal["10GbE", "100GbE", "200GbE", "400GbE", "NVMe Gen4 SSD", "NVMe Gen5 SSD"]
 
@@ -67,12 +68,7 @@ SNAPSHOT_STAGES = (
 )
 
 
-class Params(StrictModel):
-    model: Annotated[ServingModel, Knob("Customer's model", help="From the catalog.")] = "Llama-3-8B"
-    gpu: Annotated[ServingGPU, Knob("GPU", help="From the catalog.")] = "H100 SXM"
-    gpus_per_instance: Annotated[ReplicaGPUs, Knob("GPUs per instance", "", 1, 8,
-                                                   help="GPUs one instance holds.")] = 1
-    weight_precision: Annotated[Precision, Knob("Weight precision")] = "bf16"
+class _ServerlessKnobs(StrictModel):
     image_gb: Annotated[
         float,
         Knob("Container image, without weights", "GB", 0.5, 50, 0.5, log=True,
@@ -115,16 +111,6 @@ class Params(StrictModel):
         Knob("Warm-up", "s", 0, 60, 0.5, help="Dummy requests that fault in allocator pools and caches.",
              draw=(1, 10)),
     ] = 3
-    prompt_tokens: Annotated[
-        int,
-        Knob("First request's prompt", "tokens", 1, 128_000, 1, log=True, help="Prompt the first prefill runs.",
-             draw=(200, 8_000)),
-    ] = 1_000
-    mfu: Annotated[
-        float,
-        Knob("Prefill MFU", "", 0.1, 0.8, 0.05, percent=True, help="Share of peak FLOP/s prefill achieves.",
-             draw=(0.3, 0.6)),
-    ] = 0.4
     snapshot_restore_GBps: Annotated[
         float,
         Knob("Snapshot restore rate", "GB/s", 0.5, 60, 0.5, log=True,
@@ -177,11 +163,6 @@ class Params(StrictModel):
         Knob("Neighbour busy share", "", 0, 1, 0.05, percent=True,
              help="Chance a given neighbour is decoding at the same moment (time-slicing).", draw=(0.1, 0.7)),
     ] = 0.3
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 1, 0.05, percent=True, help="Share of peak HBM bandwidth decode achieves.",
-             draw=(0.6, 0.9)),
-    ] = 0.8
     instance_billed_s: Annotated[
         float,
         Knob("Billed life of an instance", "s", 10, 86_400, 10, log=True,
@@ -205,19 +186,27 @@ class Params(StrictModel):
              help="All-in: the GPU's amortization or lease, power, network, staff.", draw=(1.2, 3.5)),
     ] = 2.0
 
+
+
+# Llama 3 8B on one H100 is the seed's small customer model; the first request is a 1,000-token
+# prompt on a fresh instance, whose prefix cache is empty.
+_Engine = with_defaults(EngineKnobs, model="Llama-3-8B", tp_degree=1)
+_Request = with_defaults(RequestKnobs, prompt_tokens=1_000, prefix_cache_hit=0.0)
+
+
+class Params(_Engine, _Request, _ServerlessKnobs):
+    """The platform's own knobs first, then the first request, then the engine's model and GPU."""
+
     @model_validator(mode="after")
     def _weights_fit(self) -> "Params":
-        g = catalog_gpu(self.gpu)
-        if self.weight_precision == "fp8" and g.dense_fp8_TFLOPs is None:
-            raise ValueError(f"{self.gpu} has no FP8 tensor cores; pick bf16.")
-        weights = catalog_model(self.model).weight_bytes(la.BYTES_PER_PARAM[self.weight_precision])
-        usable = la.USABLE_HBM_FRACTION * self.gpus_per_instance * g.memory_bytes
-        if weights + self.gpu_extra_snapshot_gb * 1e9 > usable:
+        r = replica(self)
+        need = r.weight_bytes + self.gpu_extra_snapshot_gb * 1e9
+        if need > r.usable_hbm_bytes:
             raise ValueError(
-                f"{self.model} in {self.weight_precision} is {weights / 1e9:,.0f} GB of weights; "
-                f"{self.gpus_per_instance} × {self.gpu} hold {usable / 1e9:,.0f} GB usable. "
-                "Use more GPUs per instance, FP8 or a smaller model."
-            )
+                f"{r.model.name} in {self.weight_precision} is {r.weight_bytes / 1e9:,.0f} GB of weights, plus "
+                f"{self.gpu_extra_snapshot_gb:g} GB of CUDA graphs and pools; {self.tp_degree} × {r.hw.name} hold "
+                f"{r.usable_hbm_bytes / 1e9:,.0f} GB usable. Use more GPUs per instance, a smaller weight format "
+                "or a smaller model.")
         return self
 
 
@@ -227,11 +216,11 @@ def pool_slots(rate_per_s: float, refill_s: float, z: float) -> int:
     return max(1, math.ceil(mean + z * math.sqrt(mean) - 1e-9)) if mean > 0 else 0
 
 
-def mig_tenants_fit(slot_need_bytes: float, gpu_bytes: float) -> int:
+def mig_tenants_fit(slot_need_bytes: float, gpu_bytes: float, usable_fraction: float) -> int:
     """Most tenants n (<= 7) whose MIG slice of floor(8 / n) memory slices holds one tenant."""
     best = 0
     for n in range(1, MIG_MAX_INSTANCES + 1):
-        slice_bytes = (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES * gpu_bytes * la.USABLE_HBM_FRACTION
+        slice_bytes = (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES * gpu_bytes * usable_fraction
         if slot_need_bytes <= slice_bytes:
             best = n
     return best
@@ -239,7 +228,7 @@ def mig_tenants_fit(slot_need_bytes: float, gpu_bytes: float) -> int:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
+    r, hw = replica(p), accelerator(p)
     src, host = catalog_link(p.weight_source), catalog_link(HOST_LINK)
 
     # --- the cold-start chain ---
@@ -247,30 +236,37 @@ def solve(p: Params) -> Derivation:
            formula="{image_gb} GB / {image_pull_GBps} GB/s")
     d.step("container_start_s", "Container start", p.container_start_s, "s")
     d.step("cuda_init_s", "Runtime and CUDA init", p.cuda_init_s, "s")
-    d.step("model_params", f"{p.model} parameters (catalog)", m.total_params, "1", noun="parameters")
-    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", la.BYTES_PER_PARAM[p.weight_precision],
-           "1", noun="bytes")
-    weights = d.step("weight_bytes", "Weights to load", m.weight_bytes(la.BYTES_PER_PARAM[p.weight_precision]), "B",
-                     formula="{model_params} × {bytes_per_param} B")
+    record_model(d, p)
+    weights = r.weight_bytes
     d.step("source_link_Bps", f"{p.weight_source} (catalog)", src.Bps, "B/s")
     d.step("host_link_Bps", f"{HOST_LINK} per GPU (catalog)", host.Bps, "B/s")
     load_bw = d.step("weight_load_Bps", "Load rate: the slower of the source at its efficiency and the PCIe links",
-                     min(src.Bps * p.weight_link_efficiency, host.Bps * p.gpus_per_instance), "B/s",
+                     min(src.Bps * p.weight_link_efficiency, host.Bps * p.tp_degree), "B/s",
                      formula="min({source_link_Bps} B/s × {weight_link_efficiency}, "
-                             "{gpus_per_instance} × {host_link_Bps} B/s)")
+                             "{tp_degree} × {host_link_Bps} B/s)")
     d.step("weight_load_s", "Weight load", weights / load_bw, "s", formula="{weight_bytes} B / {weight_load_Bps} B/s")
     d.step("compile_s", "Compile and CUDA-graph capture", p.compile_s, "s")
     d.step("warmup_s", "Warm-up", p.warmup_s, "s")
-    pf_flops = d.step("first_prefill_flops", "First prefill FLOP (2 × params + attention, per prompt token)",
-                      p.prompt_tokens * la.flops_per_token(m, p.prompt_tokens / 2), "FLOP",
-                      formula=f"{{prompt_tokens}} × (2 × {{model_params}} + "
-                              f"{la.attention_flops_per_token_per_position(m):,.0f} × {{prompt_tokens}} / 2)")
-    peak = d.step("gpu_peak_flops", f"{p.gpu} dense {p.weight_precision} peak (catalog)",
-                  la.peak_flops(p.gpu, p.weight_precision), "FLOP/s")
-    d.step("instance_flops", "Instance compute at the prefill MFU", p.gpus_per_instance * peak * p.mfu, "FLOP/s",
-           formula="{gpus_per_instance} × {gpu_peak_flops} FLOP/s × {mfu}")
-    prefill = d.step("first_prefill_s", "First prefill", pf_flops / d.value("instance_flops"), "s",
-                     formula="{first_prefill_flops} FLOP / {instance_flops} FLOP/s")
+    new = d.step("uncached_prompt_tokens", "First prompt's tokens to prefill (a fresh instance's cache is empty)",
+                 p.prompt_tokens * (1 - p.prefix_cache_hit), "1", noun="tokens",
+                 formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
+    cached = d.step("cached_prompt_tokens", "First prompt's tokens already cached", p.prompt_tokens - new, "1",
+                    noun="tokens", formula="{prompt_tokens} − {uncached_prompt_tokens}")
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
+           r.attention_flops_per_position, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    d.step("first_prefill_flops", "First prefill FLOP (2 × active params per token + attention over earlier tokens)",
+           r.prefill_flops(new, cached), "FLOP",
+           formula="{uncached_prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} FLOP × "
+                   "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
+                   "({uncached_prompt_tokens} − 1) / 2)")
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    d.step("instance_flops", "Instance compute at the prefill MFU", r.peak_flops * r.prefill_mfu, "FLOP/s",
+           formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
+    d.step("first_prefill_allreduce_s", "Its tensor-parallel all-reduces", r.allreduce_s(new) if new > 0 else 0.0,
+           "s", note="None on one GPU.")
+    prefill = d.step("first_prefill_s", "First prefill", r.prefill_s(new, cached), "s",
+                     formula="{first_prefill_flops} FLOP / {instance_flops} FLOP/s + {first_prefill_allreduce_s} s")
     cold = d.step("cold_start_s", "Cold start: request to first token, every stage in series",
                   sum(d.value(k) for k, _ in COLD_STAGES), "s",
                   formula=" + ".join(f"{{{k}}}" for k, _ in COLD_STAGES) + " s")
@@ -311,12 +307,9 @@ def solve(p: Params) -> Derivation:
            formula="{container_start_s} s + {snapshot_overhead_s} s + {snapshot_bytes} B / "
                    "min({weight_load_Bps}, {snapshot_restore_Bps}) B/s + {first_prefill_s} s")
     # Assumption 2 failing: the engine's KV pool (all free HBM) is checkpointed with the weights.
-    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
-    d.step("usable_hbm_fraction", "Share of HBM an engine claims (llm_arith convention)",
-           100 * la.USABLE_HBM_FRACTION, "%")
-    usable = d.step("usable_hbm_bytes", "HBM the engine claims on the instance",
-                    la.USABLE_HBM_FRACTION * p.gpus_per_instance * g.memory_bytes, "B",
-                    formula="{usable_hbm_fraction}% × {gpus_per_instance} × {gpu_memory_bytes} B")
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    usable = d.step("usable_hbm_bytes", "HBM the engine claims on the instance", r.usable_hbm_bytes, "B",
+                    formula="{usable_hbm_fraction} × {tp_degree} × {gpu_memory_bytes} B")
     kv_pool = d.step("kv_pool_bytes", "Its KV-cache pool", max(0.0, usable - weights - p.gpu_extra_snapshot_gb * 1e9),
                      "B", formula="{usable_hbm_bytes} B − {weight_bytes} B − {gpu_extra_snapshot_bytes} B")
     d.step("snapshot_start_with_kv_pool_s", "Snapshot start when the KV pool is checkpointed too",
@@ -341,26 +334,41 @@ def solve(p: Params) -> Derivation:
     tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,
                     "B", formula="{weight_bytes} B + {kv_reserve_gb} GB")
     d.step("whole_gpu_memory_used", "Share of one GPU's memory a tenant uses alone",
-           100 * tenant / (p.gpus_per_instance * g.memory_bytes), "%",
-           formula="100 × {tenant_bytes} / ({gpus_per_instance} × {gpu_memory_bytes})")
+           100 * tenant / (p.tp_degree * hw.hbm_bytes), "%",
+           formula="100 × {tenant_bytes} / ({tp_degree} × {gpu_memory_bytes})")
     d.step("tenants_fit_time_sliced", "Tenants whose memory fits one shared GPU (time-slicing)",
-           math.floor(la.USABLE_HBM_FRACTION * g.memory_bytes / tenant), "1", noun="tenants",
-           formula="floor({usable_hbm_fraction}% × {gpu_memory_bytes} B / {tenant_bytes} B)")
+           math.floor(p.usable_hbm_fraction * hw.hbm_bytes / tenant), "1", noun="tenants",
+           formula="floor({usable_hbm_fraction} × {gpu_memory_bytes} B / {tenant_bytes} B)")
     d.step("tenants_fit_mig", "Tenants that fit as MIG instances (whole memory slices each)",
-           mig_tenants_fit(tenant, g.memory_bytes), "1", noun="tenants",
+           mig_tenants_fit(tenant, hw.hbm_bytes, p.usable_hbm_fraction), "1", noun="tenants",
            formula=f"largest n ≤ {MIG_MAX_INSTANCES} with floor({MIG_MEMORY_SLICES} / n) / {MIG_MEMORY_SLICES} × "
-                   "{usable_hbm_fraction}% × {gpu_memory_bytes} B ≥ {tenant_bytes} B")
-    d.step("gpu_hbm_Bps", f"{p.gpu} HBM bandwidth (catalog)", g.hbm_Bps, "B/s")
-    alone = d.step("tpot_whole_gpu_s", "Decode step with the instance's GPUs to itself (batch 1: every weight read)",
-                   weights / (p.gpus_per_instance * g.hbm_Bps * p.hbm_efficiency), "s",
-                   formula="{weight_bytes} B / ({gpus_per_instance} × {gpu_hbm_Bps} B/s × {hbm_efficiency})")
+                   "{usable_hbm_fraction} × {gpu_memory_bytes} B ≥ {tenant_bytes} B")
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
+    d.step("replica_hbm_Bps", "Instance HBM bandwidth at the decode MBU", r.achieved_hbm_Bps, "B/s",
+           formula="{tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency}")
+    ctx = d.step("decode_context_tokens", "Average context a decode step reads", p.prompt_tokens + p.output_tokens / 2,
+                 "1", noun="tokens", formula="{prompt_tokens} + {output_tokens} / 2")
+    one = r.decode_step(1, ctx)
+    d.step("decode_step_memory_s", "Batch-1 decode step, bytes side: every weight and the sequence's KV", one.memory_s,
+           "s", formula="({weight_bytes} B + {kv_bytes_per_token} B × {decode_context_tokens}) / {replica_hbm_Bps} B/s")
+    d.step("decode_step_compute_s", "Batch-1 decode step, FLOP side", one.compute_s, "s",
+           formula="(2 × {active_params} + {attention_flops_per_position} FLOP × {decode_context_tokens}) / "
+                   "({tp_degree} × {gpu_peak_flops} FLOP/s × {decode_mfu})")
+    d.step("decode_step_allreduce_s", "Batch-1 decode step, tensor-parallel all-reduces", one.allreduce_s, "s",
+           note="None on one GPU." if r.tp == 1 else "")
+    d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", one.overhead_s, "s",
+           formula="{step_overhead_ms} ms / 1000")
+    alone = d.step("tpot_whole_gpu_s", "Decode step with the instance's GPUs to itself (batch 1)", one.step_s, "s",
+                   formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) + {decode_step_allreduce_s} s + "
+                           "{step_overhead_s} s")
     n = p.tenants_per_gpu
-    d.step("mig_bandwidth_share", "HBM bandwidth share of one MIG slice",
-           100 * (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "%",
-           formula=f"100 × floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
+    share = d.step("mig_bandwidth_share", "HBM bandwidth and SM share of one MIG slice",
+                   100 * (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "%",
+                   formula=f"100 × floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
     d.step("tpot_mig_s", "Decode step in a MIG slice: always, busy neighbours or not",
-           alone * MIG_MEMORY_SLICES / (MIG_MEMORY_SLICES // n), "s",
-           formula="{tpot_whole_gpu_s} s / ({mig_bandwidth_share}% / 100)")
+           one.roofline_s / (share / 100) + one.allreduce_s + one.overhead_s, "s",
+           formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) / ({mig_bandwidth_share}% / 100) + "
+                   "{decode_step_allreduce_s} s + {step_overhead_s} s")
     d.step("tpot_time_sliced_mean_s", "Decode step time-sliced, on average",
            alone * (1 + (n - 1) * p.neighbour_active_share), "s",
            formula="{tpot_whole_gpu_s} s × (1 + ({tenants_per_gpu} − 1) × {neighbour_active_share})")
@@ -376,11 +384,13 @@ def solve(p: Params) -> Derivation:
            formula="100 × {instance_billed_s} s / ({instance_billed_s} s + {snapshot_boot_s} s)")
     billed = d.step("billed_instances", "Instances billing at peak (Little's law)", rate * p.instance_billed_s, "1",
                     noun="instances", formula="{scale_up_rate}/s × {instance_billed_s} s")
+    fleet_cont = d.step("fleet_slots_continuous", "Fleet before rounding up to whole slots",
+                        (billed + d.value("warm_pool_slots")) / (1 - p.stranded_share), "1", noun="slots",
+                        formula="({billed_instances} + {warm_pool_slots}) / (1 − {stranded_share})")
     fleet = d.step("fleet_slots", "Fleet: billing instances + warm pool, grossed up for stranded capacity",
-                   math.ceil((billed + d.value("warm_pool_slots")) / (1 - p.stranded_share) - 1e-9), "1",
-                   noun="slots", formula="ceil(({billed_instances} + {warm_pool_slots}) / (1 − {stranded_share}))")
-    d.step("fleet_gpus", "Fleet GPUs", fleet * p.gpus_per_instance, "1", noun="GPUs",
-           formula="{fleet_slots} × {gpus_per_instance}")
+                   math.ceil(fleet_cont - 1e-9), "1", noun="slots", formula="ceil({fleet_slots_continuous})")
+    d.step("fleet_gpus", "Fleet GPUs", fleet * p.tp_degree, "1", noun="GPUs",
+           formula="{fleet_slots} × {tp_degree}")
     util = d.step("fleet_billed_utilization", "Fleet GPU-seconds that are billed", 100 * billed / fleet, "%",
                   formula="100 × {billed_instances} / {fleet_slots}")
     fleet_s = d.step("fleet_slots_with_snapshot", "Fleet with snapshot refills",
@@ -412,8 +422,8 @@ def solve(p: Params) -> Derivation:
            formula="100 × (1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × "
                    "{fleet_billed_utilization_with_snapshot}%))")
     d.step("revenue_per_month_usd", "Revenue per month at this peak, held all month",
-           billed * p.gpus_per_instance * p.price_per_gpu_s_usd * SECONDS_PER_MONTH, "USD",
-           formula="{billed_instances} × {gpus_per_instance} × {price_per_gpu_s_usd} USD × 2,592,000 s")
+           billed * p.tp_degree * p.price_per_gpu_s_usd * SECONDS_PER_MONTH, "USD",
+           formula="{billed_instances} × {tp_degree} × {price_per_gpu_s_usd} USD × 2,592,000 s")
     d.step("cost_per_month_usd", "Fleet cost per month", d.value("fleet_gpus") * cost_s * SECONDS_PER_MONTH, "USD",
            formula="{fleet_gpus} × {cost_per_gpu_s_usd} USD × 2,592,000 s")
     return d

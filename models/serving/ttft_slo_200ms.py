@@ -7,13 +7,14 @@ the queue's share in utilization, one queue per replica (M/M/1) against one pool
 (M/M/c, Erlang C), with the queue engine (`models/sim/queue.py`) confirming both.
 
 Modelling choices (the page states each):
-  * Prefill FLOP for n uncached tokens = 2 x params x n + 2 x layers x heads x head_dim x n^2,
-    from `models/serving/llm_arith.py`: per layer QK^T and AV are n x n x (heads x head_dim)
-    multiply-adds each (2 FLOP per multiply-add: 4 n^2 d), halved because a causal token only
-    sees the tokens before it. For Llama-3-70B heads x head_dim = d_model = 8,192.
-  * Prefill runs on its own capacity (prefill workers, or a prefill-first scheduler) at the
-    stated MFU whether chunked or not; decode is sized elsewhere. One replica runs one prefill
-    at a time: a server in queueing terms, with the mean prompt's prefill as its service time.
+  * Prefill is the engine's (`Replica.prefill_s`, models/engine/roofline.py): FLOP for n
+    uncached tokens = 2 x params x n + attention over the n (n - 1) / 2 earlier-token pairs
+    (QK^T and AV, 2 x layers x heads x (qk + v width) FLOP a pair; for Llama-3-70B 4 x 80 x
+    8,192), at the prefill MFU of the compute precision's peak, plus the tensor-parallel
+    all-reduces of those n tokens (two per layer: latency plus the ring's bytes over NVLink).
+  * Prefill runs on its own capacity (prefill workers, or a prefill-first scheduler) whether
+    chunked or not; decode is sized elsewhere. One replica runs one prefill at a time: a server
+    in queueing terms, with the mean prompt's prefill as its service time.
   * The queue allowance is a p-th percentile wait: P(W > t) <= 1 - p. Exponential service and
     Poisson arrivals (M/M/1, M/M/c). Real prompt lengths vary more than exponential, so the
     true tail is worse; the page says so.
@@ -32,15 +33,14 @@ from typing import Annotated
 import numpy as np
 from pydantic import model_validator
 
-from models.catalog import gpu as catalog_gpu, model as catalog_model
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
+from models.engine.record import record_model
+from models.engine.roofline import Replica
 from models.sim import queue
-from models.units import format_number
 
 
-class Params(StrictModel):
+class _TtftKnobs(StrictModel):
     slo_ms: Annotated[
         float,
         Knob("TTFT SLO", "ms", 50, 2000, 5, log=True,
@@ -72,26 +72,6 @@ class Params(StrictModel):
         Knob("First token out", "ms", 0, 200, 1,
              help="Sample the first token, hand the KV to decode, flush the stream.", draw=(5, 40)),
     ] = 20
-    model: Annotated[ServingModel, Knob("Model")] = "Llama-3-70B"
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        ReplicaGPUs,
-        Knob("GPUs per replica", "", 1, 8, help="Tensor-parallel group that runs one prefill at a time."),
-    ] = 8
-    weight_precision: Annotated[
-        Precision, Knob("Weight precision", help="FP8 doubles peak FLOP/s, so prefill runs twice as fast."),
-    ] = "bf16"
-    mfu: Annotated[
-        float,
-        Knob("Prefill MFU", "", 0.1, 0.8, 0.01, percent=True,
-             help="Share of dense peak FLOP/s a prefill achieves.", draw=(0.35, 0.6)),
-    ] = 0.5
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
-             help="Share of peak HBM bandwidth a weight read achieves (sets the smallest useful chunk).",
-             draw=(0.6, 0.8)),
-    ] = 0.7
     mean_prompt_tokens: Annotated[
         int,
         Knob("Mean prompt", "tokens", 50, 16_000, 1, log=True,
@@ -116,6 +96,12 @@ class Params(StrictModel):
              help="Requests per second in this SLO class, all replicas.", draw=(20, 500)),
     ] = 100
 
+
+
+class Params(with_defaults(EngineKnobs, tp_degree=8), _TtftKnobs):
+    """The budget, the prompts and the traffic, then the engine: a tensor-parallel group of eight
+    runs one prefill at a time."""
+
     @model_validator(mode="after")
     def _feasible(self) -> "Params":
         spent = self.network_ms + self.routing_ms + self.queue_budget_ms + self.first_token_ms
@@ -124,15 +110,6 @@ class Params(StrictModel):
                 f"Network, routing, queue and first-token allowances add up to {spent:,.0f} ms, which leaves "
                 f"less than 1 ms of the {self.slo_ms:,.0f} ms SLO for prefill. Shrink an allowance or loosen the SLO."
             )
-        m, g = catalog_model(self.model), catalog_gpu(self.gpu)
-        weights = m.weight_bytes(la.BYTES_PER_PARAM[self.weight_precision])
-        usable = la.USABLE_HBM_FRACTION * self.gpus_per_replica * g.memory_bytes
-        if weights > usable:
-            raise ValueError(
-                f"{self.model} in {self.weight_precision} needs {weights / 1e9:,.0f} GB of weights, but "
-                f"{self.gpus_per_replica} x {self.gpu} leave {usable / 1e9:,.0f} GB usable. "
-                "Use more GPUs per replica, a bigger GPU or FP8."
-            )
         return self
 
 
@@ -140,22 +117,27 @@ class Params(StrictModel):
 # Closed forms, shared by solve, simulate and the tests
 
 
-def prefill_flops(m, tokens: float, before: float = 0.0) -> float:
-    """FLOP to prefill `tokens` new tokens after `before` tokens already in the KV cache."""
-    return tokens * la.flops_per_token(m, before + tokens / 2)
+def max_tokens_within(r: Replica, budget_s: float, cached: float = 0.0) -> tuple[float, int]:
+    """(root before the floor, largest whole n) with `r.prefill_s(n, cached)` <= budget_s.
 
-
-def max_tokens_within(flops_budget: float, weight_flops_per_token: float, attn_flops_per_position: float) -> int:
-    """Largest n with weight_flops x n + (attn / 2) x n^2 <= budget (the positive root, floored)."""
-    if flops_budget <= 0:
-        return 0
-    a = attn_flops_per_position / 2
-    b = weight_flops_per_token
-    if a == 0:
-        return math.floor(flops_budget / b + 1e-9)
-    # b^2 + 4ac in a cancellation-safe form: n = 2c / (b + sqrt(b^2 + 4ac))
-    n = 2 * flops_budget / (b + math.sqrt(b * b + 4 * a * flops_budget))
-    return math.floor(n + 1e-9)
+    The engine's prefill time is a quadratic in n (weight FLOP and all-reduces linear, the causal
+    attention pairs quadratic), so three of its values give the coefficients and the root is
+    closed-form; the floor is then checked against prefill_s itself."""
+    f1, f2, f3 = (r.prefill_s(n, cached) for n in (1.0, 2.0, 3.0))
+    c2 = (f3 - 2 * f2 + f1) / 2
+    c1 = f2 - f1 - 3 * c2
+    c0 = f1 - c1 - c2
+    room = budget_s - c0
+    if room <= 0 or c1 + c2 > room:  # not even one token fits
+        return (max(0.0, room / max(c1 + c2, 1e-300)), 0)
+    # n = 2 room / (c1 + sqrt(c1^2 + 4 c2 room)): the positive root, safe when c2 is tiny
+    root = 2 * room / (c1 + math.sqrt(c1 * c1 + 4 * c2 * room)) if c2 > 0 else room / c1
+    n = math.floor(root + 1e-9)
+    while n > 0 and r.prefill_s(n, cached) > budget_s:
+        n -= 1
+    while r.prefill_s(n + 1, cached) <= budget_s:
+        n += 1
+    return root, n
 
 
 def erlang_c(c: int, a: float) -> float:
@@ -219,7 +201,6 @@ def min_pooled_servers(lam: float, mu: float, t: float, tail: float) -> int:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    m = catalog_model(p.model)
 
     # --- the budget ---
     d.step("slo_s", "TTFT SLO", p.slo_ms / 1000, "s", formula="{slo_ms} ms / 1000")
@@ -239,85 +220,112 @@ def solve(p: Params) -> Derivation:
            formula="100 × {prefill_budget_s} / {slo_s}")
 
     # --- the prompt the budget allows ---
-    peak = la.peak_flops(p.gpu, p.weight_precision)
-    d.step("gpu_peak_flops", f"{p.gpu} dense {p.weight_precision} peak (catalog)", peak, "FLOP/s")
-    fl = d.step("replica_flops", "Replica compute at the stated MFU", p.gpus_per_replica * peak * p.mfu, "FLOP/s",
-                formula="{gpus_per_replica} × {gpu_peak_flops} FLOP/s × {mfu}")
-    w_tok = d.step("weight_flops_per_token", f"Weight FLOP per prompt token (2 × {p.model} params)",
-                   la.INFER_FLOPS_PER_PARAM_TOKEN * m.active_params, "FLOP",
-                   formula=f"2 × {format_number(m.active_params)}")
+    r, hw = replica(p), accelerator(p)
+    record_model(d, p)
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    fl = d.step("replica_prefill_flops", "Replica prefill compute at the prefill MFU", r.peak_flops * r.prefill_mfu,
+                "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
+    w_tok = d.step("weight_flops_per_token", "Weight FLOP per prompt token (2 × active parameters)",
+                   r.weight_flops_per_token, "FLOP", formula="2 × {active_params}")
     attn = d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
-                  la.attention_flops_per_token_per_position(m), "FLOP",
-                  formula=f"2 matmuls × 2 FLOP × {m.layers} layers × {m.heads} heads × {m.head_dim}")
+                  r.attention_flops_per_position, "FLOP",
+                  note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
     d.step("attention_prefill_coefficient", "Attention FLOP of a prefill per token² (causal: half the square)",
            attn / 2, "FLOP", formula="{attention_flops_per_position} / 2")
+    ar0 = r.allreduce_s(0)
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces of one prefill, latency part", ar0, "s",
+           formula=f"{r.model.layers} layers × 2 × {{allreduce_latency_us}} µs" if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
+    d.step("allreduce_per_token_s", "Their ring bytes per prompt token", r.allreduce_s(1) - ar0, "s",
+           formula=(f"{r.model.layers} × 2 × 2 × ({r.tp} − 1) / {r.tp} × {r.model.d_model} × 2 B / "
+                    f"{hw.link_Bps_per_direction:,.0f} B/s") if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
     budget_flops = d.step("prefill_budget_flops", "FLOP the prefill budget buys", budget * fl, "FLOP",
-                          formula="{prefill_budget_s} s × {replica_flops} FLOP/s")
+                          formula="{prefill_budget_s} s × {replica_prefill_flops} FLOP/s")
     d.step("max_prompt_tokens_linear", "Longest prompt, weights only (linear)",
            math.floor(budget_flops / w_tok + 1e-9), "1", noun="tokens",
            formula="floor({prefill_budget_flops} / {weight_flops_per_token})")
-    n_attn = d.step(
-        "max_prompt_tokens_with_attention", "Longest prompt, attention included", max_tokens_within(budget_flops, w_tok, attn),
-        "1", noun="tokens",
-        formula="largest n with {weight_flops_per_token} × n + {attention_prefill_coefficient} × n² ≤ {prefill_budget_flops}",
-    )
-    d.step("attention_share_at_max", "Attention's share of that prefill",
-           100 * (attn / 2 * n_attn ** 2) / max(prefill_flops(m, n_attn), 1e-30), "%",
-           formula="100 × {attention_prefill_coefficient} × {max_prompt_tokens_with_attention}² / prefill FLOP")
+    # FLOP alone: the largest n with (w - a/2) n + (a/2) n² within the budget's FLOP
+    b_lin = w_tok - attn / 2
+    n_flop = (2 * budget_flops / (b_lin + math.sqrt(b_lin * b_lin + 2 * attn * budget_flops))
+              if attn else budget_flops / w_tok)
+    d.step("max_prompt_tokens_with_attention", "Longest prompt, attention FLOP included", math.floor(n_flop + 1e-9),
+           "1", noun="tokens",
+           formula="largest n with {weight_flops_per_token} × n + {attention_prefill_coefficient} × n × (n − 1) "
+                   "≤ {prefill_budget_flops}")
+    root, n_max = max_tokens_within(r, budget)
+    d.step("max_prompt_tokens_continuous", "Longest prompt the engine prefills in the budget, before the floor",
+           root, "1", noun="tokens",
+           formula="root of n × {weight_flops_per_token} / {replica_prefill_flops} + {attention_prefill_coefficient}"
+                   " × n × (n − 1) / {replica_prefill_flops} + {allreduce_fixed_s} s + n × {allreduce_per_token_s} s "
+                   "= {prefill_budget_s} s")
+    d.step("max_prompt_tokens", "Longest prompt the engine prefills in the budget (all-reduces included)", n_max,
+           "1", noun="tokens", formula="floor({max_prompt_tokens_continuous})")
+    at_max = max(n_max, 1)
+    d.step("attention_share_at_max", "Attention's share of that prefill's FLOP",
+           100 * attn * at_max * (at_max - 1) / 2 / r.prefill_flops(at_max), "%",
+           formula="100 × {attention_prefill_coefficient} × {max_prompt_tokens} × ({max_prompt_tokens} − 1) / "
+                   "its prefill FLOP")
+    d.step("allreduce_share_at_max", "All-reduces' share of that prefill's time",
+           100 * r.allreduce_s(at_max) / r.prefill_s(at_max), "%",
+           formula="100 × ({allreduce_fixed_s} s + {max_prompt_tokens} × {allreduce_per_token_s} s) / its prefill time")
     d.step("attention_equals_weights_tokens", "Prompt length where attention FLOP equal weight FLOP",
-           2 * w_tok / attn, "1", noun="tokens",
-           formula="{weight_flops_per_token} / {attention_prefill_coefficient}")
+           (2 * w_tok / attn + 1) if attn else math.inf, "1", noun="tokens",
+           formula="{weight_flops_per_token} / {attention_prefill_coefficient} + 1")
     d.step("tokens_for_whole_slo", "Prompt whose prefill alone takes the whole SLO",
-           max_tokens_within(p.slo_ms / 1000 * fl, w_tok, attn), "1", noun="tokens",
-           formula="largest n with {weight_flops_per_token} × n + {attention_prefill_coefficient} × n² ≤ "
-                   "{slo_s} s × {replica_flops}")
+           max_tokens_within(r, p.slo_ms / 1000)[1], "1", noun="tokens",
+           formula="largest n whose prefill (FLOP and all-reduces) fits {slo_s} s")
 
     # --- one long prompt in the tail, whole and chunked ---
     long_n = p.long_prompt_tokens
-    long_s = d.step("long_prompt_prefill_s", "Prefill of the long prompt, in one piece",
-                    prefill_flops(m, long_n) / fl, "s",
+    long_s = d.step("long_prompt_prefill_s", "Prefill of the long prompt, in one piece", r.prefill_s(long_n), "s",
                     formula="({weight_flops_per_token} × {long_prompt_tokens} + {attention_prefill_coefficient} × "
-                            "{long_prompt_tokens}²) / {replica_flops}")
+                            "{long_prompt_tokens} × ({long_prompt_tokens} − 1)) / {replica_prefill_flops} + "
+                            "{allreduce_fixed_s} s + {long_prompt_tokens} × {allreduce_per_token_s} s")
     d.step("long_prompt_slo_multiple", "That prefill over the whole SLO", long_s / (p.slo_ms / 1000), "1", noun="×",
            formula="{long_prompt_prefill_s} s / {slo_s} s")
     c_tok = d.step("chunk_tokens_effective", "Chunk (no larger than the long prompt)", min(p.chunk_tokens, long_n), "1",
                    noun="tokens", formula="min({chunk_tokens}, {long_prompt_tokens})")
+    d.step("long_prompt_chunks_continuous", "Chunks in the long prompt, before the ceiling", long_n / c_tok, "1",
+           noun="chunks", formula="{long_prompt_tokens} / {chunk_tokens_effective}")
     d.step("long_prompt_chunks", "Chunks in the long prompt", math.ceil(long_n / c_tok - 1e-9), "1", noun="chunks",
-           formula="ceil({long_prompt_tokens} / {chunk_tokens_effective})")
-    d.step("first_chunk_time_s", "First chunk (nothing before it to attend to)", prefill_flops(m, c_tok) / fl, "s",
+           formula="ceil({long_prompt_chunks_continuous})")
+    d.step("first_chunk_time_s", "First chunk (nothing before it to attend to)", r.prefill_s(c_tok), "s",
            formula="({weight_flops_per_token} × {chunk_tokens_effective} + {attention_prefill_coefficient} × "
-                   "{chunk_tokens_effective}²) / {replica_flops}")
+                   "{chunk_tokens_effective} × ({chunk_tokens_effective} − 1)) / {replica_prefill_flops} + "
+                   "its all-reduces")
     chunk_s = d.step(
         "chunk_time_s", "Last chunk: attends to the whole prompt before it (the longest a request waits behind one)",
-        prefill_flops(m, c_tok, long_n - c_tok) / fl, "s",
+        r.prefill_s(c_tok, long_n - c_tok), "s",
         formula="{chunk_tokens_effective} × ({weight_flops_per_token} + {attention_flops_per_position} × "
-                "({long_prompt_tokens} − {chunk_tokens_effective} / 2)) / {replica_flops}",
+                "({long_prompt_tokens} − {chunk_tokens_effective} / 2 − 1 / 2)) / {replica_prefill_flops} + "
+                "{allreduce_fixed_s} s + {chunk_tokens_effective} × {allreduce_per_token_s} s",
     )
     d.step("chunk_share_of_prefill_budget", "One chunk's share of the prefill budget", 100 * chunk_s / budget, "%",
            formula="100 × {chunk_time_s} / {prefill_budget_s}")
-    g = catalog_gpu(p.gpu)
-    weights = m.weight_bytes(la.BYTES_PER_PARAM[p.weight_precision])
-    d.step("weight_bytes", f"{p.model} weights in {p.weight_precision}", weights, "B")
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     w_read = d.step("weight_read_s", "Reading every weight once (each iteration pays it)",
-                    weights / (p.gpus_per_replica * g.hbm_Bps * p.hbm_efficiency), "s",
-                    formula=f"{{weight_bytes}} B / ({{gpus_per_replica}} × {format_number(g.hbm_Bps)} B/s × {{hbm_efficiency}})")
+                    r.weight_bytes / r.achieved_hbm_Bps, "s",
+                    formula="{weight_bytes} B / ({tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency})")
+    d.step("chunk_floor_tokens_continuous", "Chunk whose weight FLOP take as long as the weight read",
+           w_read * fl / w_tok, "1", noun="tokens",
+           formula="{weight_read_s} s × {replica_prefill_flops} / {weight_flops_per_token}")
     d.step("chunk_floor_tokens", "Smallest chunk that keeps an iteration compute-bound",
-           math.ceil(w_read * fl / w_tok), "1", noun="tokens",
-           formula="ceil({weight_read_s} s × {replica_flops} / {weight_flops_per_token})")
+           math.ceil(w_read * fl / w_tok - 1e-9), "1", noun="tokens", formula="ceil({chunk_floor_tokens_continuous})")
 
     # --- admission control ---
     admit_budget = d.step("admission_prefill_budget_s", "Prefill budget after one chunk of someone else's prompt",
                           budget - chunk_s, "s", formula="{prefill_budget_s} s − {chunk_time_s} s")
     d.step("max_admissible_prompt_tokens", "Longest prompt admission control accepts into this SLO class",
-           max_tokens_within(admit_budget * fl, w_tok, attn), "1", noun="tokens",
-           formula="largest n with {weight_flops_per_token} × n + {attention_prefill_coefficient} × n² ≤ "
-                   "{admission_prefill_budget_s} s × {replica_flops}")
+           max_tokens_within(r, admit_budget)[1], "1", noun="tokens",
+           formula="largest n whose prefill (FLOP and all-reduces) fits {admission_prefill_budget_s} s")
 
     # --- the utilization the queue allowance costs ---
     svc = d.step("service_time_s", "Prefill of the mean prompt (one replica's service time)",
-                 prefill_flops(m, p.mean_prompt_tokens) / fl, "s",
+                 r.prefill_s(p.mean_prompt_tokens), "s",
                  formula="({weight_flops_per_token} × {mean_prompt_tokens} + {attention_prefill_coefficient} × "
-                         "{mean_prompt_tokens}²) / {replica_flops}")
+                         "{mean_prompt_tokens} × ({mean_prompt_tokens} − 1)) / {replica_prefill_flops} + "
+                         "{allreduce_fixed_s} s + {mean_prompt_tokens} × {allreduce_per_token_s} s")
     mu = d.step("service_rate_per_s", "Prefills one replica completes per second", 1 / svc, "1/s", noun="prefills",
                 formula="1 / {service_time_s} s")
     lam = p.arrival_rps
@@ -330,9 +338,10 @@ def solve(p: Params) -> Derivation:
     rho1 = max_utilization_mm1(mu, qb, tail)
     d.step("max_utilization_mm1", "Highest utilization of a replica with its own queue (M/M/1)", 100 * rho1, "%",
            formula="largest ρ with ρ × e^(−{service_rate_per_s} × (1 − ρ) × {queue_budget_s}) ≤ {tail_probability}, × 100")
+    d.step("replicas_separate_continuous", "Replicas' worth of work at that utilization, before the ceiling",
+           a / rho1, "1", noun="replicas", formula="{offered_load} / ({max_utilization_mm1}% / 100)")
     sep = d.step("replicas_separate", "Replicas, one queue each (random or sticky routing)",
-                 math.ceil(a / rho1 - 1e-9), "1", noun="replicas",
-                 formula="ceil({offered_load} / {max_utilization_mm1}%)")
+                 math.ceil(a / rho1 - 1e-9), "1", noun="replicas", formula="ceil({replicas_separate_continuous})")
     c = min_pooled_servers(lam, mu, qb, tail)
     pooled = d.step("replicas_pooled", "Replicas behind one shared queue (M/M/c)", c, "1", noun="replicas",
                     formula="fewest c with C(c, {offered_load}) × e^(−(c × {service_rate_per_s} − {arrival_rps}) × "
@@ -359,10 +368,10 @@ def solve(p: Params) -> Derivation:
            mmc_wait_quantile(1, rho_same * mu, mu, tail), "s",
            formula="ln(({max_utilization_pooled}% / 100) / {tail_probability}) / ({service_rate_per_s} × "
                    "(1 − {max_utilization_pooled}% / 100))")
-    d.step("gpus_pooled", "GPUs behind the pooled queue", pooled * p.gpus_per_replica, "1", noun="GPUs",
-           formula="{replicas_pooled} × {gpus_per_replica}")
-    d.step("gpus_separate", "GPUs with a queue per replica", sep * p.gpus_per_replica, "1", noun="GPUs",
-           formula="{replicas_separate} × {gpus_per_replica}")
+    d.step("gpus_pooled", "GPUs behind the pooled queue", pooled * p.tp_degree, "1", noun="GPUs",
+           formula="{replicas_pooled} × {tp_degree}")
+    d.step("gpus_separate", "GPUs with a queue per replica", sep * p.tp_degree, "1", noun="GPUs",
+           formula="{replicas_separate} × {tp_degree}")
     return d
 
 

@@ -15,8 +15,11 @@ Modelling choices (the page states them):
     adaLN modulation, the text encoder and the VAE decode are left out: they add a few percent.
   * Attention is bidirectional over the whole clip: every token attends to every token, so the
     term is N^2, not the N^2 / 2 of a causal LLM prefill. Head dim 128.
-  * MFU is per GPU, measured across the sequence-parallel group, so the all-to-alls of
-    sequence parallelism are inside it; the GPUs of one job share the work evenly.
+  * The accelerator, its peaks and its HBM are the engine's (models/engine): the page takes the
+    accelerator knobs and the weight and compute formats from the engine's groups, and a part's
+    numbers only through its Hardware. The DiT's shape and its MFU stay the page's own: it is not
+    an LLM, and its MFU is per GPU, measured across the sequence-parallel group, so the
+    all-to-alls of sequence parallelism are inside it; the GPUs of one job share the work evenly.
   * HBM traffic per pass per GPU: every weight once, plus each matmul's input and output once
     (20 x width values per token per layer, bf16); flash attention keeps the N^2 scores on chip.
   * The queue is M/M/c over groups of GPUs, which overstates the wait of near-constant job times.
@@ -29,10 +32,14 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import gpu as catalog_gpu
+from pydantic import create_model
+from pydantic.fields import FieldInfo
+
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ServingGPU
+from models.engine.knobs import AcceleratorKnobs, ModelKnobs, ReplicaKnobs, accelerator
+from models.engine.precision import bytes_per_element
+from models.engine.roofline import ATTENTION_FLOPS_PER_MAC
+from models.engine.serving_knobs import SloKnobs
 from models.sim import queue
 
 # Shape assumptions of the DiT and its VAE (the page says so; none of them is a catalog constant).
@@ -42,13 +49,29 @@ LATENT_CHANNELS = 16  # the 16-channel video VAEs of HunyuanVideo and Wan 2.1
 LATENT_BYTES_PER_VALUE = 4  # fp32 between steps
 ACT_BYTES = 2  # activations in bf16
 ACT_VALUES_PER_TOKEN_PER_LAYER_PER_WIDTH = 20  # matmul inputs + outputs (16 w) + Q, K, V, O for attention (4 w)
-ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH = la.ATTN_MATMULS * la.ATTN_FLOPS_PER_MAC  # QK^T and AV: 4 x width
+ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH = 2 * ATTENTION_FLOPS_PER_MAC  # QK^T and AV, 2 FLOP per MAC: 4 x width
 ASPECTS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "9:16": 9 / 16}
 Aspect = Literal["16:9", "4:3", "1:1", "9:16"]
 SEARCH_HEIGHTS = range(16, 4321, 16)  # candidate heights for the tallest video that meets the target
 
 
-class Params(StrictModel):
+def _group_fields(group: type[StrictModel], names: tuple[str, ...]) -> dict:
+    """The named knobs exactly as the group declares them (label, range, help, default)."""
+    return {n: (group.model_fields[n].annotation, FieldInfo.merge_field_infos(group.model_fields[n])) for n in names}
+
+
+# A DiT page needs the engine's accelerator and formats but not its LLM: the accelerator knobs
+# without the model choice, the weight and compute formats, the usable share of HBM, and the
+# SLO group's target utilization.
+_HARDWARE = tuple(n for n in AcceleratorKnobs.model_fields if n not in ModelKnobs.model_fields)
+_Hardware = create_model(
+    "_Hardware", __base__=StrictModel,
+    **_group_fields(ReplicaKnobs, _HARDWARE + ("weight_precision", "compute_precision", "usable_hbm_fraction")),
+    **_group_fields(SloKnobs, ("target_utilization",)),
+)
+
+
+class _VideoKnobs(StrictModel):
     dit_params_b: Annotated[
         float,
         Knob("DiT size", "billion", 1, 60, 0.5, log=True,
@@ -95,28 +118,21 @@ class Params(StrictModel):
     classifier_free_guidance: Annotated[
         bool, Knob("Classifier-free guidance", help="Two passes a step (with and without the prompt); off for a guidance-distilled model."),
     ] = True
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    precision: Annotated[
-        Precision, Knob("Precision", help="FP8 halves the weight bytes and doubles the tensor peak.")
-    ] = "bf16"
     sp_degree: Annotated[
         int, Knob("GPUs per job", "GPUs", 1, 32, 1,
                   help="Sequence-parallel degree: the tokens of one video are split across this many GPUs.",
                   draw=(4, 8)),
     ] = 8
-    mfu: Annotated[
-        float, Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
-                    help="Share of dense peak each GPU sustains, sequence-parallel communication included.",
+    dit_mfu: Annotated[
+        float, Knob("DiT MFU (sequence-parallel comms included)", "", 0.1, 0.8, 0.01, percent=True,
+                    help="Share of dense peak each GPU sustains over a whole pass, the sequence-parallel "
+                         "all-to-alls included (40%: the page's estimate for a 13B video DiT on eight GPUs).",
                     draw=(0.3, 0.55)),
     ] = 0.4
     arrival_rate: Annotated[
         float, Knob("Arrival rate", "jobs/s", 0.01, 100, log=True, help="Video requests per second at peak.",
                     draw=(0.1, 5)),
     ] = 0.5
-    target_utilization: Annotated[
-        float, Knob("Target utilization", "", 0.3, 0.95, 0.05, percent=True,
-                    help="Busy share of each GPU group at peak; the rest keeps the queue short.", draw=(0.6, 0.85)),
-    ] = 0.7
     wait_target_s: Annotated[
         float, Knob("Acceptable wait", "s", 10, 600, 5, log=True,
                     help="The generation time users accept: 'about a minute'.", draw=(45, 120)),
@@ -127,18 +143,23 @@ class Params(StrictModel):
                     draw=(1.5, 4)),
     ] = 2.5
 
+
+
+class Params(_Hardware, _VideoKnobs):
+    """The clip, the DiT and the load first, then the engine's accelerator and formats."""
+
     @model_validator(mode="after")
     def _weights_fit(self) -> "Params":
-        g = catalog_gpu(self.gpu)
-        if self.precision == "fp8" and g.dense_fp8_TFLOPs is None:
-            raise ValueError(f"{self.gpu} has no FP8 tensor cores; pick bf16.")
-        weights = self.dit_params_b * 1e9 * la.BYTES_PER_PARAM[self.precision]
-        if weights > la.USABLE_HBM_FRACTION * g.memory_bytes:
+        hw = accelerator(self)
+        if not hw.has(self.compute_precision):
+            raise ValueError(f"{hw.name} has no dense {self.compute_precision} rate; pick another compute precision.")
+        weights = self.dit_params_b * 1e9 * bytes_per_element(self.weight_precision)
+        usable = self.usable_hbm_fraction * hw.hbm_bytes
+        if weights > usable:
             raise ValueError(
-                f"A {self.dit_params_b:g}B DiT in {self.precision} is {weights / 1e9:,.0f} GB of weights, more than "
-                f"one {self.gpu} holds ({la.USABLE_HBM_FRACTION * g.memory_GB:,.0f} GB usable). Every GPU of a "
-                "sequence-parallel job keeps a full copy here: use FP8, a bigger GPU, or a smaller model."
-            )
+                f"A {self.dit_params_b:g}B DiT in {self.weight_precision} is {weights / 1e9:,.0f} GB of weights, more "
+                f"than one {hw.name} holds ({usable / 1e9:,.0f} GB usable). Every GPU of a sequence-parallel job "
+                "keeps a full copy here: use a smaller weight format, a bigger GPU, or a smaller model.")
         return self
 
 
@@ -167,18 +188,18 @@ def _flops_per_pass(p: Params, n: int) -> float:
     return 2 * p.dit_params_b * 1e9 * n + ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH * p.dit_layers * dit_width(p) * n * n
 
 
-def _wall_time_s(p: Params, height: float) -> float:
-    return _passes(p) * _flops_per_pass(p, _tokens(p, height)[4]) / (la.peak_flops(p.gpu, p.precision) * p.mfu) / p.sp_degree
+def _wall_time_s(p: Params, height: float, peak: float) -> float:
+    return _passes(p) * _flops_per_pass(p, _tokens(p, height)[4]) / (peak * p.dit_mfu) / p.sp_degree
 
 
-def _tallest_within(p: Params, wait_s: float) -> int:
+def _tallest_within(p: Params, wait_s: float, peak: float) -> int:
     """Largest height in SEARCH_HEIGHTS whose wall time is within `wait_s` (wall time grows with height); 0 if none."""
     lo, hi = -1, len(SEARCH_HEIGHTS) - 1  # invariant: index lo fits (or -1), everything above hi does not
-    if _wall_time_s(p, SEARCH_HEIGHTS[hi]) <= wait_s:
+    if _wall_time_s(p, SEARCH_HEIGHTS[hi], peak) <= wait_s:
         return SEARCH_HEIGHTS[hi]
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _wall_time_s(p, SEARCH_HEIGHTS[mid]) <= wait_s:
+        if _wall_time_s(p, SEARCH_HEIGHTS[mid], peak) <= wait_s:
             lo = mid
         else:
             hi = mid
@@ -187,7 +208,7 @@ def _tallest_within(p: Params, wait_s: float) -> int:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    g = catalog_gpu(p.gpu)
+    hw = accelerator(p)
 
     # --- the latent: tokens per pass ---
     d.step("video_seconds", "Length of the video", p.frames / p.fps, "s", formula="{frames} frames / {fps} fps")
@@ -225,10 +246,10 @@ def solve(p: Params) -> Derivation:
                  formula="{passes_per_request} × {flops_per_pass}")
 
     # --- time on the job's GPUs ---
-    peak = d.step("gpu_peak_flops", f"{p.gpu} dense {p.precision} peak (catalog)", la.peak_flops(p.gpu, p.precision),
+    peak = d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision),
                   "FLOP/s")
-    eff = d.step("effective_flops_per_gpu", "Sustained per GPU at the MFU", peak * p.mfu, "FLOP/s",
-                 formula="{gpu_peak_flops} FLOP/s × {mfu}")
+    eff = d.step("effective_flops_per_gpu", "Sustained per GPU at the DiT MFU", peak * p.dit_mfu, "FLOP/s",
+                 formula="{gpu_peak_flops} FLOP/s × {dit_mfu}")
     gsec = d.step("gpu_seconds_per_request", "GPU-seconds per request", fpr / eff, "s",
                   formula="{flops_per_request} FLOP / {effective_flops_per_gpu} FLOP/s")
     wall = d.step("wall_time_s", "Wall time on the job's GPUs", gsec / p.sp_degree, "s",
@@ -245,12 +266,12 @@ def solve(p: Params) -> Derivation:
         d.step(f"flops_per_pass_{h}p", f"FLOP per pass at {h}p", _flops_per_pass(p, n_h), "FLOP",
                formula=f"2 × {{dit_params_b}} billion × {{tokens_per_pass_{h}p}} + "
                        f"4 × {{dit_layers}} × {{dit_width}} × {{tokens_per_pass_{h}p}}²")
-        d.step(f"wall_time_{h}p_s", f"Wall time at {h}p, everything else the same", _wall_time_s(p, h), "s",
+        d.step(f"wall_time_{h}p_s", f"Wall time at {h}p, everything else the same", _wall_time_s(p, h, peak), "s",
                formula=f"{{passes_per_request}} × {{flops_per_pass_{h}p}} FLOP / "
                        "({effective_flops_per_gpu} FLOP/s × {sp_degree})")
     d.step("wall_ratio_720p_over_480p", "720p over 480p", d.value("wall_time_720p_s") / d.value("wall_time_480p_s"),
            "1", noun="×", formula="{wall_time_720p_s} s / {wall_time_480p_s} s")
-    tallest = _tallest_within(p, p.wait_target_s)
+    tallest = _tallest_within(p, p.wait_target_s, peak)
     d.step("max_height_within_wait", "Tallest resolution that still finishes within the acceptable wait", tallest,
            "1", noun="px", formula="largest height (16-px steps) with wall time ≤ {wait_target_s} s")
     d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
@@ -259,12 +280,12 @@ def solve(p: Params) -> Derivation:
            formula="100 / {denoising_steps}")
 
     # --- memory per GPU ---
-    wb = d.step("weight_bytes", f"DiT weights in {p.precision}, on every GPU of the job",
-                params * la.BYTES_PER_PARAM[p.precision], "B",
-                formula=f"{{dit_params_b}} billion × {la.BYTES_PER_PARAM[p.precision]:g} B")
-    d.step("gpu_memory_bytes", f"{p.gpu} HBM (catalog)", g.memory_bytes, "B")
-    d.step("gpu_hbm_Bps", f"{p.gpu} HBM bandwidth (catalog)", g.hbm_Bps, "B/s")
-    d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / g.memory_bytes, "%",
+    bpp = bytes_per_element(p.weight_precision)
+    wb = d.step("weight_bytes", f"DiT weights in {p.weight_precision}, on every GPU of the job", params * bpp, "B",
+                formula=f"{{dit_params_b}} billion × {bpp:g} B")
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
+    d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / hw.hbm_bytes, "%",
            formula="100 × {weight_bytes} / {gpu_memory_bytes}")
     d.step("hidden_state_bytes", "One activation tensor of the whole clip (tokens × width, bf16)",
            n * w * ACT_BYTES, "B", formula="{tokens_per_pass} × {dit_width} × 2 B")
@@ -284,11 +305,12 @@ def solve(p: Params) -> Derivation:
                  formula="{dit_layers} × 20 × {dit_width} × {tokens_per_gpu} × 2 B")
     ai = d.step("arithmetic_intensity_batch1", "Arithmetic intensity of one video (batch 1)", fpg / (wb + act),
                 "FLOP/B", formula="{flops_per_gpu_per_pass} FLOP / ({weight_bytes} B + {activation_bytes_per_gpu_per_pass} B)")
-    ridge = d.step("gpu_ridge", f"{p.gpu} ridge point ({p.precision} peak / HBM bandwidth)", peak / g.hbm_Bps, "FLOP/B",
+    ridge = d.step("gpu_ridge", f"{hw.name} ridge point ({p.compute_precision} peak / HBM bandwidth)", peak / hw.hbm_Bps,
+                   "FLOP/B",
                    formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s")
     d.step("intensity_over_ridge", "Intensity over the ridge", ai / ridge, "1", noun="×",
            formula="{arithmetic_intensity_batch1} / {gpu_ridge}")
-    wread = d.step("weight_read_per_pass_s", "Reading the weights once per pass, per GPU", wb / g.hbm_Bps, "s",
+    wread = d.step("weight_read_per_pass_s", "Reading the weights once per pass, per GPU", wb / hw.hbm_Bps, "s",
                    formula="{weight_bytes} B / {gpu_hbm_Bps} B/s")
     pass_s = d.step("pass_compute_s", "One pass's compute per GPU", fpg / eff, "s",
                     formula="{flops_per_gpu_per_pass} FLOP / {effective_flops_per_gpu} FLOP/s")
@@ -298,9 +320,12 @@ def solve(p: Params) -> Derivation:
     # --- queue, progress and the fleet ---
     in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law)", p.arrival_rate * wall, "1",
                         noun="jobs", formula="{arrival_rate} jobs/s × {wall_time_s} s")
+    groups_cont = d.step("gpu_groups_continuous", "GPU groups the load needs at the target utilization, before "
+                         "rounding up", in_service / p.target_utilization, "1", noun="groups",
+                         formula="{jobs_in_service} / {target_utilization}")
     groups = d.step("gpu_groups", "GPU groups at the target utilization",
-                    max(1, math.ceil(in_service / p.target_utilization - 1e-9)), "1", noun="groups",
-                    formula="ceil({jobs_in_service} / {target_utilization})")
+                    max(1, math.ceil(groups_cont - 1e-9)), "1", noun="groups",
+                    formula="max(1, ceil({gpu_groups_continuous}))")
     d.step("gpus_for_load", "GPUs for the load", groups * p.sp_degree, "1", noun="GPUs",
            formula="{gpu_groups} × {sp_degree}")
     d.step("capacity_jobs_per_s", "Jobs per second the groups can start, all busy", groups / wall, "1/s",

@@ -4,13 +4,20 @@ The engine policies (`static`, `continuous`, `chunked`) advance one model iterat
 Each iteration the scheduler admits from the queue, the engine runs one step over the live
 batch, and the step's duration comes from the roofline of what it touches:
 
-    step = max((weights + KV read) / bandwidth, FLOP / compute) + fixed overhead
+    step = max((weights + KV read) / bandwidth, decode FLOP / decode compute
+                                                 + prompt FLOP / prefill compute)
+           + all-reduce latency + tokens x all-reduce time per token + fixed overhead
     decode token at context c:   reads c x KV bytes/token;  2 x active params + a x c FLOP
     prompt token at position i:  2 x active params + a x i FLOP (its chunk also reads the
                                  prefix's KV once)
 
 where `a` is the attention FLOP per earlier token (QK^T and AV). Bandwidth and compute are
-already multiplied by their efficiencies by the caller.
+already multiplied by their efficiencies by the caller: the page builds them from the engine's
+Replica (models/engine/roofline.py), so a step here is the engine's decode step, a prompt chunk
+fused into it at the prefill MFU. The tensor-parallel all-reduces are linear in the tokens a
+step carries, so two numbers (latency part, time per token) carry them. A share
+`cached_prompt_fraction` of every prompt is already in the KV cache (a shared prefix): it is
+read, never prefilled, and each sequence still holds its blocks.
 
 Policies:
     static      the engine takes up to `max_running` queued requests when it is idle, prefills
@@ -74,6 +81,9 @@ class Config:
     replica_Bps: float = 4 * 3.35e12 * 0.8
     replica_flops: float = 4 * 989e12 * 0.5
     overhead_s: float = 0.003
+    prefill_flops: float = 0.0  # prompt tokens' compute (peak x prefill MFU); 0: the same as replica_flops
+    allreduce_fixed_s: float = 0.0  # every tensor-parallel all-reduce's latency, summed over one step
+    allreduce_per_token_s: float = 0.0  # their payload time per token the step carries
     kv_budget_tokens: int = 448_000  # KV capacity of the replica, in tokens
     block_tokens: int = 16
     # scheduler
@@ -85,6 +95,7 @@ class Config:
     on_fraction: float = 1.0  # 1 = Poisson; below 1, traffic is on for this share of each period
     burst_period_s: float = 20.0
     prompt_mean: float = 2000
+    cached_prompt_fraction: float = 0.0  # prefix-cache hit: the share of each prompt never prefilled
     output_mean: float = 400
     length_spread: float = 0.0  # lognormal sigma; 0 = every request has exactly the means
     max_context: int = 8192
@@ -110,6 +121,8 @@ class Config:
             raise ValueError("max_running, block_tokens and chunk_tokens must be at least 1")
         if not 0 < self.on_fraction <= 1:
             raise ValueError("on_fraction must be in (0, 1]")
+        if not 0 <= self.cached_prompt_fraction < 1:
+            raise ValueError("cached_prompt_fraction must be in [0, 1)")
         if self.prompt_mean < 1 or self.output_mean < 1 or self.prompt_mean + 1 > self.max_context:
             raise ValueError("need prompt >= 1, output >= 1 and prompt + 1 <= max_context")
         if self.policy != "fixed-contract":
@@ -119,16 +132,31 @@ class Config:
 
     # --- step time: one formula for every policy --------------------------------------------
 
-    def step_s(self, kv_read_tokens: float, tokens: float, attn_positions: float) -> float:
-        """One engine step: bytes side vs FLOP side, plus the fixed overhead."""
+    @property
+    def prompt_flops(self) -> float:
+        return self.prefill_flops or self.replica_flops
+
+    def step_s(self, kv_read_tokens: float, tokens: float, attn_positions: float,
+               prompt_tokens: float = 0.0, prompt_positions: float = 0.0) -> float:
+        """One engine step: bytes side vs FLOP side, plus the all-reduces and the fixed overhead.
+        `tokens` and `attn_positions` are the decodes'; `prompt_*` the prompt chunk's."""
         mem = (self.weight_bytes + self.kv_bytes_per_token * kv_read_tokens) / self.replica_Bps
-        flop = (self.weight_flops_per_token * tokens
-                + self.attn_flops_per_position * attn_positions) / self.replica_flops
-        return max(mem, flop) + self.overhead_s
+        flop = ((self.weight_flops_per_token * tokens + self.attn_flops_per_position * attn_positions)
+                / self.replica_flops
+                + (self.weight_flops_per_token * prompt_tokens + self.attn_flops_per_position * prompt_positions)
+                / self.prompt_flops)
+        comms = self.allreduce_fixed_s + self.allreduce_per_token_s * (tokens + prompt_tokens)
+        return max(mem, flop) + comms + self.overhead_s
+
+    def cached_tokens(self, prompt: int) -> int:
+        """Tokens of a prompt the prefix cache already holds (never the whole prompt)."""
+        return min(prompt - 1, round(prompt * self.cached_prompt_fraction))
 
     def prefill_s(self, prompt: int) -> float:
-        """A whole prompt from an empty cache in one step (positions 0..prompt-1)."""
-        return self.step_s(0, prompt, prompt * (prompt - 1) / 2)
+        """A whole prompt in one step, after the part the prefix cache holds (read once)."""
+        c = self.cached_tokens(prompt)
+        t = prompt - c
+        return self.step_s(c, 0, 0, t, t * c + t * (t - 1) / 2)
 
 
 @dataclass(frozen=True)
@@ -355,7 +383,8 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
     static = cfg.policy == "static"
     chunked = cfg.policy == "chunked"
     W, kvb, Wf, af = cfg.weight_bytes, cfg.kv_bytes_per_token, cfg.weight_flops_per_token, cfg.attn_flops_per_position
-    BW, FL, ovh = cfg.replica_Bps, cfg.replica_flops, cfg.overhead_s
+    BW, FL, FLp, ovh = cfg.replica_Bps, cfg.replica_flops, cfg.prompt_flops, cfg.overhead_s
+    ar0, ar1 = cfg.allreduce_fixed_s, cfg.allreduce_per_token_s
     slow_rate = cfg.slow_tokens_per_s
     buf = cfg.stream_buffer_tokens
     blocking = cfg.stream_policy == "block"
@@ -372,6 +401,8 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
     arr_list = arr.tolist()
     csum = np.concatenate([[0.0], np.cumsum(arr)]).tolist()  # for the queue-area integral
     prompt_list = prompt.tolist()
+    cached = np.minimum(prompt - 1, np.rint(prompt * cfg.cached_prompt_fraction)).astype(np.int64)
+    cached_list = cached.tolist()
 
     # The live batch in admission order (the last one is the first preempted).
     rid = np.zeros(0, np.int64)
@@ -429,8 +460,8 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
                 idx = np.array([queue.popleft() for _ in range(min(cfg.max_running, len(queue)))], np.int64)
                 q_wait[idx] += now - q_enter[idx]
                 status[idx] = RUNNING
-                rid, pre, left = idx, prompt[idx].copy(), output[idx].copy()
-                ctx = np.zeros(idx.size, np.int64)
+                rid, pre, left = idx, prompt[idx] - cached[idx], output[idx].copy()
+                ctx = cached[idx].copy()
                 nblk = np.zeros(idx.size, np.int64)  # static reserves full context: no paging
                 pad = np.zeros(idx.size, bool)
                 slw = slow[idx]
@@ -444,12 +475,12 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
                 r = queue[0]
                 need = prompt_list[r] + int(gen[r])  # a preempted request recomputes what it had
                 blk = -(-need // B)
-                if blk > free_blocks or (admitted and need > prefill_room):
+                if blk > free_blocks or (admitted and need - cached_list[r] > prefill_room):
                     break
                 queue.popleft()
                 free_blocks -= blk
                 room -= 1
-                prefill_room -= need
+                prefill_room -= need - cached_list[r]
                 admitted.append(r)
                 needs.append(need)
             if admitted:
@@ -458,8 +489,8 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
                 q_wait[idx] += now - q_enter[idx]
                 status[idx] = RUNNING
                 rid = np.concatenate([rid, idx])
-                ctx = np.concatenate([ctx, np.zeros(idx.size, np.int64)])
-                pre = np.concatenate([pre, nd])
+                ctx = np.concatenate([ctx, cached[idx]])
+                pre = np.concatenate([pre, nd - cached[idx]])
                 left = np.concatenate([left, output[idx] - gen[idx]])
                 nblk = np.concatenate([nblk, -(-nd // B)])
                 pad = np.concatenate([pad, np.zeros(idx.size, bool)])
@@ -529,6 +560,7 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
         if all_decode:
             sum_ctx = int(ctx.sum())
             kv_read, tokens, positions = sum_ctx, nl, sum_ctx
+            p_tokens = p_positions = 0
             take = None
         else:
             if static:
@@ -549,11 +581,12 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
             s0 = ctx[take > 0]
             tk = take[take > 0]
             kv_read = sum_ctx + int(s0.sum())
-            tokens = ctx_dec.size + int(tk.sum())
-            positions = sum_ctx + float(np.sum(tk * s0) + np.sum(tk * (tk - 1)) / 2)
+            tokens, positions = ctx_dec.size, sum_ctx
+            p_tokens = int(tk.sum())
+            p_positions = float(np.sum(tk * s0) + np.sum(tk * (tk - 1)) / 2)
         mem = (W + kvb * kv_read) / BW
-        flop = (Wf * tokens + af * positions) / FL
-        dt = (mem if mem > flop else flop) + ovh
+        flop = (Wf * tokens + af * positions) / FL + (Wf * p_tokens + af * p_positions) / FLp
+        dt = (mem if mem > flop else flop) + ar0 + ar1 * (tokens + p_tokens) + ovh
         end = now + dt
 
         ts_t.append(now)
@@ -753,8 +786,10 @@ def kv_capped_batch(cfg: Config, min_context: int) -> int:
 def tokens_per_s_ceiling(cfg: Config, min_context: int) -> float:
     """No run emits tokens faster than this. A step emits at most one token per sequence in it,
     at most `kv_capped_batch` sequences share a step, and a step emitting e tokens costs at least
-    max(weights / bandwidth, e x 2 x active params / FLOP/s) + overhead; e / that time grows with
-    e, so the KV-capped batch gives the maximum."""
+    max(weights / bandwidth, e x 2 x active params / FLOP/s) + its all-reduces + overhead; e / that
+    time grows with e, so the KV-capped batch gives the maximum."""
     b = kv_capped_batch(cfg, min_context)
-    return b / (max(cfg.weight_bytes / cfg.replica_Bps, b * cfg.weight_flops_per_token / cfg.replica_flops)
-                + cfg.overhead_s)
+    # a prompt token's FLOP may run at the faster prefill rate, so the bound takes the faster one
+    fastest = max(cfg.replica_flops, cfg.prompt_flops)
+    return b / (max(cfg.weight_bytes / cfg.replica_Bps, b * cfg.weight_flops_per_token / fastest)
+                + cfg.allreduce_fixed_s + b * cfg.allreduce_per_token_s + cfg.overhead_s)

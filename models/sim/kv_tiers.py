@@ -65,6 +65,7 @@ class Config:
     weight_flops_per_token: float = 2 * 70.6e9
     attn_flops_per_position: float = 4 * 80 * 64 * 128
     replica_flops: float = 8 * 989e12 * 0.5
+    prefill_fixed_s: float = 0.0  # paid by every prefill whatever its length (the all-reduces' latency)
     gpus: int = 8
     hbm_bytes: float = 50e9
     dram_bytes: float = 1000e9
@@ -119,7 +120,7 @@ class Config:
         return self.weight_flops_per_token * n + self.attn_flops_per_position * n * n / 2
 
     def recompute_s(self, n: float) -> float:
-        return self.flops(n) / self.replica_flops
+        return self.flops(n) / self.replica_flops + (self.prefill_fixed_s if n > 0 else 0.0)
 
 
 @dataclass(frozen=True)
@@ -286,7 +287,7 @@ def run(cfg: Config, seed: int = 0) -> KVTiersResult:
     stored = [cfg.stored_tokens(k) for k in range(1, T + 1)]
     message = [ctx[k] - prefix[k] for k in range(T)]  # tokens turn k + 1 prefills on top of its prefix
     recompute_prefix = [cfg.recompute_s(p) for p in prefix]
-    work_hit = [(cfg.flops(ctx[k]) - cfg.flops(prefix[k])) / cfg.replica_flops for k in range(T)]
+    work_hit = [(cfg.flops(ctx[k]) - cfg.flops(prefix[k])) / cfg.replica_flops + cfg.prefill_fixed_s for k in range(T)]
     work_miss = [cfg.recompute_s(ctx[k]) for k in range(T)]
     decode_s = cfg.reply_tokens * cfg.tpot_s
     link_Bps = (math.inf, cfg.dram_Bps, cfg.ssd_Bps)

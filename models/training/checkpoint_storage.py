@@ -6,8 +6,10 @@ retention (last K plus milestones), resharding onto a different rank count, and 
 that break each number.
 
 Modelling choices, all stated on the page:
-- The checkpoint is resumable training state at `CHECKPOINT_BYTES_PER_PARAM` (14 B/param: bf16
-  weights, fp32 master, Adam m and v; no gradients). The seed's 1 TB is 71.4B parameters.
+- The checkpoint is resumable training state: the weights and the optimizer's fp32 copies, no
+  gradients (models/engine/training.py: 14 B/param for bf16 weights with fp32 master, m and v;
+  12 for fp32 training). Parameters are counted from the model's shape (models/engine/shape.py).
+  The seed's 1 TB is a 70B-class model: Llama 3 70B's 70.6B x 14 B = 0.99 TB.
 - Writes are spread evenly: every GPU writes a distinct 1/N of the state (fully sharded, or
   data-parallel replicas splitting the replicated part), so the per-GPU share is size / GPUs.
 - Resharding treats the state as one flat array cut into equal contiguous ranges (FSDP-style
@@ -20,11 +22,10 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import CHECKPOINT_BYTES_PER_PARAM, LINKS
+from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-
-# bf16 weights alone: the 2 of the checkpoint's 14 B/param that inference and evals need.
-WEIGHTS_BYTES_PER_PARAM = 2
+from models.engine.knobs import ModelKnobs, llm, with_defaults
+from models.engine.training import TrainingStateKnobs, state_bytes
 # Burst-tier slots: the checkpoint being written, the newest complete one (draining), and the one
 # before it (the fallback if the newest proves unloadable).
 FAST_TIER_SLOTS = 3
@@ -47,16 +48,7 @@ def max_source_shards(old: int, new: int) -> int:
     return -(-(n + m - 1) // m)
 
 
-class Params(StrictModel):
-    params_b: Annotated[
-        float,
-        Knob(
-            "Model parameters", "billion", 1, 2000, log=True,
-            help="Dense parameter count. The checkpoint is 14 B per parameter (bf16 weights, fp32 "
-            "master weights, Adam m and v); the seed's 1 TB is 1,000 GB / 14 B = 71.4 billion.",
-            draw=(7, 1000),
-        ),
-    ] = 1000 / CHECKPOINT_BYTES_PER_PARAM
+class _CheckpointKnobs(StrictModel):
     gpus: Annotated[
         int,
         Knob("GPUs writing", "GPUs", 8, 100_000, log=True,
@@ -128,19 +120,30 @@ class Params(StrictModel):
     ] = 320
 
 
+class Params(with_defaults(ModelKnobs, model="Llama-3-70B"), TrainingStateKnobs, _CheckpointKnobs):
+    """The save schedule and the tiers, the training-state convention, then the model."""
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
+    m, sb = llm(p), state_bytes(p)
     # --- Numbers: the burst ---------------------------------------------------------------
+    params = d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1",
+                    noun="parameters")
+    d.step("training_state_bytes_per_param", f"Training state per parameter ({p.training_state})", sb.total, "B",
+           note=sb.source)
+    bpp = d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: weights and fp32 optimizer state",
+                 sb.checkpoint, "B", formula=f"{sb.weights:g} B weights + {sb.checkpoint_optimizer:g} B fp32 "
+                                             "master, m and v (gradients are not saved)")
     ckpt_tb = d.step(
-        "checkpoint_TB", "Checkpoint: resumable training state",
-        p.params_b * 1e9 * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
-        formula="{params_b} × 10⁹ params × 14 B/param",
+        "checkpoint_TB", "Checkpoint: resumable training state", params * bpp / 1e12, "TB",
+        formula="{model_params} × {checkpoint_bytes_per_param} B",
     )
     ckpt_gb = ckpt_tb * 1000
+    wbpp = d.step("weight_bytes_per_param", "Working weights per parameter", sb.weights, "B")
     d.step(
-        "weights_only_GB", "The same model's bf16 weights alone (not resumable)",
-        p.params_b * 1e9 * WEIGHTS_BYTES_PER_PARAM / 1e9, "GB",
-        formula="{params_b} × 10⁹ params × 2 B/param",
+        "weights_only_GB", "The same model's working weights alone (not resumable)", params * wbpp / 1e9, "GB",
+        formula="{model_params} × {weight_bytes_per_param} B",
     )
     shard_gb = d.step(
         "per_gpu_shard_GB", "Each GPU's share of the checkpoint", ckpt_gb / p.gpus, "GB",
@@ -223,10 +226,11 @@ def solve(p: Params) -> Derivation:
         math.floor(p.run_days * 24 / p.milestone_every_h + 1e-9), "1", noun="milestones",
         formula="⌊{run_days} days × 24 h / {milestone_every_h} h⌋",
     )
-    ms_bpp = CHECKPOINT_BYTES_PER_PARAM if p.milestone_contents == "full state" else WEIGHTS_BYTES_PER_PARAM
+    full = p.milestone_contents == "full state"
     ms_tb = d.step(
-        "milestone_TB", "One milestone", p.params_b * 1e9 * ms_bpp / 1e12, "TB",
-        formula=f"{{params_b}} × 10⁹ params × {ms_bpp} B/param ({{milestone_contents}})",
+        "milestone_TB", "One milestone", params * (bpp if full else wbpp) / 1e12, "TB",
+        formula="{model_params} × " + ("{checkpoint_bytes_per_param}" if full else "{weight_bytes_per_param}")
+                + " B ({milestone_contents})",
     )
     d.step(
         "retained_TB", "Retained on durable storage at the end of the run",

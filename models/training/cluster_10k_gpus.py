@@ -32,45 +32,35 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import (
-    CHECKPOINT_BYTES_PER_PARAM,
-    GPUS_PER_NODE,
-    LLAMA3_INTERRUPTIONS,
-    TRAIN_FLOPS_PER_PARAM_TOKEN,
-    gpu as catalog_gpu,
-    model as catalog_model,
-)
+from pydantic import model_validator
+
+from models.catalog import GPUS, GPUS_PER_NODE, LLAMA3_INTERRUPTIONS, TRAIN_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
+from models.engine.hardware import CUSTOM
+from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults
+from models.engine.training import TrainingStateKnobs, state_bytes
 
 SECONDS_PER_DAY = 86_400
 HOURS_PER_YEAR = 8_760
 
-ClusterGPU = Literal["H100 SXM", "H200", "B200"]
 Radix = Literal[32, 64, 128]
-TrainedModel = Literal["Llama-3.1-405B", "Llama-3-70B", "DeepSeek-V3", "Kimi-K2 1T"]
 
 
-class Params(StrictModel):
+class _ClusterKnobs(StrictModel):
     gpus: Annotated[
         int,
         Knob("GPUs the job needs", "GPUs", 1024, 100_000, 1, log=True,
              help="The training job's size; the build rounds it up to whole nodes (and pods).",
              draw=(2000, 50_000)),
     ] = 10_000
-    gpu: Annotated[ClusterGPU, Knob("GPU", help="Sets peak FLOP/s and the module power (catalog).")] = "H100 SXM"
-    model: Annotated[
-        TrainedModel,
-        Knob("Model trained",
-             help="From the catalog: active parameters set the FLOPs, total parameters the full checkpoint."),
-    ] = "Llama-3.1-405B"
     train_tokens_t: Annotated[
         float,
         Knob("Training tokens", "T tokens", 1, 100, 0.5, log=True,
              help="Tokens in the run (Llama 3.1 405B: 15.6T).", draw=(5, 40)),
     ] = 15
-    mfu: Annotated[
+    train_mfu: Annotated[
         float,
-        Knob("MFU", "", 0.2, 0.7, 0.01, percent=True,
+        Knob("Training MFU", "", 0.2, 0.7, 0.01, percent=True,
              help="Share of dense BF16 peak the training step achieves (Llama 3 405B reported 38-43%).",
              draw=(0.3, 0.55)),
     ] = 0.4
@@ -146,6 +136,26 @@ class Params(StrictModel):
              help="From pulling a node to returning it burned-in: diagnose, swap a part, re-test.",
              draw=(12, 168)),
     ] = 48
+    custom_module_W: Annotated[
+        float,
+        Knob("Custom part: module power", "W", 100, 3000, 10, only_if=("gpu", CUSTOM),
+             help="The accelerator's maximum module power (its datasheet's TDP).", draw=(500, 1200)),
+    ] = 700
+
+
+class Params(with_defaults(AcceleratorKnobs, model="Llama-3.1-405B"), TrainingStateKnobs, _ClusterKnobs):
+    """The job and the build, the training-state convention, then the model and the accelerator."""
+
+    @model_validator(mode="after")
+    def _has_power(self) -> "Params":
+        if module_W(self) is None:
+            raise ValueError(f"{self.gpu} has no published module power; pick Custom and type one in.")
+        return self
+
+
+def module_W(p: Params) -> float | None:
+    """The part's maximum module power: the catalog's, or the custom part's typed-in figure."""
+    return p.custom_module_W if p.gpu == CUSTOM else GPUS[p.gpu].tdp_W
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,18 +214,20 @@ def poisson_quantile(mean: float, q: float) -> int:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    g = catalog_gpu(p.gpu)
-    m = catalog_model(p.model)
+    hw, m, sb = accelerator(p), llm(p), state_bytes(p)
+    gpu_W = module_W(p)
 
     # --- from the FLOPs the model needs ---
     flops = d.step(
         "train_flops", "Training compute, 6 × active params × tokens",
         TRAIN_FLOPS_PER_PARAM_TOKEN * m.active_params * p.train_tokens_t * 1e12, "FLOP",
-        formula=f"6 × {m.active_params / 1e9:g}e9 active params × {{train_tokens_t}}e12 tokens",
+        formula=f"6 × {m.active_params / 1e9:.4g}e9 active params (counted from the shape) × {{train_tokens_t}}e12 tokens",
     )
+    peak = d.step("gpu_peak_flops", f"{hw.name} dense BF16 peak", hw.peak("bf16"), "FLOP/s",
+                  formula="the datasheet's dense rate" if p.gpu != CUSTOM else "{custom_bf16_TFLOPs} × 10¹²")
     per_gpu = d.step(
-        "gpu_effective_flops", "One GPU at that MFU", g.dense_bf16_flops * p.mfu, "FLOP/s",
-        formula=f"{g.dense_bf16_TFLOPs:g} TFLOP/s dense BF16 × {{mfu}}",
+        "gpu_effective_flops", "One GPU at that MFU", peak * p.train_mfu, "FLOP/s",
+        formula="{gpu_peak_flops} FLOP/s × {train_mfu}",
     )
     d.step(
         "training_days", "Days to train on the job's GPUs", flops / (p.gpus * per_gpu) / SECONDS_PER_DAY, "d",
@@ -312,15 +324,18 @@ def solve(p: Params) -> Derivation:
         "checkpoint_per_gpu_GB", "Share each GPU writes", p.checkpoint_tb * 1000 / p.gpus, "GB",
         formula="{checkpoint_tb} TB × 1,000 / {gpus}",
     )
+    bpp = d.step("checkpoint_bytes_per_param", f"Checkpoint per parameter ({p.training_state}): weights and fp32 "
+                 "optimizer state, no gradients", sb.checkpoint, "B", note=sb.source,
+                 formula=f"{sb.weights:g} B weights + {sb.checkpoint_optimizer:g} B fp32 master, m and v")
     d.step(
-        "checkpoint_params_b", "Params whose 14 B/param state is that checkpoint",
-        p.checkpoint_tb * 1e12 / CHECKPOINT_BYTES_PER_PARAM / 1e9, "1", noun="B params",
-        formula="{checkpoint_tb}e12 B / 14 B/param",
+        "checkpoint_params_b", "Params whose resumable state is that checkpoint",
+        p.checkpoint_tb * 1e12 / bpp / 1e9, "1", noun="B params",
+        formula="{checkpoint_tb}e12 B / {checkpoint_bytes_per_param} B/param",
     )
     model_ckpt = d.step(
-        "model_checkpoint_TB", "Full checkpoint of the model (14 B per total param)",
-        m.total_params * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
-        formula=f"{m.total_params / 1e9:g}e9 params × 14 B",
+        "model_checkpoint_TB", "Full checkpoint of the model (every parameter, counted from its shape)",
+        m.total_params * bpp / 1e12, "TB",
+        formula=f"{m.total_params / 1e9:.4g}e9 params × {{checkpoint_bytes_per_param}} B",
     )
     d.step(
         "model_checkpoint_write_GBps", "Write rate for the model's full checkpoint",
@@ -335,8 +350,8 @@ def solve(p: Params) -> Derivation:
 
     # --- power ---
     node_w = d.step(
-        "node_W", "One node at nameplate", per_node * g.tdp_W + p.node_overhead_W, "W",
-        formula=f"{{gpus_per_node}} × {g.tdp_W:,.0f} W + {{node_overhead_W}} W",
+        "node_W", "One node at nameplate", per_node * gpu_W + p.node_overhead_W, "W",
+        formula=f"{{gpus_per_node}} × {gpu_W:,.0f} W + {{node_overhead_W}} W",
     )
     it = d.step(
         "it_load_MW", "IT load at nameplate (nodes + fabric)",

@@ -1,8 +1,9 @@
 """Evaluate every training checkpoint: 2,000 evals x 5,000 prompts = ten million prompts a run.
 
 The teaching order is the interview's: count the prompts and the tokens; size one replica with
-the shared serving arithmetic (`models/serving/llm_arith.py`: a decode step from HBM bytes or
-FLOPs, prefill from FLOPs, the batch HBM allows); turn tokens into GPU-hours; size the fleet
+the shared engine (models/engine: a decode step from HBM bytes or FLOPs plus its tensor-parallel
+all-reduces and fixed cost, prefill from FLOPs, the batch HBM allows); turn tokens into GPU-hours;
+size the fleet
 for a four-hour and a two-day turnaround; then the three things that make the number real:
 a content-addressed result cache (which a new checkpoint misses entirely), shards cut by tokens
 rather than by eval (or the longest eval sets the makespan), and the statistics that say how
@@ -10,7 +11,8 @@ small a regression one run can see.
 
 Modelling choices (stated on the page):
   * The pipeline is an offline batch job: the decode batch grows until HBM is full (the TPOT
-    target is loose), prefill and decode take turns on a replica (llm_arith's upper bound).
+    target is loose), prefill and decode take turns on a replica (an upper bound: chunked prefill
+    would ride in decode steps).
   * Replica-seconds per prompt = prefill + output tokens / replica decode rate. Blended tokens
     per GPU-second follow from that; GPU-hours = tokens to run / that rate.
   * A replica spends `replica_startup_min` pulling and loading the checkpoint before it works;
@@ -31,8 +33,9 @@ from typing import Annotated
 from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
-from models.serving import llm_arith as la
-from models.serving.llm_arith import Precision, ReplicaGPUs, ServingGPU, ServingModel
+from models.engine.knobs import with_defaults
+from models.engine.record import record_served
+from models.engine.serving_knobs import ServingKnobs
 
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
@@ -49,7 +52,7 @@ Z_POWER = NormalDist().inv_cdf(POWER)  # 0.8416
 MAKESPAN_SERIES = ("makespan_by_eval_s", "makespan_by_tokens_s", "fast_target_s")
 
 
-class Params(StrictModel):
+class _EvalKnobs(StrictModel):
     evals: Annotated[
         int,
         Knob("Evals per checkpoint", "evals", 10, 20_000, 1, log=True,
@@ -61,49 +64,6 @@ class Params(StrictModel):
         Knob("Prompts per eval", "prompts", 100, 100_000, 1, log=True,
              help="Average prompts in one eval (the seed's ~5,000).", draw=(1000, 20_000)),
     ] = 5000
-    model: Annotated[ServingModel, Knob("Model under evaluation")] = "Llama-3-70B"
-    gpu: Annotated[ServingGPU, Knob("GPU")] = "H100 SXM"
-    gpus_per_replica: Annotated[
-        ReplicaGPUs,
-        Knob("GPUs per replica", "", 1, 8, help="Tensor-parallel group holding one copy of the checkpoint."),
-    ] = 8
-    weight_precision: Annotated[
-        Precision,
-        Knob("Weight precision", help="Evals normally run the checkpoint as trained (bf16); FP8 changes the scores."),
-    ] = "bf16"
-    prompt_tokens: Annotated[
-        int,
-        Knob("Prompt tokens", "tokens", 50, 32_000, 1, log=True,
-             help="Average prompt, few-shot examples and instructions included.", draw=(300, 4000)),
-    ] = 1000
-    prefix_cache_hit: Annotated[
-        float,
-        Knob("Prefix-cache hit", "", 0, 0.95, 0.01, percent=True,
-             help="Share of prompt tokens that are a shared few-shot preamble already in the KV cache.",
-             draw=(0, 0.6)),
-    ] = 0.3
-    output_tokens: Annotated[
-        int,
-        Knob("Output tokens", "tokens", 1, 8000, 1, log=True,
-             help="Average generated tokens: a letter for multiple choice, hundreds for code or maths.",
-             draw=(20, 1000)),
-    ] = 250
-    tpot_target_ms: Annotated[
-        float,
-        Knob("TPOT ceiling", "ms", 20, 500, log=True,
-             help="Offline job: nobody watches the tokens, so a loose ceiling lets the batch fill HBM.",
-             draw=(60, 200)),
-    ] = 100
-    hbm_efficiency: Annotated[
-        float,
-        Knob("HBM efficiency", "", 0.3, 0.95, 0.01, percent=True,
-             help="Share of peak HBM bandwidth a decode step achieves.", draw=(0.6, 0.8)),
-    ] = 0.7
-    mfu: Annotated[
-        float,
-        Knob("MFU", "", 0.1, 0.8, 0.01, percent=True,
-             help="Share of dense peak FLOP/s prefill and a compute-bound decode achieve.", draw=(0.35, 0.6)),
-    ] = 0.5
     fast_turnaround_h: Annotated[
         float,
         Knob("Fast turnaround", "h", 0.5, 48, 0.5, log=True,
@@ -120,12 +80,6 @@ class Params(StrictModel):
              help="Fetch the checkpoint, load it into HBM, warm the engine: paid once per replica per run.",
              draw=(3, 20)),
     ] = 10
-    target_utilization: Annotated[
-        float,
-        Knob("Target utilization", "", 0.3, 1.0, 0.05, percent=True,
-             help="Share of the window replicas are busy; the rest absorbs retries, stragglers and scoring.",
-             draw=(0.6, 0.9)),
-    ] = 0.8
     checkpoints_per_day: Annotated[
         float,
         Knob("Checkpoints evaluated per day", "", 0.1, 24, 0.1, log=True,
@@ -162,18 +116,24 @@ class Params(StrictModel):
     ] = 0.01
 
     @model_validator(mode="after")
-    def _fits(self) -> "Params":
-        problem = la.fit_problem(self.model, self.gpu, self.gpus_per_replica, self.weight_precision,
-                                 self.prompt_tokens, self.output_tokens, self.tpot_target_ms / 1000,
-                                 self.hbm_efficiency, self.mfu)
-        if problem:
-            raise ValueError(problem)
+    def _starts(self) -> "_EvalKnobs":
         if self.replica_startup_min >= 60 * self.fast_turnaround_h:
             raise ValueError(
                 f"The fast turnaround ({self.fast_turnaround_h:g} h) must be longer than a replica's "
                 f"start-up ({self.replica_startup_min:g} min), or no replica ever does any work."
             )
         return self
+
+
+# The eval job's request shape: a 1,000-token prompt (30% of it a shared few-shot preamble), 250
+# tokens generated, a 100 ms TPOT ceiling nobody watches (so the batch fills HBM), replicas busy
+# 80% of the window (the rest is retries, stragglers and scoring). The efficiencies are the engine's.
+_EVAL_JOB = dict(tp_degree=8, prompt_tokens=1000, prefix_cache_hit=0.3, output_tokens=250, tpot_target_ms=100,
+                 target_utilization=0.8)
+
+
+class Params(with_defaults(ServingKnobs, **_EVAL_JOB), _EvalKnobs):
+    """The evals, the turnarounds and the statistics first, then the shared serving knobs."""
 
 
 def _replicas(work_h: float, window_h: float, utilization: float) -> int:
@@ -194,7 +154,8 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{prompts_per_checkpoint} × {output_tokens}")
 
     # --- one replica, from the shared serving arithmetic ---
-    e = la.record_engine(d, p)
+    e = record_served(d, p)
+    weight_bytes = e.replica.weight_bytes
     decode_s = d.step("decode_s_per_prompt", "Replica time decoding one prompt's output (its share of the batch)",
                       p.output_tokens / e.decode_tokens_per_s, "s",
                       formula="{output_tokens} / {decode_tokens_per_s} tokens/s")
@@ -206,8 +167,8 @@ def solve(p: Params) -> Derivation:
     per_replica = d.step("tokens_per_s_per_replica", "Tokens per second one replica gets through",
                          per_prompt / replica_s, "1/s", noun="tokens",
                          formula="{tokens_per_prompt} / {replica_s_per_prompt} s")
-    per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", per_replica / p.gpus_per_replica, "1/s",
-                     noun="tokens", formula="{tokens_per_s_per_replica} tokens/s / {gpus_per_replica}")
+    per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", per_replica / p.tp_degree, "1/s",
+                     noun="tokens", formula="{tokens_per_s_per_replica} tokens/s / {tp_degree}")
 
     # --- GPU-hours ---
     to_run = d.step("tokens_to_run", "Tokens the cache cannot answer", tokens * (1 - p.result_cache_hit), "1",
@@ -215,8 +176,8 @@ def solve(p: Params) -> Derivation:
     gpu_h = d.step("gpu_hours_per_checkpoint", "GPU-hours per checkpoint",
                    to_run / per_gpu / SECONDS_PER_HOUR, "h",
                    formula="{tokens_to_run} / {tokens_per_s_per_gpu} tokens/s / 3,600 s/h", noun="GPU")
-    replica_h = d.step("replica_hours_per_checkpoint", "Replica-hours per checkpoint", gpu_h / p.gpus_per_replica,
-                       "h", formula="{gpu_hours_per_checkpoint} GPU-h / {gpus_per_replica}")
+    replica_h = d.step("replica_hours_per_checkpoint", "Replica-hours per checkpoint", gpu_h / p.tp_degree,
+                       "h", formula="{gpu_hours_per_checkpoint} GPU-h / {tp_degree}")
 
     # --- the fleet for each turnaround ---
     startup_h = d.step("startup_h", "Start-up per replica, in hours", p.replica_startup_min / 60, "h",
@@ -225,28 +186,35 @@ def solve(p: Params) -> Derivation:
                          formula="{fast_turnaround_h} h − {startup_h} h")
     slow_window = d.step("slow_window_h", "Working window, slow option", p.slow_turnaround_h - startup_h, "h",
                          formula="{slow_turnaround_h} h − {startup_h} h")
+    d.step("replicas_fast_continuous", "Replicas for the fast turnaround, before rounding up",
+           replica_h / (fast_window * p.target_utilization), "1", noun="replicas",
+           formula="{replica_hours_per_checkpoint} h / ({fast_window_h} h × {target_utilization})")
     r_fast = d.step("replicas_fast", "Replicas for the fast turnaround",
                     _replicas(replica_h, fast_window, p.target_utilization), "1", noun="replicas",
-                    formula="ceil({replica_hours_per_checkpoint} h / ({fast_window_h} h × {target_utilization}))")
-    g_fast = d.step("gpus_fast", "GPUs for the fast turnaround", r_fast * p.gpus_per_replica, "1", noun="GPUs",
-                    formula="{replicas_fast} × {gpus_per_replica}")
+                    formula="ceil({replicas_fast_continuous})")
+    g_fast = d.step("gpus_fast", "GPUs for the fast turnaround", r_fast * p.tp_degree, "1", noun="GPUs",
+                    formula="{replicas_fast} × {tp_degree}")
+    d.step("replicas_slow_continuous", "Replicas for the slow turnaround, before rounding up",
+           replica_h / (slow_window * p.target_utilization), "1", noun="replicas",
+           formula="{replica_hours_per_checkpoint} h / ({slow_window_h} h × {target_utilization})")
     r_slow = d.step("replicas_slow", "Replicas for the slow turnaround",
                     _replicas(replica_h, slow_window, p.target_utilization), "1", noun="replicas",
-                    formula="ceil({replica_hours_per_checkpoint} h / ({slow_window_h} h × {target_utilization}))")
-    g_slow = d.step("gpus_slow", "GPUs for the slow turnaround", r_slow * p.gpus_per_replica, "1", noun="GPUs",
-                    formula="{replicas_slow} × {gpus_per_replica}")
+                    formula="ceil({replicas_slow_continuous})")
+    g_slow = d.step("gpus_slow", "GPUs for the slow turnaround", r_slow * p.tp_degree, "1", noun="GPUs",
+                    formula="{replicas_slow} × {tp_degree}")
     d.step("fast_over_slow_gpus", "Fast fleet over slow fleet", g_fast / g_slow, "1", noun="×",
            formula="{gpus_fast} / {gpus_slow}")
     d.step("checkpoints_during_slow_wait", "Checkpoints trained while the slow result is pending",
            p.slow_turnaround_h / HOURS_PER_DAY * p.checkpoints_per_day, "1", noun="checkpoints",
            formula="{slow_turnaround_h} h / 24 h × {checkpoints_per_day}")
+    d.step("replicas_for_cadence_continuous", "Replicas that keep up with the cadence, before rounding up",
+           replica_h * p.checkpoints_per_day / (HOURS_PER_DAY * p.target_utilization), "1", noun="replicas",
+           formula="{replica_hours_per_checkpoint} h × {checkpoints_per_day} / (24 h × {target_utilization})")
     r_cadence = d.step("replicas_for_cadence", "Replicas that keep up with the checkpoint cadence at all",
                        _replicas(replica_h * p.checkpoints_per_day, HOURS_PER_DAY, p.target_utilization), "1",
-                       noun="replicas",
-                       formula="ceil({replica_hours_per_checkpoint} h × {checkpoints_per_day} / "
-                               "(24 h × {target_utilization}))")
-    d.step("gpus_for_cadence", "GPUs that keep up with the cadence", r_cadence * p.gpus_per_replica, "1",
-           noun="GPUs", formula="{replicas_for_cadence} × {gpus_per_replica}")
+                       noun="replicas", formula="ceil({replicas_for_cadence_continuous})")
+    d.step("gpus_for_cadence", "GPUs that keep up with the cadence", r_cadence * p.tp_degree, "1",
+           noun="GPUs", formula="{replicas_for_cadence} × {tp_degree}")
     d.step("slow_fleet_keeps_up", "Does the slow fleet keep up with the cadence?",
            "yes" if r_slow >= r_cadence else "no", formula="{replicas_slow} ≥ {replicas_for_cadence}")
     d.step("backlog_checkpoints_per_day", "Checkpoints the slow fleet falls behind each day",
@@ -259,10 +227,10 @@ def solve(p: Params) -> Derivation:
            formula="min(100%, 100 × {replica_hours_per_checkpoint} h × {checkpoints_per_day} / "
                    "({replicas_fast} × 24 h))")
 
-    d.step("startup_fetch_bytes", "Checkpoint bytes the fast fleet reads at start-up", r_fast * e.weight_bytes, "B",
+    d.step("startup_fetch_bytes", "Checkpoint bytes the fast fleet reads at start-up", r_fast * weight_bytes, "B",
            formula="{replicas_fast} × {weight_bytes} B")
     d.step("startup_read_Bps", "Read rate that start-up needs from the checkpoint store",
-           r_fast * e.weight_bytes / (p.replica_startup_min * 60),
+           r_fast * weight_bytes / (p.replica_startup_min * 60),
            "B/s", formula="{startup_fetch_bytes} B / ({replica_startup_min} min × 60)")
 
     # --- the content-addressed result cache ---
@@ -300,9 +268,9 @@ def solve(p: Params) -> Derivation:
     d.step("by_tokens_meets_target", "Does sharding by tokens meet it?",
            "yes" if by_tokens <= target else "no", formula="{makespan_by_tokens_s} s ≤ {fast_target_s} s")
     d.step("idle_gpu_hours_by_eval", "GPU-hours the fast fleet sits idle waiting on the largest eval",
-           (r_fast * max(avg_load, largest) - replica_s_total) * p.gpus_per_replica / SECONDS_PER_HOUR, "h",
+           (r_fast * max(avg_load, largest) - replica_s_total) * p.tp_degree / SECONDS_PER_HOUR, "h",
            formula="({replicas_fast} × max({avg_load_fast_s} s, {largest_eval_replica_s} s) − {replica_s_to_run} s)"
-                   " × {gpus_per_replica} / 3,600", noun="GPU")
+                   " × {tp_degree} / 3,600", noun="GPU")
 
     # --- reproducibility: how small a regression one run can see ---
     pq = p.pass_rate * (1 - p.pass_rate)

@@ -1,6 +1,6 @@
 """Ship a 141 GB model artifact to a thousand nodes: why a Docker image takes an hour a node.
 
-141 GB is a 70B model in bf16 (catalog Llama-3-70B parameters x 2 bytes). At 10 Gb/s those
+141 GB is a 70B model in bf16 (Llama-3-70B's 70.6B parameters, counted from its shape, x 2 bytes). At 10 Gb/s those
 bytes cross a node's link in under two minutes, so "an hour per node" is not bandwidth: it is
 the image pull path. Modelled with stated rates:
 
@@ -20,15 +20,24 @@ chain, swarm estimate) on this scenario, and its swarm simulation.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated
 
-from models.catalog import CHECKPOINT_BYTES_PER_PARAM, LINKS, model as catalog_model
+from pydantic import create_model
+
+from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.serving.llm_arith import BYTES_PER_PARAM, Precision
+from models.engine.knobs import ModelKnobs, ReplicaKnobs, llm
+from models.engine.precision import bytes_per_element
+from models.engine.training import STATES
 from models.sim import swarm
 from models.training import checkpoint_distribution as cd
 
-ArtifactModel = Literal["Llama-3-8B", "Llama-3-70B", "Llama-3.1-405B", "Mixtral-8x7B", "DeepSeek-V3"]
+# The serving weights' format, the one knob of ReplicaKnobs this page needs (declared there, reused).
+_WeightFormat = create_model("_WeightFormat", __base__=StrictModel,
+                             weight_precision=(ReplicaKnobs.model_fields["weight_precision"].annotation,
+                                               ReplicaKnobs.model_fields["weight_precision"]))
+# The checkpoint training writes, for contrast: bf16 weights with fp32 master, m and v (14 B).
+TRAINING_STATE = STATES["bf16 weights, fp32 grads (Megatron)"]
 LOCAL_DISK = LINKS["NVMe Gen4 SSD"]  # where a node stages the artifact before loading it
 
 # Series for the rollout chart (time against nodes), bound last.
@@ -36,11 +45,7 @@ CHART_SERIES = ("naive_registry_rollout_s", "docker_time_per_node_s", "chunked_r
                 "swarm_estimate_s", "per_node_lower_bound_s")
 
 
-class Params(StrictModel):
-    model: Annotated[ArtifactModel, Knob("Model")] = "Llama-3-70B"
-    weight_precision: Annotated[
-        Precision, Knob("Weight precision", help="bf16: 2 bytes per parameter; FP8: 1.")
-    ] = "bf16"
+class _RolloutKnobs(StrictModel):
     nodes: Annotated[
         int,
         Knob("Nodes to reach", "nodes", 2, 20_000, 1, log=True,
@@ -134,8 +139,12 @@ class Params(StrictModel):
     ] = 0.0
 
 
+class Params(ModelKnobs, _WeightFormat, _RolloutKnobs):
+    """The rollout, the pull path and the fan-out, then the weights' format and the model."""
+
+
 def _artifact_bytes(p: Params) -> float:
-    return catalog_model(p.model).total_params * BYTES_PER_PARAM[p.weight_precision]
+    return llm(p).total_params * bytes_per_element(p.weight_precision)
 
 
 def fanout_params(p: Params) -> cd.Params:
@@ -154,17 +163,17 @@ def _pull(download_s: float, unpack_s: float, layers: int) -> float:
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    m = catalog_model(p.model)
+    m = llm(p)
 
     # --- numbers ---
-    d.step("model_params", f"{p.model} parameters (catalog)", m.total_params, "1", noun="parameters")
-    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", BYTES_PER_PARAM[p.weight_precision], "1",
+    d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
+    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", bytes_per_element(p.weight_precision), "1",
            noun="bytes")
     size = d.step("artifact_bytes", "Artifact: the weights, nothing else", _artifact_bytes(p), "B",
                   formula="{model_params} × {bytes_per_param} B")
     d.step("resumable_checkpoint_bytes", "The training checkpoint of the same model (weights + fp32 master + Adam)",
-           m.total_params * CHECKPOINT_BYTES_PER_PARAM, "B",
-           formula=f"{{model_params}} × {CHECKPOINT_BYTES_PER_PARAM} B")
+           m.total_params * TRAINING_STATE.checkpoint, "B",
+           formula=f"{{model_params}} × {TRAINING_STATE.checkpoint:g} B")
     link = d.step("node_link_Bps", "Node link in bytes", p.node_link_gbps * 1e9 / 8, "B/s",
                   formula="{node_link_gbps} Gb/s / 8")
     bound = d.step("per_node_lower_bound_s", "Lower bound: the artifact through one node's link", size / link, "s",

@@ -4,7 +4,9 @@ Storage follows total parameters, compute follows active ones. The catalog gives
 (Kimi K2: 1T total, 32B active, 384 routed experts, top-8) and the GPU; the walkthrough derives,
 in interview order:
 
-    training state      16 B/param x total (bf16 weights 2 + bf16 grads 2 + fp32 master, m, v 12)
+    training state      18 B/param x total: bf16 weights 2 + fp32 gradient buffers 4 + fp32 master,
+                        m, v 12, the layout Kimi K2's report describes (Megatron-LM's table,
+                        models/engine/training.py; other rows are a knob)
     checkpoint          14 B/param x total (no gradients)
     FLOPs per token     6 x active; a 1T *active* model costs total / active times more
     GPU-hours           tokens x 6 x active / (dense BF16 peak x MFU)
@@ -14,21 +16,26 @@ in interview order:
                         over the rest, with ZeRO-1 sharding the optimizer state across DP replicas.
                         Always-on weights (attention, shared expert, dense layer, embeddings) are
                         replicated on each EP rank of a stage; routed experts are split across them:
-                            state per GPU = 4 B x P_gpu + 12 B x P_gpu / DP,
+                            state per GPU = (weights + grads) B x P_gpu + optimizer B x P_gpu / DP,
                             P_gpu = (always-on + routed / EP) / PP
     all-to-all          four per MoE layer per token (dispatch and combine forward, their gradients
                         backward), top-k copies of a d_model bf16 vector each, (EP - 1) / EP of them
                         leaving the GPU; rate = bytes per token x tokens/s per GPU at the MFU.
                         The a2a time as a share of compute time is that rate over the link rate.
-    cross-node EP       when EP spans nodes, one copy per destination node (forwarded over NVLink
-                        inside it), at most M nodes per token (DeepSeek-V3's node-limited routing)
+    cross-node EP       when EP spans nodes (scale-up domains: 8 GPUs on an HGX board, 72 on an
+                        NVL72 rack), one copy per destination node (forwarded over NVLink inside
+                        it), at most M nodes per token (DeepSeek-V3's node-limited routing)
     imbalance           the hottest EP rank gets `router_imbalance` x the mean routed tokens; its
                         expert compute and its all-to-all stretch by that factor and every rank
                         waits for it (no overlap of all-to-all with compute: an upper bound)
 
-Modelling choices stated on the page: Adam conventions from the catalog even though Kimi K2 used
-Muon (one momentum buffer, less state); uniform routing for the byte counts; no activation
-recomputation (it would repeat the forward all-to-alls).
+Parameters are counted from the model's shape (models/engine/shape.py): a routed expert is its
+gated MLP times the MoE layers, and everything else (attention, shared expert, dense layers,
+router, embeddings) is always on.
+
+Modelling choices stated on the page: Adam state even though Kimi K2 used Muon (one momentum
+buffer, less state); uniform routing for the byte counts; no activation recomputation (it would
+repeat the forward all-to-alls).
 """
 
 from __future__ import annotations
@@ -39,46 +46,34 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import (
-    ADAM_MIXED_BYTES_PER_PARAM,
-    CHECKPOINT_BYTES_PER_PARAM,
-    DENSE_LAYERS,
-    GPUS_PER_NODE,
-    LINKS,
-    LLAMA3_INTERRUPTIONS,
-    TRAIN_FLOPS_PER_PARAM_TOKEN,
-    gpu as catalog_gpu,
-    model as catalog_model,
-)
+from models.catalog import LINKS, LLAMA3_INTERRUPTIONS, TRAIN_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
+from models.engine.hardware import Hardware
+from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults
+from models.engine.shape import count
+from models.engine.training import STATES, TrainingStateKnobs, state_bytes
 
-WEIGHT_BYTES = 2  # bf16 working weights
-GRAD_BYTES = ADAM_MIXED_BYTES_PER_PARAM - CHECKPOINT_BYTES_PER_PARAM  # 2: the checkpoint drops them
-OPTIMIZER_BYTES = CHECKPOINT_BYTES_PER_PARAM - WEIGHT_BYTES  # 12: fp32 master, m and v
 A2A_BYTES_PER_ELEM = 2  # bf16 hidden vectors (FP8 dispatch would halve the dispatch half)
 A2A_PER_MOE_LAYER = 4  # forward dispatch + combine, and the gradient of each in the backward pass
+ZERO_PAPER = "bf16 weights and grads (ZeRO paper)"
+SHARDING = "zero1"  # ZeRO-1 / Megatron's distributed optimizer, as Kimi K2 and DeepSeek-V3 trained
 
 # DeepSeek-V3 Technical Report, arXiv 2412.19437: Table 1 (pre-training 2,664K H800 GPU-hours for
 # 14.8T tokens) and section 3.2 (64-way expert parallelism over 8 nodes; node-limited routing,
-# each token to at most 4 nodes). H800 SXM has the H100 SXM's dense BF16 peak (same GH100 compute;
-# only NVLink and FP64 are cut), so the catalog's H100 SXM stands in for it.
+# each token to at most 4 nodes). The H800 has the H100 SXM's dense BF16 peak (only NVLink and
+# FP64 are cut).
 DSV3_PRETRAIN_GPU_HOURS = 2.664e6
 DSV3_PRETRAIN_TOKENS = 14.8e12
-DSV3_GPU = "H100 SXM"
+DSV3_GPU = "H800"
 DSV3_EP = 64
+K2_PP, K2_EP = 16, 16
 
-TrainModel = Literal["Kimi-K2 1T", "DeepSeek-V3"]
-TrainGPU = Literal["H100 SXM", "H200", "B200"]
 ClusterSize = Literal[1024, 2048, 4096, 8192, 16384]
 EPSize = Literal[4, 8, 16, 32, 64]
 NIC = Literal["IB NDR 400G", "IB XDR 800G", "400GbE", "200GbE"]
 
 
-class Params(StrictModel):
-    model: Annotated[
-        TrainModel, Knob("Model", help="Mixtures of experts from the catalog: total and active parameters, experts, top-k.")
-    ] = "Kimi-K2 1T"
-    gpu: Annotated[TrainGPU, Knob("GPU", help="HBM, dense BF16 peak and NVLink from the catalog.")] = "H100 SXM"
+class _TrainingKnobs(StrictModel):
     gpus: Annotated[
         ClusterSize, Knob("GPUs in the job", "GPUs", 1024, 16384, log=True, draw=(2048, 16384),
                           help="Whole 8-GPU nodes; a power of two so the layout divides it.")
@@ -88,10 +83,11 @@ class Params(StrictModel):
         Knob("Training tokens", "T tokens", 1, 100, 0.5, log=True,
              help="Pre-training tokens (Kimi K2: 15.5T; DeepSeek-V3: 14.8T).", draw=(5, 30)),
     ] = 15
-    mfu: Annotated[
+    train_mfu: Annotated[
         float,
-        Knob("MFU", "", 0.15, 0.7, 0.01, percent=True,
-             help="Share of dense BF16 peak the whole run achieves, counting 6 x active FLOPs per token.",
+        Knob("Training MFU", "", 0.15, 0.7, 0.01, percent=True,
+             help="Share of dense BF16 peak the whole training run achieves, counting 6 x active FLOPs per "
+                  "token (not a serving engine's prefill or decode MFU).",
              draw=(0.25, 0.5)),
     ] = 0.4
     state_share_of_hbm: Annotated[
@@ -124,26 +120,54 @@ class Params(StrictModel):
              draw=(1, 2)),
     ] = 1.25
 
+
+class Params(with_defaults(AcceleratorKnobs, model="Kimi-K2 1T"), TrainingStateKnobs, _TrainingKnobs):
+    """The job and its layout, the training-state convention, then the model and accelerator."""
+
     @model_validator(mode="after")
     def _layout_fits(self) -> "Params":
-        if layout(self) is None:
-            m, g = catalog_model(self.model), catalog_gpu(self.gpu)
-            deepest = 1
-            while deepest * 2 <= min(m.layers, self.gpus // self.ep_size):
-                deepest *= 2
-            raise ValueError(
-                f"{self.model}'s training state does not fit {self.gpus:,} {self.gpu}s with "
-                f"{self.state_share_of_hbm:.0%} of {g.memory_GB:g} GB for state at expert-parallel size "
-                f"{self.ep_size}: even {deepest} pipeline stages leave too much per GPU. "
-                "Use more GPUs, a larger HBM share or a larger expert-parallel size."
-            )
+        why = problem(self)
+        if why:
+            raise ValueError(why)
         return self
+
+
+def problem(p: Params) -> str | None:
+    """Why this scenario has no layout on the page, in a sentence, or None."""
+    m = llm(p)
+    if not m.is_moe:
+        return f"{m.name} is dense: this page lays out a mixture of experts. Pick an MoE model or give the custom one routed experts."
+    if m.moe_experts % p.ep_size:
+        return (f"{m.name}'s {m.moe_experts} routed experts do not split evenly over {p.ep_size} expert-parallel "
+                f"GPUs; pick an expert-parallel size that divides them.")
+    if m.experts_per_token >= m.moe_experts:
+        return f"{m.name} routes each token to all of its experts; a mixture of experts routes to fewer."
+    hw = accelerator(p)
+    if p.ep_size > hw.scale_up_domain and p.ep_size % hw.scale_up_domain:
+        return (f"An expert-parallel group of {p.ep_size} does not cut into whole scale-up domains of "
+                f"{hw.scale_up_domain} {hw.name}s.")
+    if layout(p) is None:
+        deepest = 1
+        while deepest * 2 <= min(m.layers, p.gpus // p.ep_size):
+            deepest *= 2
+        return (
+            f"{m.name}'s training state does not fit {p.gpus:,} × {hw.name} with "
+            f"{p.state_share_of_hbm:.0%} of {hw.hbm_bytes / 1e9:g} GB for state at expert-parallel size "
+            f"{p.ep_size}: even {deepest} pipeline stages leave too much per GPU. "
+            "Use more GPUs, a larger HBM share, a larger expert-parallel size or a leaner training state."
+        )
+    return None
+
+
+def domain(hw: Hardware) -> int:
+    """GPUs in one NVLink node: the all-to-all inside it rides the scale-up fabric."""
+    return hw.scale_up_domain
 
 
 @dataclass(frozen=True)
 class Layout:
     expert_params: float  # one routed expert, summed over the MoE layers
-    always_on_params: float  # attention, shared expert, dense layer, embeddings
+    always_on_params: float  # attention, shared expert, dense layers, router, embeddings
     routed_params: float  # every routed expert
     budget_bytes: float
     pp: int
@@ -158,22 +182,30 @@ class Layout:
         return self.weights_grads_bytes + self.optimizer_bytes
 
 
-def _per_gpu(always_on: float, routed: float, ep: int, pp: int, dp: int) -> tuple[float, float, float]:
-    params = (always_on + routed / ep) / pp
-    return params, (WEIGHT_BYTES + GRAD_BYTES) * params, OPTIMIZER_BYTES * params / dp
+def split_params(p: Params) -> tuple[float, float, float]:
+    """(one routed expert over the MoE layers, always-on, all routed), counted from the shape."""
+    m = llm(p)
+    c = count(m)
+    expert = (c.moe_per_layer - m.moe_experts * m.d_model) / (m.moe_experts + m.shared_experts) * c.moe_layers
+    routed = m.moe_experts * expert
+    return expert, m.total_params - routed, routed
+
+
+def _per_gpu(p: Params, always_on: float, routed: float, pp: int, dp: int) -> tuple[float, float, float]:
+    s = state_bytes(p)
+    params = (always_on + routed / p.ep_size) / pp
+    return params, s.replicated(SHARDING) * params, s.sharded(SHARDING) * params / dp
 
 
 def layout(p: Params) -> Layout | None:
     """The smallest power-of-two pipeline depth whose per-GPU state fits the budget, or None."""
-    m, g = catalog_model(p.model), catalog_gpu(p.gpu)
-    expert = (m.total_params - m.active_params) / (m.moe_experts - m.experts_per_token)
-    always_on = m.active_params - m.experts_per_token * expert
-    routed = m.moe_experts * expert
-    budget = g.memory_bytes * p.state_share_of_hbm
+    m, hw = llm(p), accelerator(p)
+    expert, always_on, routed = split_params(p)
+    budget = hw.hbm_bytes * p.state_share_of_hbm
     pp = 1
     while pp <= m.layers and pp * p.ep_size <= p.gpus:
         dp = p.gpus // (pp * p.ep_size)
-        params, wg, opt = _per_gpu(always_on, routed, p.ep_size, pp, dp)
+        params, wg, opt = _per_gpu(p, always_on, routed, pp, dp)
         if wg + opt <= budget:
             return Layout(expert, always_on, routed, budget, pp, pp * p.ep_size, dp, params, wg, opt)
         pp *= 2
@@ -190,8 +222,9 @@ def remote_node_copies(experts: int, top_k: int, nodes: int, node_limit: int) ->
     """
     if nodes <= 1:
         return 0.0
-    chosen = min(node_limit, nodes)
     per_node = experts // nodes
+    # A limit too tight to hold k distinct experts is widened to the fewest nodes that can.
+    chosen = min(nodes, max(node_limit, -(-top_k // per_node)))
     pool = chosen * per_node
     untouched = math.comb(pool - per_node, top_k) / math.comb(pool, top_k)
     return chosen * (1 - untouched) * (nodes - 1) / nodes
@@ -199,33 +232,41 @@ def remote_node_copies(experts: int, top_k: int, nodes: int, node_limit: int) ->
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
-    m, g, lay = catalog_model(p.model), catalog_gpu(p.gpu), layout(p)
+    m, hw, lay = llm(p), accelerator(p), layout(p)
     assert lay is not None  # the validator guarantees it
     k = m.experts_per_token
+    sb = state_bytes(p)
+    node = domain(hw)
 
     # --- numbers: storage follows total, compute follows active ---
-    total = d.step("total_params", f"{p.model}: every parameter, all experts (catalog)", m.total_params, "1",
-                   noun="parameters")
-    active = d.step("active_params", "Parameters one token passes through (catalog)", m.active_params, "1",
-                    noun="parameters")
-    d.step("adam_bytes_per_param", "Mixed-precision Adam state per parameter (catalog convention)",
-           ADAM_MIXED_BYTES_PER_PARAM, "B",
-           formula=f"{WEIGHT_BYTES} B bf16 weight + {GRAD_BYTES} B bf16 grad + {OPTIMIZER_BYTES} B fp32 master, m, v")
+    total = d.step("total_params", f"{m.name}: every parameter, all experts (counted from its shape)",
+                   m.total_params, "1", noun="parameters")
+    active = d.step("active_params", "Parameters one token passes through (counted from its shape)",
+                    m.active_params, "1", noun="parameters")
+    d.step("weight_bytes_per_param", "Working weights per parameter", sb.weights, "B")
+    d.step("grad_bytes_per_param", "Gradient buffer per parameter", sb.grads, "B")
+    d.step("optimizer_bytes_per_param", "Optimizer state per parameter (fp32 master, Adam m and v)",
+           sb.optimizer, "B")
+    d.step("adam_bytes_per_param", f"Training state per parameter ({p.training_state})", sb.total, "B",
+           formula="{weight_bytes_per_param} B + {grad_bytes_per_param} B + {optimizer_bytes_per_param} B",
+           note=sb.source)
     state = d.step("state_TB", "Training state: every parameter, expert or not",
-                   total * ADAM_MIXED_BYTES_PER_PARAM / 1e12, "TB",
+                   total * sb.total / 1e12, "TB",
                    formula="{total_params} × {adam_bytes_per_param} B")
+    d.step("state_zero_paper_TB", "The same at the ZeRO paper's 16 B (bf16 gradients)",
+           total * STATES[ZERO_PAPER].total / 1e12, "TB", formula=f"{{total_params}} × {STATES[ZERO_PAPER].total:g} B")
     d.step("state_if_dense_active_TB", "The state of a dense model with the same per-token compute",
-           active * ADAM_MIXED_BYTES_PER_PARAM / 1e12, "TB",
+           active * sb.total / 1e12, "TB",
            formula="{active_params} × {adam_bytes_per_param} B")
-    d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: the state minus gradients (catalog)",
-           CHECKPOINT_BYTES_PER_PARAM, "B",
-           formula=f"{ADAM_MIXED_BYTES_PER_PARAM} B − {GRAD_BYTES} B of gradients")
-    ckpt = d.step("checkpoint_TB", "One resumable checkpoint", total * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
+    d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: weights and fp32 optimizer state, no gradients",
+           sb.checkpoint, "B",
+           formula=f"{{weight_bytes_per_param}} B + {sb.checkpoint_optimizer:g} B of fp32 optimizer state")
+    ckpt = d.step("checkpoint_TB", "One resumable checkpoint", total * sb.checkpoint / 1e12, "TB",
                   formula="{total_params} × {checkpoint_bytes_per_param} B")
     fpt = d.step("train_flops_per_token", "Training FLOPs per token: forward 2 + backward 4, active only",
                  TRAIN_FLOPS_PER_PARAM_TOKEN * active, "FLOP",
                  formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{active_params}}")
-    d.step("dense_flops_per_token", "The same, if all 1T were active",
+    d.step("dense_flops_per_token", "The same, if every parameter were active",
            TRAIN_FLOPS_PER_PARAM_TOKEN * total, "FLOP", formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{total_params}}")
     ratio = d.step("compute_ratio_if_active", "Compute multiple if 'total' meant 'active'", total / active, "1",
                    noun="×", formula="{total_params} / {active_params}")
@@ -233,30 +274,30 @@ def solve(p: Params) -> Derivation:
                     formula="{train_tokens_t} × 10¹²")
     run_flops = d.step("run_flops", "FLOPs for the whole run", fpt * tokens, "1", noun="FLOP",
                        formula="{train_flops_per_token} × {train_tokens}")
-    peak = d.step("gpu_peak_flops", f"{p.gpu} dense BF16 peak (catalog)", g.dense_bf16_flops, "FLOP/s")
-    per_gpu = d.step("achieved_flops_per_gpu", "What one GPU delivers at the MFU", peak * p.mfu, "FLOP/s",
-                     formula="{gpu_peak_flops} × {mfu}")
+    peak = d.step("gpu_peak_flops", f"{hw.name} dense BF16 peak", hw.peak("bf16"), "FLOP/s")
+    per_gpu = d.step("achieved_flops_per_gpu", "What one GPU delivers at the training MFU", peak * p.train_mfu,
+                     "FLOP/s", formula="{gpu_peak_flops} × {train_mfu}")
     gpu_h = d.step("gpu_hours", "GPU-hours for the run", run_flops / per_gpu / 3600, "h",
                    formula="{run_flops} / {achieved_flops_per_gpu} FLOP/s / 3,600 s", noun="GPU")
     days = d.step("training_days", "Wall clock on the job's GPUs", gpu_h / p.gpus / 24, "d",
                   formula="{gpu_hours} GPU-h / {gpus} GPUs / 24")
-    d.step("gpu_hours_if_active", "GPU-hours if all 1T were active", gpu_h * ratio, "h",
+    d.step("gpu_hours_if_active", "GPU-hours if every parameter were active", gpu_h * ratio, "h",
            formula="{gpu_hours} GPU-h × {compute_ratio_if_active}", noun="GPU")
-    d.step("training_days_if_active", "Wall clock if all 1T were active", days * ratio, "d",
+    d.step("training_days_if_active", "Wall clock if every parameter were active", days * ratio, "d",
            formula="{training_days} d × {compute_ratio_if_active}")
-    dsv3 = catalog_model("DeepSeek-V3")
+    dsv3 = llm(p.model_copy(update={"model": "DeepSeek-V3"}))
+    dsv3_peak = accelerator(p.model_copy(update={"gpu": DSV3_GPU})).peak("bf16")
     dsv3_mfu = d.step(
-        "dsv3_implied_mfu", "MFU DeepSeek-V3's reported pre-training implies (H800 = H100 SXM BF16 peak)",
+        "dsv3_implied_mfu", "MFU DeepSeek-V3's reported pre-training implies on H800s",
         100 * TRAIN_FLOPS_PER_PARAM_TOKEN * dsv3.active_params * DSV3_PRETRAIN_TOKENS
-        / (DSV3_PRETRAIN_GPU_HOURS * 3600 * catalog_gpu(DSV3_GPU).dense_bf16_flops), "%",
-        formula=(f"100 × {TRAIN_FLOPS_PER_PARAM_TOKEN} × {dsv3.active_params:.3g} × {DSV3_PRETRAIN_TOKENS:.3g} tokens / "
-                 f"({DSV3_PRETRAIN_GPU_HOURS:.4g} GPU-h × 3,600 s × "
-                 f"{catalog_gpu(DSV3_GPU).dense_bf16_flops:.3g} FLOP/s)"))
+        / (DSV3_PRETRAIN_GPU_HOURS * 3600 * dsv3_peak), "%",
+        formula=(f"100 × {TRAIN_FLOPS_PER_PARAM_TOKEN} × {dsv3.active_params:.4g} × {DSV3_PRETRAIN_TOKENS:.3g} tokens / "
+                 f"({DSV3_PRETRAIN_GPU_HOURS:.4g} GPU-h × 3,600 s × {dsv3_peak:.3g} FLOP/s)"))
     d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu / 100) / 3600, "h",
            formula="{run_flops} / ({gpu_peak_flops} FLOP/s × {dsv3_implied_mfu}%) / 3,600 s", noun="GPU")
 
     # --- shape: the state budget per GPU and the layout that falls out ---
-    d.step("hbm_GB", f"{p.gpu} HBM (catalog)", g.memory_GB, "GB")
+    d.step("hbm_GB", f"{hw.name} HBM", hw.hbm_bytes / 1e9, "GB")
     budget_gb = d.step("state_budget_per_gpu_GB", "HBM one GPU gives to training state",
                        lay.budget_bytes / 1e9, "GB", formula="{hbm_GB} GB × {state_share_of_hbm}")
     d.step("min_gpus_for_state", "GPUs the state needs if sharded perfectly at that budget",
@@ -279,17 +320,21 @@ def solve(p: Params) -> Derivation:
            formula="100 × {experts_per_token} × {expert_params} / {active_params}")
     d.step("experts_per_gpu", "Routed experts per GPU per layer", m.moe_experts // p.ep_size, "1", noun="experts",
            formula="{routed_experts} / {ep_size}")
-    d.step("ep_nodes", "Nodes one expert-parallel group spans", max(1, p.ep_size // GPUS_PER_NODE), "1",
-           noun="nodes", formula=f"max(1, {{ep_size}} / {GPUS_PER_NODE} GPUs per node)")
+    d.step("gpus_per_node", f"GPUs per NVLink node ({hw.name} scale-up domain)", node, "1", noun="GPUs")
+    d.step("ep_nodes", "Nodes one expert-parallel group spans", max(1, p.ep_size // node), "1",
+           noun="nodes", formula="max(1, {ep_size} / {gpus_per_node})")
     d.step("optimizer_per_gpu_GB", "Optimizer state per GPU, ZeRO-1 over the data-parallel replicas",
            lay.optimizer_bytes / 1e9, "GB",
-           formula=f"{OPTIMIZER_BYTES} B × ({{always_on_params}} + {{routed_params}} / {{ep_size}}) / PP / DP "
-                   f"= {OPTIMIZER_BYTES} B × ({{always_on_params}} × {{ep_size}} + {{routed_params}}) / {{gpus}}")
+           formula="{optimizer_bytes_per_param} B × ({always_on_params} + {routed_params} / {ep_size}) / PP / DP "
+                   "= {optimizer_bytes_per_param} B × ({always_on_params} × {ep_size} + {routed_params}) / {gpus}")
     pp = d.step("pp_size", "Pipeline stages: the smallest power of two whose state fits the budget", lay.pp, "1",
                 noun="stages",
-                formula=f"smallest PP = 2ⁿ with {WEIGHT_BYTES + GRAD_BYTES} B × ({{always_on_params}} + "
-                        f"{{routed_params}} / {{ep_size}}) / PP + {{optimizer_per_gpu_GB}} GB ≤ "
+                formula="smallest PP = 2ⁿ with ({weight_bytes_per_param} B + {grad_bytes_per_param} B) × "
+                        "({always_on_params} + {routed_params} / {ep_size}) / PP + {optimizer_per_gpu_GB} GB ≤ "
                         "{state_budget_per_gpu_GB} GB")
+    lean = layout(p.model_copy(update={"training_state": ZERO_PAPER}))
+    d.step("pp_size_bf16_grads", "Pipeline stages the same search gives with bf16 gradients (ZeRO paper's 16 B)",
+           lean.pp if lean else float("nan"), "1", noun="stages")
     d.step("model_parallel_gpus", "GPUs holding one copy of the weights", lay.mp, "1", noun="GPUs",
                 formula="{pp_size} × {ep_size}")
     d.step("dp_size", "Data-parallel replicas", lay.dp, "1", noun="replicas",
@@ -299,19 +344,35 @@ def solve(p: Params) -> Derivation:
     d.step("params_per_gpu", "Parameters resident on one GPU", lay.params_per_gpu, "1", noun="parameters",
            formula="({always_on_params} + {routed_params} / {ep_size}) / {pp_size}")
     d.step("weights_grads_per_gpu_GB", "Weights and gradients per GPU", lay.weights_grads_bytes / 1e9, "GB",
-           formula=f"{WEIGHT_BYTES + GRAD_BYTES} B × {{params_per_gpu}}")
+           formula="({weight_bytes_per_param} B + {grad_bytes_per_param} B) × {params_per_gpu}")
     per_gpu_state = d.step("state_per_gpu_GB", "Training state per GPU in this layout", lay.state_bytes / 1e9,
                            "GB", formula="{weights_grads_per_gpu_GB} GB + {optimizer_per_gpu_GB} GB")
-    d.step("activation_room_GB", "HBM left for activations and buffers", g.memory_GB - per_gpu_state, "GB",
+    d.step("activation_room_GB", "HBM left for activations and buffers", hw.hbm_bytes / 1e9 - per_gpu_state, "GB",
            formula="{hbm_GB} GB − {state_per_gpu_GB} GB")
     d.step("layout_copies_of_state", "State held by the job over one copy", per_gpu_state * p.gpus / (state * 1000),
            "1", noun="×", formula="{state_per_gpu_GB} GB × {gpus} / {state_TB} TB")
+    # Kimi K2's report (arXiv 2507.20534, section 2.4): 16 pipeline stages × 16-way EP, ZeRO-1; "bf16
+    # parameters and their fp32 gradient accumulation buffer ... approximately 6 TB ... over a model-parallel
+    # group of 256 GPUs", "approximately 30 GB of GPU memory for all states" per GPU.
+    k2_dp = max(1, p.gpus // (K2_PP * K2_EP))
+    k2_params = (lay.always_on_params + lay.routed_params / K2_EP) / K2_PP
+    d.step("weights_grads_one_copy_TB", "Weights and gradients of every parameter once",
+           sb.replicated(SHARDING) * total / 1e12, "TB",
+           formula="({weight_bytes_per_param} B + {grad_bytes_per_param} B) × {total_params}")
+    d.step("k2_layout_weights_grads_TB", "Weights and gradients over one 16 × 16 model-parallel group (Kimi K2's layout)",
+           sb.replicated(SHARDING) * k2_params * K2_PP * K2_EP / 1e12, "TB",
+           formula=f"({{weight_bytes_per_param}} B + {{grad_bytes_per_param}} B) × ({{always_on_params}} × {K2_EP} + "
+                   "{routed_params})")
+    d.step("k2_layout_state_per_gpu_GB", "State per GPU in that layout, optimizer sharded over the rest",
+           sb.per_rank(SHARDING, k2_dp) * k2_params / 1e9, "GB",
+           formula=f"({{weight_bytes_per_param}} B + {{grad_bytes_per_param}} B + {{optimizer_bytes_per_param}} B / "
+                   f"({{gpus}} / {K2_PP * K2_EP})) × ({{always_on_params}} + {{routed_params}} / {K2_EP}) / {K2_PP}")
 
     # --- arithmetic: the all-to-all against NVLink and the NIC ---
     tps = d.step("tokens_per_s_per_gpu", "Tokens one GPU trains per second at the MFU", per_gpu / fpt, "1/s",
                  noun="tokens", formula="{achieved_flops_per_gpu} FLOP/s / {train_flops_per_token} FLOP")
-    moe_layers = d.step("moe_layers", "MoE layers", m.layers - DENSE_LAYERS[p.model], "1", noun="layers",
-                        formula=f"{m.layers} layers − {DENSE_LAYERS[p.model]} dense")
+    moe_layers = d.step("moe_layers", "MoE layers", m.layers - m.dense_layers, "1", noun="layers",
+                        formula=f"{m.layers} layers − {m.dense_layers} dense")
     d.step("hidden_size", "Hidden vector per routed copy (catalog d_model)", m.d_model, "1", noun="elements")
     copy_b = d.step("copy_bytes", "One routed copy of a token in bf16", m.d_model * A2A_BYTES_PER_ELEM, "B",
                     formula=f"{{hidden_size}} × {A2A_BYTES_PER_ELEM} B")
@@ -324,8 +385,8 @@ def solve(p: Params) -> Derivation:
                              "{copy_bytes} B")
     egress = d.step("a2a_egress_per_gpu_GBps", "All-to-all egress per GPU, averaged over the step",
                     per_tok * tps / 1e9, "GB/s", formula="{a2a_bytes_per_token} B × {tokens_per_s_per_gpu} /s")
-    nvl = d.step("nvlink_GBps", f"{p.gpu} NVLink, one direction (catalog)", g.nvlink_GBps_per_direction, "GB/s",
-                 formula=f"{g.nvlink_GBps:g} GB/s bidirectional / 2")
+    nvl = d.step("nvlink_GBps", f"{hw.name} scale-up link (NVLink), one direction", hw.link_Bps_per_direction / 1e9,
+                 "GB/s")
     nic_gbps = d.step("nic_GBps", f"{p.nic}, one direction (catalog)", LINKS[p.nic].GBps, "GB/s")
     d.step("nvlink_over_nic", "NVLink over the NIC", nvl / nic_gbps, "1", noun="×",
            formula="{nvlink_GBps} GB/s / {nic_GBps} GB/s")
@@ -335,8 +396,8 @@ def solve(p: Params) -> Derivation:
                      formula="100 × {a2a_egress_per_gpu_GBps} / {nic_GBps}")
 
     # This layout: copies to GPUs in the same node ride NVLink; copies to other nodes go once per node.
-    nodes = max(1, p.ep_size // GPUS_PER_NODE)
-    in_node = min(p.ep_size, GPUS_PER_NODE)
+    nodes = max(1, p.ep_size // node)
+    in_node = min(p.ep_size, node)
     # A copy that crossed to another node is forwarded over that node's NVLink to the GPU holding
     # the expert, unless it landed on it: counted in full (an upper bound; NVLink has the headroom).
     nvl_copies = d.step(
@@ -344,7 +405,7 @@ def solve(p: Params) -> Derivation:
         k * (in_node - 1) / p.ep_size + k * (p.ep_size - in_node) / p.ep_size * (in_node - 1) / in_node, "1",
         noun="copies",
         formula=f"{{experts_per_token}} × (m − 1) / {{ep_size}} + {{experts_per_token}} × ({{ep_size}} − m) / "
-                f"{{ep_size}} × (m − 1) / m, m = min({{ep_size}}, {GPUS_PER_NODE})")
+                "{ep_size} × (m − 1) / m, m = min({ep_size}, {gpus_per_node})")
     nic_copies = d.step(
         "nic_copies_per_token", "Copies per all-to-all to other nodes (one per node, node-limited)",
         remote_node_copies(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", noun="copies",
@@ -364,13 +425,17 @@ def solve(p: Params) -> Derivation:
                max(share_nvl, share_nic), "%", formula="max({a2a_share_nvlink}%, {a2a_share_nic}%)")
 
     # --- depth: expert parallelism across nodes, DeepSeek-V3 style ---
-    w_nodes = DSV3_EP // GPUS_PER_NODE
-    d.step("wide_ep_size", "A wide layout: DeepSeek-V3's expert-parallel size", DSV3_EP, "1", noun="GPUs")
+    # 64-way, or every expert its own GPU where the model has fewer routed experts.
+    wide = min(DSV3_EP, m.moe_experts)
+    w_nodes = max(1, wide // node)
+    w_in_node = min(wide, node)
+    d.step("wide_ep_size", "A wide layout: DeepSeek-V3's expert-parallel size", wide, "1", noun="GPUs")
     d.step("wide_ep_nodes", "Nodes it spans", w_nodes, "1", noun="nodes",
-           formula=f"{{wide_ep_size}} / {GPUS_PER_NODE}")
+           formula="max(1, {wide_ep_size} / {gpus_per_node})")
     naive = d.step("wide_nic_copies_naive", "NIC copies per token per all-to-all, every expert its own copy",
-                   k * (DSV3_EP - GPUS_PER_NODE) / DSV3_EP, "1", noun="copies",
-                   formula=f"{{experts_per_token}} × ({{wide_ep_size}} − {GPUS_PER_NODE}) / {{wide_ep_size}}")
+                   k * (wide - w_in_node) / wide, "1", noun="copies",
+                   formula="{experts_per_token} × ({wide_ep_size} − min({wide_ep_size}, {gpus_per_node})) / "
+                           "{wide_ep_size}")
     dedup = d.step("wide_nic_copies_dedup", "One copy per destination node, forwarded over NVLink inside it",
                    remote_node_copies(m.moe_experts, k, w_nodes, w_nodes), "1", noun="copies",
                    formula="{wide_ep_nodes} × (1 − P(a node gets none of the {experts_per_token})) × "

@@ -27,8 +27,9 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
-from models.catalog import TRAIN_FLOPS_PER_PARAM_TOKEN, gpu as catalog_gpu, model as catalog_model
+from models.catalog import TRAIN_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
+from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults
 
 SECONDS_PER_DAY = 86_400
 STAGES = ("extract", "filter", "dedup", "tokenize", "shard")
@@ -41,15 +42,13 @@ STAGE_NAMES = {
 }
 
 Vocab = Literal[32_000, 50_257, 65_536, 128_256, 163_840, 262_144]
-TrainedModel = Literal["Llama-3.1-405B", "Llama-3-70B", "Llama-3-8B", "DeepSeek-V3", "Kimi-K2 1T"]
-TrainGPU = Literal["H100 SXM", "H200", "B200"]
 
 
 def _rate_knob(label: str, help: str, draw: tuple[float, float]) -> Knob:
     return Knob(label, "MB/s per core", 0.1, 500, 0.1, log=True, help=help, draw=draw)
 
 
-class Params(StrictModel):
+class _PipelineKnobs(StrictModel):
     train_tokens_t: Annotated[
         float,
         Knob("Training tokens", "T tokens", 1, 100, 0.5, log=True,
@@ -120,19 +119,14 @@ class Params(StrictModel):
         Knob("Trainer throughput", "tokens/s", 1e5, 2e7, 1000, log=True,
              help="Tokens per second the whole training job consumes.", draw=(3e5, 5e6)),
     ] = 1.7e6
-    model: Annotated[
-        TrainedModel,
-        Knob("Model trained", help="From the catalog: active parameters set the FLOPs, its tokenizer the what-if shard size."),
-    ] = "Llama-3.1-405B"
-    gpu: Annotated[TrainGPU, Knob("Training GPU", help="Sets the dense BF16 peak (catalog).")] = "H100 SXM"
-    mfu: Annotated[
+    train_mfu: Annotated[
         float,
-        Knob("MFU", "", 0.2, 0.7, 0.01, percent=True,
+        Knob("Training MFU", "", 0.2, 0.7, 0.01, percent=True,
              help="Share of dense BF16 peak the training step achieves.", draw=(0.3, 0.55)),
     ] = 0.4
 
     @model_validator(mode="after")
-    def _extraction_yield_possible(self) -> "Params":
+    def _extraction_yield_possible(self) -> "_PipelineKnobs":
         if self.keep_end_to_end > self.filter_keep * self.dedup_keep:
             raise ValueError(
                 f"An end-to-end keep rate of {self.keep_end_to_end:.1%} is more than the filters "
@@ -140,6 +134,11 @@ class Params(StrictModel):
                 "kept every raw byte; lower the end-to-end rate or raise a stage's keep rate."
             )
         return self
+
+
+class Params(with_defaults(AcceleratorKnobs, model="Llama-3.1-405B"), _PipelineKnobs):
+    """The pipeline's own knobs, then the model trained and its accelerator (catalog or custom):
+    active parameters set the FLOP, the tokenizer the what-if shard size, the part its bf16 peak."""
 
 
 def token_id_bytes(vocab: int) -> int:
@@ -166,7 +165,7 @@ def solve(p: Params) -> Derivation:
         "shards_TB", "Token shards", tokens * width / 1e12, "TB",
         formula="{train_tokens_t}e12 tokens × {bytes_per_token} B",
     )
-    m = catalog_model(p.model)
+    m = llm(p)
     d.step("model_vocab", "The trained model's own vocabulary (catalog)", m.vocab, "1", noun="ids",
            formula=f"{{model}} tokenizer")
     model_width = d.step(
@@ -280,15 +279,15 @@ def solve(p: Params) -> Derivation:
         "trainer_read_MBps", "Bytes the trainer reads", p.train_tokens_per_s * width / 1e6, "MB/s",
         formula="{train_tokens_per_s} tokens/s × {bytes_per_token} B",
     )
-    g = catalog_gpu(p.gpu)
+    peak = accelerator(p).peak("bf16")
     need = d.step(
         "train_flops_per_s", "Compute that throughput needs (6 × active params per token)",
         TRAIN_FLOPS_PER_PARAM_TOKEN * m.active_params * p.train_tokens_per_s, "FLOP/s",
         formula=f"6 × {m.active_params / 1e9:g}e9 active params × {{train_tokens_per_s}} tokens/s",
     )
     gpus = d.step(
-        "implied_training_gpus", "GPUs that throughput implies", need / (g.dense_bf16_flops * p.mfu), "1", noun="GPUs",
-        formula=f"{{train_flops_per_s}} FLOP/s / ({g.dense_bf16_TFLOPs:g}e12 FLOP/s × {{mfu}})",
+        "implied_training_gpus", "GPUs that throughput implies", need / (peak * p.train_mfu), "1", noun="GPUs",
+        formula=f"{{train_flops_per_s}} FLOP/s / ({peak / 1e12:g}e12 FLOP/s × {{train_mfu}})",
     )
     d.step(
         "training_gpu_hours", "GPU-hours for one pass", gpus * tokens / p.train_tokens_per_s / 3600, "1",

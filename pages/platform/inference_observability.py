@@ -72,7 +72,7 @@ def trace_waterfall(ctx):
 def utilization_vs_throughput(ctx):
     d = ctx.derivation
     # Sweep up to a little past the roofline for this batch: beyond it the observations are impossible.
-    at_roofline = ctx.params.batch * d.value("peak_Bps") / d.value("step_bytes")
+    at_roofline = d.value("decode_batch") * d.value("peak_Bps") / d.value("step_bytes")
     hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
     fig = sweep_figure(
         ctx.slug, ctx.params, "tokens_per_s_replica",

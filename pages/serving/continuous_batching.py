@@ -55,8 +55,8 @@ def request_path(ctx):
             f"chunk {p.chunk_tokens:,} prompt tokens", 3, 0),
         Box("kv", "KV block manager", f"{show('kv_budget_blocks')} of {model.BLOCK_TOKENS} tokens · "
             f"{show('batch_cap_kv')} at full context", 3, 1, "accent"),
-        Box("engine", f"Engine: {p.tp_degree} × {p.gpu}", f"step {show('step_time_s')} · "
-            f"{show('tokens_per_s_per_replica')}", 2, 1),
+        Box("engine", f"Engine: {p.tp_degree} × {p.gpu}", f"step {show('step_time_s')} "
+            f"(all-reduces {show('step_allreduce_s')}) · {show('tokens_per_s_per_replica')}", 2, 1),
         Box("stream", "Stream buffers", f"detokenize · {p.stream_buffer_tokens:,} tokens per client · "
             "full: cut the stream", 1, 1, "danger"),
     ]

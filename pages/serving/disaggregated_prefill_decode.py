@@ -50,7 +50,7 @@ def ai_vs_ridge(ctx):
                            showlegend=False))
     fig.add_hline(y=ridge, line=dict(color=INK, dash="dash", width=1.5))
     # In the legend: on the plot the label sat on the bars' own value labels.
-    fig.add_trace(legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.weight_precision})",
+    fig.add_trace(legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.compute_precision} compute)",
                               color=INK, dash="dash", width=1.5))
     base_layout(fig, "Arithmetic intensity against the ridge (log scale): red is compute-bound", "", "FLOP per byte",
                 log_y=True)

@@ -52,11 +52,14 @@ def replicas_vs_prefix_hit(ctx):
 
 @page.chart("replicas_vs_tpot")
 def replicas_vs_tpot(ctx):
+    d = ctx.derivation
+    # below the weight read plus the fixed step cost no batch meets the target
+    lo = max(1.0, (d.value("weight_read_s") + d.value("step_overhead_s")) * 1000 * 1.05)
     return sweep_figure(
         ctx.slug, ctx.params, "tpot_target_ms",
         {"replicas": "Replicas", "decode_batch": "Decode batch per replica"},
         title="Replicas and batch against the TPOT target", y_title="Replicas / sequences",
-        n=80, log_y=True, line_shape="hv", lo=max(5.0, ctx.derivation.value("weight_read_s") * 1000 * 1.05),
+        n=80, log_y=True, line_shape="hv", lo=lo, hi=max(100.0, 4 * lo),
     )
 
 

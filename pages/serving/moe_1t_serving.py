@@ -38,7 +38,8 @@ def rack(ctx):
             f"{show('expert_bytes_per_gpu')} · {show('redundant_slots')} spare copies", 2, 0),
         Box("hot", "Hottest GPU", f"{p.imbalance:g} × the mean tokens · sets the step", 2, 1, "danger"),
         Box("step", f"Decode step {show('decode_step_s')}", f"weights {show('weight_read_s')} · "
-            f"KV {show('kv_read_s')} · FLOP {show('compute_s')} · all-to-all {show('all_to_all_s')}", 1, 1,
+            f"KV {show('kv_read_s')} · FLOP {show('compute_s')} · all-to-all {show('all_to_all_s')} · "
+            f"fixed {show('step_overhead_s')}", 1, 1,
             "accent"),
         Box("out", "Users", f"{show('tokens_per_s_per_user')} each · {show('tokens_per_s')} in all", 0, 1, "muted"),
     ]
@@ -49,7 +50,9 @@ def rack(ctx):
         Arrow("hot", "step", "combine"),
         Arrow("step", "out", ""),
     ]
-    return box_diagram(boxes, arrows, title=f"{p.gpus} GPUs, one NVLink domain: the memory plan and the step",
+    title = (f"GB200 NVL72: {p.tp_degree} GPUs, one NVLink domain" if p.gpu == "GB200 (NVL72)"
+             else f"{p.tp_degree} × {p.gpu}")
+    return box_diagram(boxes, arrows, title=f"{title}: the memory plan and the step",
                        height=420)
 
 

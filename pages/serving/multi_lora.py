@@ -16,7 +16,7 @@ def fleet(ctx):
     boxes = [
         Box("clients", "Requests", f"model = one of {p.variants} variants", 0, 0, "muted"),
         Box("router", "Router", f"adapter affinity · each adapter on {p.replicas_per_adapter} replicas", 1, 0),
-        Box("pool", "Shared replicas", f"{show('multi_lora_replicas')} × {p.gpus_per_replica} GPUs · "
+        Box("pool", "Shared replicas", f"{show('multi_lora_replicas')} × {p.tp_degree} GPUs · "
             f"base once, {show('multi_lora_replica_weight_bytes')} · slots for {show('adapter_slots_per_replica')}",
             2, 0, "accent"),
         Box("dram", "Host DRAM cache", f"every adapter · load in {show('adapter_load_from_dram_s')}", 2, 1),

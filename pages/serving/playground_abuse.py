@@ -47,7 +47,7 @@ def memory_vs_think_time(ctx):
 @page.chart("reprefill_vs_context")
 def reprefill_vs_context(ctx):
     return sweep_figure(
-        ctx.slug, ctx.params, "context_tokens_on_resume",
+        ctx.slug, ctx.params, "prompt_tokens",
         {"reprefill_on_resume_s": "Re-prefill on resume", "kv_hold_break_even_s": "Hold-versus-recompute break-even"},
         title="Re-prefill time and the KV hold break-even against conversation length (log-log)",
         y_title="Seconds", log_y=True, n=80,

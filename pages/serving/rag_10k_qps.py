@@ -28,9 +28,9 @@ def rag_path(ctx):
         Box("rerank", "Reranker", f"{show('reranker_gpus')} · {show('rerank_pairs_per_s')}", 3, 0),
         Box("cache", "Answer cache", f"key: question + passage versions · {p.cache_hit_rate:.0%} hits"
             f" stream at once", 3, 1, "accent"),
-        Box("llm", "70B answer model", f"{show('llm_nodes_with_cache')} × 8 {p.gpu} · {p.precision}"
-            f" · {show('llm_nodes_no_cache')} without the cache", 2, 1, "danger"),
-        Box("stream", "Token stream", f"TPOT {show('decode_step_s')} · done at {show('answer_complete_s')}",
+        Box("llm", f"{p.model} answer model", f"{show('llm_nodes_with_cache')} × {p.tp_degree} {p.gpu}"
+            f" · {p.weight_precision} weights · {show('llm_nodes_no_cache')} without the cache", 2, 1, "danger"),
+        Box("stream", "Token stream", f"TPOT {show('held_batch_step_s')} · done at {show('answer_complete_s')}",
             1, 1, "muted"),
     ]
     arrows = [
@@ -70,11 +70,12 @@ def llm_vs_hit_rate(ctx):
     return sweep_figure(
         ctx.slug, ctx.params, "cache_hit_rate",
         {
-            "llm_nodes_no_cache": f"No cache ({ctx.params.precision})",
-            "llm_nodes_with_cache": f"With the cache ({ctx.params.precision})",
-            "llm_nodes_with_cache_bf16": "With the cache, BF16",
+            "llm_nodes_no_cache": f"No cache ({ctx.params.weight_precision} weights)",
+            "llm_nodes_with_cache": f"With the cache ({ctx.params.weight_precision} weights)",
+            "llm_nodes_with_cache_bf16": "With the cache, all bf16",
         },
-        title="LLM nodes against the answer-cache hit rate", y_title="8-GPU nodes", x_scale=100,
+        title="LLM nodes against the answer-cache hit rate", y_title=f"{ctx.params.tp_degree}-GPU nodes",
+        x_scale=100,
         line_shape="hv", n=100,
     )
 
@@ -87,9 +88,9 @@ def llm_vs_prompt(ctx):
     ys = sweep(ctx.slug, p, "passages_in_prompt", keys, xs)
     cur = ctx.derivation
     names = {
-        "llm_nodes_no_cache_fp8": "No cache, FP8",
-        "llm_nodes_no_cache_bf16": "No cache, BF16",
-        "llm_nodes_with_cache": f"With the cache ({p.precision})",
+        "llm_nodes_no_cache_fp8": "No cache, all fp8",
+        "llm_nodes_no_cache_bf16": "No cache, all bf16",
+        "llm_nodes_with_cache": f"With the cache ({p.weight_precision} weights)",
     }
     fig = go.Figure()
     for i, key in enumerate(names):
@@ -101,7 +102,7 @@ def llm_vs_prompt(ctx):
                                  hovertemplate=f"{names[key]} now: %{{y:,.0f}}<extra></extra>"))
     fig.add_vline(x=cur.value("prompt_tokens"), line=dict(color="#64748b", dash="dot", width=1))
     return base_layout(fig, "LLM nodes against prompt length (1 to 40 passages pasted in)",
-                       "Prompt tokens", "8-GPU nodes")
+                       "Prompt tokens", f"{p.tp_degree}-GPU nodes")
 
 
 page.render()

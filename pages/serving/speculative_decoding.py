@@ -1,8 +1,9 @@
 import math
 
+import numpy as np
 import plotly.graph_objects as go
 
-from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure
+from ui.charts import INK, PALETTE, base_layout, legend_line, sweep
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
@@ -16,7 +17,7 @@ def draft_verify_loop(ctx):
     d, p = ctx.derivation, ctx.params
     show = lambda key: d[key].display(hint=False)  # noqa: E731
     boxes = [
-        Box("sched", "Scheduler", f"per class: on / off and k · batch now {p.operating_batch}", 0, 0),
+        Box("sched", "Scheduler", f"per class: on / off and k · batch now {d.value('decode_batch'):,}", 0, 0),
         Box("draft", "Draft", f"k = {p.draft_tokens} tokens · {show('draft_time_s')} at this batch", 1, 0, "accent"),
         Box("verify", "Target verify pass", f"{p.draft_tokens + 1} positions a sequence · {show('verify_step_s')}", 2, 0),
         Box("accept", "Rejection sampler", f"keep the agreed prefix + 1 · {show('expected_tokens_per_pass')} a pass", 2, 1),
@@ -60,23 +61,29 @@ def speedup_vs_k(ctx):
 @page.chart("speedup_vs_batch")
 def speedup_vs_batch(ctx):
     d, p = ctx.derivation, ctx.params
-    fig = sweep_figure(
-        ctx.slug, p, "operating_batch",
-        {"speedup_at_operating_batch": "KV reads modelled",
-         "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"},
-        title="Speedup against batch size (log x); below the red line speculation costs throughput",
-        y_title="speedup (×)", n=120,
-    )
+    # Batches past the KV cap are refused, so the sweep ends at the cap.
+    cap = int(d.value("batch_memory_cap"))
+    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), 80)} | {int(d.value("decode_batch"))})
+    lines = {"speedup_at_operating_batch": "The engine's full step (KV, all-reduces, fixed cost)",
+             "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"}
+    ys = sweep(ctx.slug, p, "given_batch", list(lines), xs)
+    fig = go.Figure()
+    for i, (key, name) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(x=xs, y=ys[key], name=name, mode="lines", line=dict(color=PALETTE[i], width=2.5)))
+        fig.add_trace(go.Scatter(x=[d.value("decode_batch")], y=[d.value(key)], mode="markers", showlegend=False,
+                                 marker=dict(color=PALETTE[i], size=11, line=dict(color="white", width=2)),
+                                 hovertemplate=f"{name} now: %{{y:.3g}}×<extra></extra>"))
     fig.add_hline(y=1, line=dict(color="#dc2626", width=1.5))
     marks = (("break_even_batch_weights_only", "break-even, weights only", PALETTE[1]),
-             ("break_even_batch_with_kv", "break-even, with KV", PALETTE[0]),
+             ("break_even_batch_with_kv", "break-even, full step", PALETTE[0]),
              ("batch_memory_cap", "KV cap", INK))
     for key, label, color in marks:
         x = float(d.value(key))
-        if math.isfinite(x) and 1 <= x <= 2048:
+        if math.isfinite(x) and 1 <= x <= max(2, cap):
             fig.add_vline(x=x, line=dict(color=color, dash="dash", width=1.5))
             fig.add_trace(legend_line(f"{label}: {x:,.0f}", color=color, dash="dash", width=1.5))
-    return fig
+    return base_layout(fig, "Speedup against batch size, up to the KV cap (log x); below the red line speculation "
+                            "costs throughput", "Decode batch (sequences)", "speedup (×)", log_x=True)
 
 
 @page.chart("break_even_vs_context")
@@ -86,8 +93,10 @@ def break_even_vs_context(ctx):
           if x != p.prompt_tokens] + [p.prompt_tokens]
     xs = sorted(xs)
     keys = ["break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap"]
-    names = ["Break-even, weights only", "Break-even, with KV (missing = never)", "KV cap"]
-    ys = sweep(ctx.slug, p, "prompt_tokens", keys, xs)
+    names = ["Break-even, weights only", "Break-even, full step (missing = never)", "KV cap"]
+    # The break-even and the cap do not depend on the batch; with the batch left to the engine a
+    # long prompt is not refused for a batch that no longer fits.
+    ys = sweep(ctx.slug, p.model_copy(update={"given_batch": 0}), "prompt_tokens", keys, xs)
     fig = go.Figure()
     for i, (key, name) in enumerate(zip(keys, names)):
         y = [v if math.isfinite(v) and v > 0 else None for v in ys[key]]

@@ -29,7 +29,7 @@ def budget_path(ctx):
         Box("gw", "Gateway · router", f"auth · rate limit · tokenize · {p.routing_ms:g} ms", 1, 0),
         Box("queue", "Admission queue", f"pooled · late binding · ≤ {p.queue_budget_ms:g} ms at {pct} · "
                                         f"admit ≤ {show('max_admissible_prompt_tokens')}", 2, 0, "accent"),
-        Box("prefill", "Prefill workers", f"{show('prefill_budget_s')} · ≤ {show('max_prompt_tokens_with_attention')} · "
+        Box("prefill", "Prefill workers", f"{show('prefill_budget_s')} · ≤ {show('max_prompt_tokens')} · "
                                           f"chunks ≤ {show('chunk_time_s')} · {show('replicas_pooled')}", 3, 0),
         Box("first", "First token", f"sample · KV hand-off · flush · {p.first_token_ms:g} ms", 3, 1),
         Box("out", "Client receives", "first SSE frame", 0, 1, "muted"),
@@ -51,6 +51,7 @@ def tokens_vs_network(ctx):
     return sweep_figure(
         ctx.slug, p, "network_ms",
         {"max_prompt_tokens_linear": "Weights only (linear)", "max_prompt_tokens_with_attention": "With attention",
+         "max_prompt_tokens": "With attention and all-reduces",
          "max_admissible_prompt_tokens": "Admission cap (after one chunk)"},
         title="Longest prompt the budget covers, against the client's round trip", y_title="Prompt tokens",
         n=100, lo=0, hi=hi,
@@ -130,7 +131,7 @@ def queue_check(ctx):
         f"{d['service_time_s'].display()}, the first 5% dropped as warm-up. Share past the allowance: "
         + "; ".join(f"{name.lower()} {q.sim_over_budget * 100:.2f}% simulated, {q.analytic_over_budget * 100:.2f}% "
                     "closed form" for q, name in zip(checks, short))
-        + ". One run is one sample; the tests check agreement over ten independent replications."
+        + ". One run is one sample; the tests check agreement over twenty independent replications."
     )
 
 

@@ -15,7 +15,7 @@ def pipeline(ctx):
         Box("plan", "Planner", f"{show('prompts_per_checkpoint')} · key = H(checkpoint, prompt, · sampling, harness, tokenizer)", 1, 0),
         Box("cache", "Result store", f"content-addressed · +{show('cache_bytes_per_checkpoint')} per checkpoint", 2, 0, "accent"),
         Box("shard", "Sharder + lease queue", f"{show('shard_count')} · {show('shard_replica_s')} each", 1, 1),
-        Box("fleet", "Inference replicas", f"{show('replicas_fast')} × {p.gpus_per_replica} GPUs · batch {show('decode_batch')}", 2, 1),
+        Box("fleet", "Inference replicas", f"{show('replicas_fast')} × {p.tp_degree} GPUs · batch {show('decode_batch')}", 2, 1),
         Box("score", "Scorer (CPU)", "keyed by generation + scorer version", 3, 1),
         Box("report", "Report and gate", f"±{show('ci95_half_width')} per eval · paired diff", 3, 0, "accent"),
     ]

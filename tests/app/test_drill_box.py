@@ -1,7 +1,8 @@
 """AppTest: the drill boxes read a bare number in the asked unit, and a typo never gives the answer away.
 
 continuous-batching's seed scenario, worked by hand: 4 H100s x 80 GB x 90% usable = 288 GB;
-Llama-3-70B's 70.6 B parameters x 2 B = 141.2 GB of weights; 288 - 141.2 = 146.8 GB for KV.
+Llama-3-70B's 70.55 B parameters (its matrices: 80 x (2 x 8192² + 2 x 8192 x 1024 + 3 x 8192 x 28672)
++ 2 x 128256 x 8192) x 2 B = 141.1 GB of weights; 288 - 141.1 = 146.9 GB for KV.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ SLUG = "continuous-batching"
 BOX = f"{SLUG}.drill.kv_budget_bytes"
 CHECK = f"FormSubmitter:{BOX}.form-Check"
 REVEAL = f"FormSubmitter:{BOX}.form-Reveal"
-KV_BUDGET_GB = 4 * 80 * 0.9 - 70.6 * 2  # 146.8
+KV_BUDGET_GB = 4 * 80 * 0.9 - 2 * (80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) + 2 * 128256 * 8192) / 1e9  # 146.9
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +46,7 @@ def test_the_box_names_the_unit_and_reads_a_bare_number_in_it():
     assert "How much is left for KV? (GB)" in _markdown(at)
     _check(at, f"{KV_BUDGET_GB:.1f}")
     assert any("Full marks" in s.value for s in at.success)
-    assert "Answer: **146.8 GB**" in _markdown(at)
+    assert "Answer: **146.9 GB**" in _markdown(at)
 
 
 def test_the_same_number_with_its_unit_also_scores():
@@ -69,14 +70,14 @@ def test_an_unreadable_answer_is_a_message_and_another_try(typed, says):
 def test_reveal_shows_the_answer_in_the_asked_unit():
     at = _page()
     at.button(key=REVEAL).click().run()
-    assert "Answer: **146.8 GB**" in _markdown(at)
+    assert "Answer: **146.9 GB**" in _markdown(at)
 
 
 def test_a_unit_slip_is_named_in_the_learners_words():
     at = _page()
-    _check(at, "146.8 MB")
+    _check(at, "146.89 MB")
     (error,) = [e.value.replace("\\", "") for e in at.error]  # the message is Markdown-escaped
-    assert "a factor of 1,000" in error and "Did you mean 146.8 GB?" in error
+    assert "a factor of 1,000" in error and "Did you mean 146.9 GB?" in error
 
 
 def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
@@ -98,7 +99,7 @@ def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
     at.button(key="mock.finish").click().run()
     assert not at.exception, [e.value for e in at.exception]
     review = _markdown(at)
-    assert "Your answer: `146.8` · reference **146.8 GB** · score **1**" in review
+    assert "Your answer: `146.8` · reference **146.9 GB** · score **1**" in review
 
 
 def test_a_link_to_a_drill_opens_it_at_the_top_and_only_there():
@@ -130,7 +131,7 @@ def test_the_focused_drills_answer_card_waits_for_the_drill():
     card = next(m for m in at.metric if m.label == "KV budget per replica")
     assert card.value == "?"
     hook = next(m.value for m in at.markdown if m.value.startswith("*") and "KV room" in m.value)
-    assert "**?** of KV room" in hook and "146.8" not in hook
+    assert "**?** of KV room" in hook and "146.9" not in hook
     _check(at, "146.8")
     card = next(m for m in at.metric if m.label == "KV budget per replica")
-    assert card.value == "146.8 GB"
+    assert card.value == "146.9 GB"

@@ -9,8 +9,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS, ROOT
-from store import StoreError
-from store.db import Store
 
 
 @pytest.fixture
@@ -39,12 +37,22 @@ def test_progress_leaves_out_what_this_version_no_longer_asks(store):
     assert any("2 drills you answered are no longer asked" in c.value for c in prog.caption)
 
 
-def test_a_store_that_fails_mid_session_is_a_sentence(store, monkeypatch):
-    def broken(self, *a, **k):
-        raise StoreError("The answer store could not be read: disk I/O error.", kind="other", path=self.path)
+def _page_whose_store_fails():
+    from store import StoreError
+    from ui.store_guard import run_page
 
-    monkeypatch.setattr(Store, "profile_answers", broken)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
-    at.switch_page("pages/progress.py").run()
+    class Nav:  # stands for st.navigation's page: its script reads the store, which fails
+        def run(self):
+            raise StoreError("The answer store could not be read: disk I/O error.", kind="other", path="x")
+
+    run_page(Nav())
+
+
+def test_a_store_that_fails_mid_session_is_a_sentence():
+    at = AppTest.from_function(_page_whose_store_fails, default_timeout=30).run()
     assert not at.exception
     assert any("The answer store failed" in e.value and "disk I/O error" in e.value for e in at.error)
+
+
+def test_the_app_runs_every_page_through_the_guard():
+    assert "run_page(nav)" in (ROOT / "app.py").read_text()

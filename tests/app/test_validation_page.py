@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from models.catalog import GPUS, MODELS
 from models.registry import ROOT
-from models.validation import SETUP_BY_KEY, Knobs, predict_s
+from models.validation import ENGINE_DEFAULTS, SETUP_BY_KEY, Knobs, predict_s
 
 TIMEOUT = 30
 MEASURED_MS = {22.0, 63.17, 13.5, 45.45, 7.56, 160.6, 2.85, 46.2}
@@ -42,7 +42,8 @@ def test_validation_page_runs_clean_and_shows_the_measurements():
     assert not at.error
     fitted = _frame(at, "Fitted prediction (ms)")
     assert set(fitted["Measured (ms)"].round(2)) == MEASURED_MS
-    assert set(fitted["Roofline at 100% (ms)"].round(2)) >= {16.99, 3.71}
+    # 13B on one A100: (2 x 12.84e9 + 819,200 x 517) B / 1.555 TB/s; 70B on 8 H200 with the all-reduces' bytes
+    assert set(fitted["Roofline at 100% (ms)"].round(2)) >= {16.79, 3.72}
     setups = _frame(at, "Decode per token (ms)")
     assert set(setups["Decode per token (ms)"]) | set(setups["Prefill (ms)"]) == MEASURED_MS
     assert len(at.get("plotly_chart")) == 1
@@ -68,7 +69,9 @@ def test_moving_an_efficiency_slider_changes_a_prediction():
     assert not at.exception
     after = _mine(at, label, "Decode")
     assert after > before
-    expected = predict_s(SETUP_BY_KEY["70b-h200-tp8"], "decode", Knobs(0.5, at.slider(key="validation.Llama-3-70B.flop").value / 100))
+    knob = lambda suffix: at.slider(key=f"validation.Llama-3-70B.{suffix}").value  # noqa: E731
+    expected = predict_s(SETUP_BY_KEY["70b-h200-tp8"], "decode", Knobs(
+        0.5, knob("flop") / 100, knob("dec") / 1000, knob("pre") / 1000, knob("ar") / 1e6, ENGINE_DEFAULTS.decode_mfu))
     assert after == pytest.approx(expected * 1000, rel=1e-9)
     # The other models did not move.
     assert _mine(at, SETUP_BY_KEY["8b-h200-tp8"].label, "Decode") == pytest.approx(
@@ -79,8 +82,22 @@ def test_overhead_slider_adds_to_every_decode_step():
     at = _page("validation").run()
     label = SETUP_BY_KEY["8b-h200-tp8"].label
     before = _mine(at, label, "Decode")
+    start = at.slider(key="validation.Llama-3-8B.dec").value
+    assert start == pytest.approx(ENGINE_DEFAULTS.step_overhead_s * 1000)  # the sliders start at the engine's
     at.slider(key="validation.Llama-3-8B.dec").set_value(2.0).run()
-    assert _mine(at, label, "Decode") == pytest.approx(before + 2.0, abs=1e-6)
+    assert _mine(at, label, "Decode") == pytest.approx(before + 2.0 - start, abs=1e-6)
+
+
+def test_allreduce_latency_slider_moves_only_tensor_parallel_steps():
+    at = _page("validation").run()
+    tp1, tp2 = SETUP_BY_KEY["13b-a100-tp1"].label, SETUP_BY_KEY["13b-a100-tp2"].label
+    before1, before2 = _mine(at, tp1, "Decode"), _mine(at, tp2, "Decode")
+    start_us = at.slider(key="validation.GPT-13B.ar").value
+    at.slider(key="validation.GPT-13B.ar").set_value(16.0).run()
+    assert not at.exception
+    assert _mine(at, tp1, "Decode") == pytest.approx(before1, abs=1e-9)  # one GPU: no all-reduce
+    # 40 layers x 2 all-reduces, each (16 - 6) us slower
+    assert _mine(at, tp2, "Decode") == pytest.approx(before2 + 80 * (16.0 - start_us) / 1000, abs=1e-6)
 
 
 def test_fit_b_preset_reproduces_the_h200_measurements():

@@ -78,8 +78,8 @@ def test_the_assumption_shown_live_snapshot_and_lagging_signal():
 
 def test_variant_worked_by_hand():
     p = Params(base_rps=100, burst_multiplier=2, burst_ramp_s=120, cold_start_s=30, signal_delay_s=10,
-               output_tokens=200, tpot_ms=50, slots_per_replica=50, target_utilization=0.8,
-               cold_start_cost_factor=2, gpus_per_replica=4, gpu_hour_usd=3)
+               output_tokens=200, tpot_target_ms=50, slots_per_replica=50, target_utilization=0.8,
+               cold_start_cost_factor=2, tp_degree=4, gpu_hour_usd=3)
     d = solve(p)
     # 200 x 50 ms = 10 s; 100 x 10 = 1,000 in flight, 200 x 10 = 2,000; 50 x 0.8 = 40 per replica
     assert d.value("in_flight_base") == pytest.approx(1000)
@@ -98,6 +98,48 @@ def test_variant_worked_by_hand():
     assert d.value("scale_up_cooldown_s") == 40
     assert d.value("scale_down_hold_s") == 60
     assert d.value("hold_cost_usd") == pytest.approx(60 / 3600 * 4 * 3)
+
+
+def test_kubernetes_hpa_worked_example_doubles_the_fleet():
+    """Kubernetes docs, "Horizontal Pod Autoscaling", algorithm details
+    (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/): desiredReplicas =
+    ceil[currentReplicas x (currentMetricValue / desiredMetricValue)]; "if the current metric value is
+    200m, and the desired value is 100m, the number of replicas will be doubled". The HPA's default
+    sync period is 15 s, the seed's signal delay. Entered here with in-flight requests per replica as
+    the metric: a fleet exactly at its target, then a burst that doubles the load per replica."""
+    p = Params(base_rps=40, burst_multiplier=2, output_tokens=400, tpot_target_ms=25, slots_per_replica=100,
+               target_utilization=0.8)
+    d = solve(p)
+    # 40 req/s x 400 x 25 ms = 400 in flight over 100 x 0.8 = 80 a replica: 5 replicas, each at its target
+    current_replicas = 5
+    desired_metric = 100 * 0.8
+    assert d.value("base_replicas") == current_replicas
+    assert d.value("in_flight_base") / current_replicas == pytest.approx(desired_metric)
+    # at the peak 2 x 40 req/s x 10 s = 800 in flight on the same 5: 160 each, twice the target (the docs'
+    # 200m against 100m)
+    current_metric = 2 * 40 * 400 * 0.025 / current_replicas
+    assert current_metric / desired_metric == pytest.approx(2.0)
+    hpa = math.ceil(current_replicas * current_metric / desired_metric)
+    assert hpa == 10
+    assert d.value("peak_replicas") == hpa
+    assert d.value("burst_replicas") == hpa - current_replicas
+
+
+def test_replica_knobs_are_the_engines():
+    """tp_degree, output_tokens, tpot_target_ms and target_utilization are declared once, in the
+    engine's groups: same label and range here as on every serving page."""
+    from models.engine.knobs import ReplicaKnobs
+    from models.engine.serving_knobs import RequestKnobs, SloKnobs
+
+    mine = knobs_of(Params)
+    for group, name in ((ReplicaKnobs, "tp_degree"), (RequestKnobs, "output_tokens"),
+                        (SloKnobs, "tpot_target_ms"), (SloKnobs, "target_utilization")):
+        assert mine[name] is knobs_of(group)[name], name
+    assert "gpus_per_replica" not in Params.model_fields and "tpot_ms" not in Params.model_fields
+    # a GB200 NVL72 replica pays for 72 GPUs: 72 x 2.5 USD an hour
+    assert solve(Params(tp_degree=72)).value("replica_usd_per_hour") == pytest.approx(72 * 2.5)
+    with pytest.raises(ValidationError):
+        Params(tp_degree=3)
 
 
 def test_excess_arrivals_against_a_numeric_integral():

@@ -17,8 +17,9 @@ from pydantic import ValidationError
 
 from models.content import PLACEHOLDER, load_content
 from models.core import knobs_of
+from models.engine.knobs import CATALOG_ACCELERATORS, CATALOG_MODELS
 from models.registry import QUESTIONS, ROOT
-from models.serving.continuous_batching import Params, sim_config, simulate, solve
+from models.serving.continuous_batching import Params, _BatchingKnobs, sim_config, simulate, solve
 from models.units import parse_unit
 
 CONTENT = ROOT / "content" / "serving" / "continuous-batching.md"
@@ -34,6 +35,21 @@ KEY_FIGURES = {
     "p95_tpot_s": "s",
     "ridge_batch": "1",
 }
+
+
+# The seed scenario, from the published figures: Llama-3-70B's shape (80 layers, d_model 8,192,
+# 64 heads and 8 KV heads of 128, SwiGLU MLP of 28,672, vocabulary 128,256, untied embeddings),
+# H100 SXM (80 GB, 3.35 TB/s, 989 TFLOP/s dense bf16, NVLink 450 GB/s each way), and the
+# engine's conventions: 70% MBU, 50% decode and prefill MFU, 1 ms a step, 6 µs per all-reduce.
+P70 = 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28672) + 2 * 128256 * 8192  # the matrices
+W70 = 2 * P70  # bf16
+KV70 = 2 * 80 * 8 * 128 * 2  # K and V, 80 layers, 8 KV heads of 128, 2 bytes
+A70 = 2 * 80 * 64 * (128 + 128)  # attention FLOP per earlier token: QK^T and AV, every head and layer
+BW = 4 * 3.35e12 * 0.7  # 9.38 TB/s achieved
+FL = 4 * 989e12 * 0.5  # 1.978 PFLOP/s, decode and prefill alike
+AR0 = 80 * 2 * 6e-6  # 160 all-reduces' latency per step
+AR1 = 80 * 2 * 2 * 3 / 4 * 8192 * 2 / 450e9  # their ring bytes per token carried (TP 4)
+FIXED = 1e-3
 
 
 def v(d, key):
@@ -53,14 +69,15 @@ def test_kv_per_token_is_320_kib_for_a_70b_gqa_model():
 def test_the_kv_budget_caps_the_batch():
     """Seeds 000/003/004: the decode arithmetic sets the batch, the KV budget caps it."""
     d = solve(Params())
-    weights = 70.6e9 * 2  # bf16
     usable = 4 * 80e9 * 0.9  # 4 x H100 SXM, 90% usable
-    assert v(d, "weight_bytes") == pytest.approx(141.2e9)
-    assert v(d, "kv_budget_bytes") == pytest.approx(usable - weights) == pytest.approx(146.8e9)
-    blocks = math.floor(146.8e9 / (16 * 327_680))  # 27,999 blocks of 16 tokens
-    assert v(d, "kv_budget_blocks") == blocks == 27_999
-    # a full 8,192-token sequence holds 512 blocks (2.68 GB); 27,999 // 512 = 54
+    assert P70 == 70_552_387_584
+    assert v(d, "weight_bytes") == pytest.approx(W70) == pytest.approx(141.105e9, rel=1e-5)
+    assert v(d, "kv_budget_bytes") == pytest.approx(usable - W70) == pytest.approx(146.895e9, rel=1e-5)
+    blocks = math.floor((usable - W70) / (16 * 327_680))  # 28,018 blocks of 16 tokens
+    assert v(d, "kv_budget_blocks") == blocks == 28_018
+    # a full 8,192-token sequence holds 512 blocks (2.68 GB); 28,018 / 512 = 54.7 -> 54
     assert v(d, "sequence_kv_bytes") == pytest.approx(327_680 * 8192)
+    assert v(d, "batch_cap_kv_continuous") == pytest.approx(28_018 / 512)
     assert v(d, "batch_cap_kv") == blocks // 512 == 54
     # The TPOT cap is far higher, so the KV budget is what binds.
     assert v(d, "batch_cap_tpot") > v(d, "batch_cap_kv")
@@ -71,33 +88,37 @@ def test_the_kv_budget_caps_the_batch():
 def test_decode_step_tokens_per_second_and_p95_by_hand():
     """Seeds: 'how many tokens per second a replica earns and what its p95 TPOT is'."""
     d = solve(Params())
-    bw = 4 * 3.35e12 * 0.8  # 10.72 TB/s effective
-    fl = 4 * 989e12 * 0.5  # 1.978 PFLOP/s effective
-    a = 4 * 80 * 64 * 128  # attention FLOP per earlier token: 2,621,440
-    weights, kv, B = 141.2e9, 327_680, 54
-    assert v(d, "weight_read_s") == pytest.approx(weights / bw) == pytest.approx(0.013172, rel=1e-4)
+    B = 54
+    assert v(d, "weight_read_s") == pytest.approx(W70 / BW) == pytest.approx(0.015043, rel=1e-4)
+    assert v(d, "allreduce_fixed_s") == pytest.approx(0.96e-3)
+    assert v(d, "allreduce_per_token_s") == pytest.approx(8.738e-6, rel=1e-4)
     # typical step: 54 sequences at 2,000 + 400 / 2 = 2,200 tokens of context
-    mem = (weights + B * kv * 2200) / bw  # 16.80 ms
-    cmp = B * (2 * 70.6e9 + a * 2200) / fl  # 4.01 ms: bandwidth-bound
-    assert v(d, "step_time_s") == pytest.approx(max(mem, cmp) + 0.003) == pytest.approx(0.01980, rel=1e-3)
-    assert v(d, "tokens_per_s_per_replica") == pytest.approx(B / (mem + 0.003)) == pytest.approx(2727, rel=1e-3)
-    # worst step: 54 at 8,192 plus the last 256-token chunk of an 8,192-token prompt
-    chunk = 256 * 2 * 70.6e9 + a * (256 * (8192 - 256) + 256 * 255 / 2)
-    w_mem = (weights + B * kv * 8192 + kv * (8192 - 256)) / bw  # 26.94 ms
-    w_cmp = (B * (2 * 70.6e9 + a * 8192) + chunk) / fl  # 25.45 ms
-    assert v(d, "p95_tpot_s") == pytest.approx(max(w_mem, w_cmp) + 0.003) == pytest.approx(0.02994, rel=1e-3)
+    mem = (W70 + B * KV70 * 2200) / BW  # 19.19 ms
+    cmp = B * (2 * P70 + A70 * 2200) / FL  # 4.01 ms: bandwidth-bound
+    step = max(mem, cmp) + AR0 + B * AR1 + FIXED  # + 0.96 + 0.47 + 1 ms
+    assert v(d, "step_memory_s") == pytest.approx(mem) and v(d, "step_compute_s") == pytest.approx(cmp)
+    assert v(d, "step_time_s") == pytest.approx(step) == pytest.approx(0.021625, rel=1e-4)
+    assert v(d, "tokens_per_s_per_replica") == pytest.approx(B / step) == pytest.approx(2497.1, rel=1e-4)
+    # worst step: 54 at 8,192 plus the last 256-token chunk of an 8,192-token prompt, which reads
+    # its 7,936-token prefix and adds 256 tokens to every all-reduce
+    chunk = 256 * 2 * P70 + A70 * (256 * (8192 - 256) + 256 * 255 / 2)
+    w_mem = (W70 + B * KV70 * 8192 + KV70 * (8192 - 256)) / BW  # 30.77 ms
+    w_cmp = (B * (2 * P70 + A70 * 8192) + chunk) / FL  # 25.44 ms
+    assert v(d, "chunk_flops") == pytest.approx(chunk)
+    assert v(d, "p95_tpot_s") == pytest.approx(max(w_mem, w_cmp) + AR0 + (B + 256) * AR1 + FIXED)
+    assert v(d, "p95_tpot_s") == pytest.approx(0.035443, rel=1e-4)
 
 
 def test_ridge_and_the_bandwidth_bound_at_the_kv_cap():
     d = solve(Params())
-    # (1.978e15 / 10.72e12) x 141.2e9 / (2 x 70.6e9) = 184.5: FLOP/s per byte/s, per byte of weights
-    assert v(d, "ridge_batch") == pytest.approx((4 * 989e12 * 0.5) / (4 * 3.35e12 * 0.8))
-    assert v(d, "ridge_batch") == pytest.approx(184.5, rel=1e-3)
+    # (1.978e15 / 9.38e12) x 141.1e9 / (2 x 70.55e9) = 210.9: FLOP/s per byte/s, per byte of weights
+    assert v(d, "ridge_batch") == pytest.approx(FL / BW * W70 / (2 * P70)) == pytest.approx(210.87, rel=1e-4)
     assert v(d, "batch_cap_kv") < v(d, "ridge_batch")
     assert v(d, "kv_capped_bound") == "bandwidth"
-    # 54 at 8,192: bytes (141.2e9 + 54 x 2.684e9) / 10.72e12 = 26.69 ms vs FLOP 4.44 ms
-    assert v(d, "kv_capped_step_memory_s") == pytest.approx((141.2e9 + 54 * 327_680 * 8192) / 10.72e12)
-    assert v(d, "compute_share_at_kv_cap") == pytest.approx(16.64, abs=0.05)
+    # 54 at 8,192: bytes (141.1e9 + 54 x 2.684e9) / 9.38e12 = 30.50 ms vs FLOP 4.44 ms
+    assert v(d, "kv_capped_step_memory_s") == pytest.approx((W70 + 54 * KV70 * 8192) / BW)
+    assert v(d, "kv_capped_step_compute_s") == pytest.approx(54 * (2 * P70 + A70 * 8192) / FL)
+    assert v(d, "compute_share_at_kv_cap") == pytest.approx(14.55, abs=0.01)
     # The crossover context: the KV-capped batch is bandwidth-bound above it, compute-bound below.
     cross = v(d, "bandwidth_bound_above_tokens")
     assert 1000 < cross < 1500
@@ -109,36 +130,45 @@ def test_ridge_and_the_bandwidth_bound_at_the_kv_cap():
 
 def test_prefill_and_capacity_by_hand():
     d = solve(Params())
-    a, fl = 2_621_440, 1.978e15
-    pf = 2000 * 2 * 70.6e9 + a * 2000 * 1999 / 2  # 2.876e14 FLOP
-    assert v(d, "prefill_time_s") == pytest.approx(pf / fl + 0.003) == pytest.approx(0.1484, rel=1e-3)
+    pf = 2000 * 2 * P70 + A70 * 2000 * 1999 / 2  # 2.874e14 FLOP
+    pf_s = pf / FL + 80 * 2 * (6e-6 + 2 * 3 / 4 * 2000 * 8192 * 2 / 450e9)  # 145.3 + 18.4 ms of all-reduces
+    assert v(d, "prefill_flops_per_request") == pytest.approx(pf)
+    assert v(d, "prefill_s_per_request") == pytest.approx(pf_s) == pytest.approx(0.16376, rel=1e-4)
+    # one iteration: compute-bound (145 ms of FLOP against a 15 ms weight read), plus the fixed cost
+    assert v(d, "prefill_time_s") == pytest.approx(pf_s + FIXED)
     assert v(d, "prefill_chunks") == 8  # ceil(2,000 / 256)
     assert v(d, "unchunked_gap_s") == pytest.approx(v(d, "prefill_time_s") + v(d, "step_time_s"))
-    # saturated step: 54 decodes at 2,200 plus a 256-token chunk from the middle of a prompt
-    chunk = 256 * (2 * 70.6e9 + a * 1000)
-    sat = max((141.2e9 + 54 * 327_680 * 2200) / 10.72e12, (54 * (2 * 70.6e9 + a * 2200) + chunk) / fl) + 0.003
+    # saturated step: 54 decodes at 2,200 plus a 256-token chunk centred on the prompt's middle
+    # (its first token at 1,000 - 128 = 872), which reads that prefix
+    start = 1000 - 128
+    chunk = 256 * 2 * P70 + A70 * (256 * start + 256 * 255 / 2)
+    assert v(d, "chunk_avg_flops") == pytest.approx(chunk)
+    sat = (max((W70 + 54 * KV70 * 2200 + KV70 * start) / BW, (54 * (2 * P70 + A70 * 2200) + chunk) / FL)
+           + AR0 + (54 + 256) * AR1 + FIXED)
     assert v(d, "saturated_step_s") == pytest.approx(sat)
-    assert v(d, "prefill_capacity_rps") == pytest.approx(256 / sat / 2000)  # 4.995 req/s
+    assert v(d, "prefill_capacity_rps") == pytest.approx(256 / sat / 2000)  # 4.692 req/s
     assert v(d, "decode_capacity_rps") == pytest.approx(54 / sat / 400)
-    assert v(d, "replica_capacity_rps") == pytest.approx(4.995, rel=1e-3)
+    assert v(d, "replica_capacity_rps") == pytest.approx(4.692, rel=1e-3)
     assert v(d, "capacity_limited_by") == "prefill"
-    assert v(d, "replica_load") == pytest.approx(100 * 4 / 4.995, rel=1e-3)
+    assert v(d, "replica_load") == pytest.approx(100 * 4 / (256 / sat / 2000))
+    assert v(d, "planned_rps_per_replica") == pytest.approx(0.7 * 256 / sat / 2000)
 
 
 def test_streaming_numbers_by_hand():
     d = solve(Params())
-    # each stream gets 1 / 19.8 ms = 50.5 tokens/s; a 5 tokens/s client falls behind by 45.5/s
+    # each stream gets 1 / 21.6 ms = 46.2 tokens/s; a 5 tokens/s client falls behind by 41.2/s
     assert v(d, "slow_client_grace_s") == pytest.approx(256 / (1 / v(d, "step_time_s") - 5))
-    assert v(d, "slow_client_grace_s") == pytest.approx(5.63, rel=1e-2)
+    assert v(d, "slow_client_grace_s") == pytest.approx(6.207, rel=1e-3)
     assert v(d, "blocked_tpot_s") == pytest.approx(1 / 5)
 
 
 def test_doubling_tp_more_than_doubles_the_kv_cap():
     d = solve(Params())
-    # 8 x 80 GB x 0.9 - 141.2 GB = 434.8 GB; floor(434.8e9 / (16 x 327,680)) = 82,931 blocks; // 512 = 161
-    assert v(d, "kv_budget_bytes_2x_tp") == pytest.approx(434.8e9)
-    assert v(d, "batch_cap_kv_2x_tp") == 161
-    assert solve(Params(tp_degree=8)).value("batch_cap_kv") == 161
+    # 8 x 80 GB x 0.9 - 141.1 GB = 434.9 GB; floor(434.9e9 / (16 x 327,680)) = 82,949 blocks; / 512 -> 162
+    assert v(d, "kv_budget_bytes_2x_tp") == pytest.approx(576e9 - W70)
+    assert v(d, "batch_cap_kv_2x_tp_continuous") == pytest.approx(math.floor((576e9 - W70) / (16 * 327_680)) / 512)
+    assert v(d, "batch_cap_kv_2x_tp") == 162
+    assert solve(Params(tp_degree=8)).value("batch_cap_kv") == 162
 
 
 # --- a variant worked by hand ------------------------------------------------------------------------
@@ -148,44 +178,96 @@ def test_variant_h200_tp2_32k_context_60ms():
     p = Params(gpu="H200", tp_degree=2, max_context_tokens=32768, tpot_target_ms=60, prompt_tokens=4000,
                output_tokens=500, chunk_tokens=128)
     d = solve(p)
-    # 2 x 141 GB x 0.9 = 253.8 GB usable; minus 141.2 GB = 112.6 GB for KV
-    assert v(d, "kv_budget_bytes") == pytest.approx(2 * 141e9 * 0.9 - 141.2e9) == pytest.approx(112.6e9)
-    blocks = math.floor(112.6e9 / (16 * 327_680))  # 21,476
-    assert v(d, "kv_budget_blocks") == blocks == 21_476
-    # a 32,768-token sequence: 2,048 blocks (10.7 GB); 21,476 // 2,048 = 10
+    # 2 x 141 GB x 0.9 = 253.8 GB usable; minus 141.1 GB = 112.7 GB for KV
+    assert v(d, "kv_budget_bytes") == pytest.approx(2 * 141e9 * 0.9 - W70) == pytest.approx(112.695e9, rel=1e-5)
+    blocks = math.floor((253.8e9 - W70) / (16 * 327_680))  # 21,494
+    assert v(d, "kv_budget_blocks") == blocks == 21_494
+    # a 32,768-token sequence: 2,048 blocks (10.7 GB); 21,494 // 2,048 = 10
     assert v(d, "batch_cap_kv") == 10
-    bw = 2 * 4.8e12 * 0.8  # 7.68 TB/s
+    bw = 2 * 4.8e12 * 0.7  # 6.72 TB/s
     fl = 2 * 989e12 * 0.5
-    assert v(d, "weight_read_s") == pytest.approx(141.2e9 / bw)  # 18.4 ms
-    # step at 10 x (4,000 + 250) of context: bytes 18.39 + 1.81 ms, FLOP 1.45 ms; + 3 ms
-    mem = (141.2e9 + 10 * 327_680 * 4250) / bw
-    assert v(d, "step_time_s") == pytest.approx(mem + 0.003) == pytest.approx(0.0232, rel=1e-2)
-    assert v(d, "tokens_per_s_per_replica") == pytest.approx(10 / (mem + 0.003))
-    # TPOT cap, bytes side: (60 - 3 - (141.2e9 + 327,680 x 32,640) / 7.68e12 ms) / (327,680 x 32,768 / 7.68e12)
-    side_mem = (0.060 - 0.003 - (141.2e9 + 327_680 * (32768 - 128)) / bw) / (327_680 * 32768 / bw)
-    a = 2_621_440
-    chunk = 128 * 2 * 70.6e9 + a * (128 * (32768 - 128) + 128 * 127 / 2)
-    side_cmp = ((0.060 - 0.003) * fl - chunk) / (2 * 70.6e9 + a * 32768)
-    # (57 − 19.78 ms) / 1.398 ms = 26.6 on the bytes side; the FLOP side allows about 120
-    # ((57 ms × 0.989 PFLOP/s − 29 TFLOP) / 227 GFLOP per token)
-    assert side_mem == pytest.approx(26.62, abs=0.01) and side_cmp == pytest.approx(120.3, abs=0.1)
-    assert v(d, "batch_cap_tpot") == math.floor(min(side_mem, side_cmp)) == 26
+    ar0 = 160 * 6e-6
+    ar1 = 160 * 2 * 1 / 2 * 8192 * 2 / 450e9  # TP 2: the ring moves (2 - 1) / 2 of the payload twice
+    assert v(d, "weight_read_s") == pytest.approx(W70 / bw)  # 21.0 ms
+    # step at 10 x (4,000 + 250) of context: bytes 21.00 + 2.07 ms, FLOP 1.46 ms; + 0.96 + 0.06 + 1 ms
+    mem = (W70 + 10 * KV70 * 4250) / bw
+    assert v(d, "step_time_s") == pytest.approx(mem + ar0 + 10 * ar1 + FIXED) == pytest.approx(0.02509, rel=1e-3)
+    assert v(d, "tokens_per_s_per_replica") == pytest.approx(10 / (mem + ar0 + 10 * ar1 + FIXED))
+    # TPOT cap, bytes side: (60 ms - fixed and the chunk's all-reduces - (W + prefix KV) / bw) per
+    # (one sequence's full KV read + one token's all-reduce)
+    extra = ar0 + 128 * ar1 + FIXED
+    side_mem = (0.060 - extra - (W70 + KV70 * (32768 - 128)) / bw) / (KV70 * 32768 / bw + ar1)
+    chunk = 128 * 2 * P70 + A70 * (128 * (32768 - 128) + 128 * 127 / 2)
+    side_cmp = (0.060 - extra - chunk / fl) / ((2 * P70 + A70 * 32768) / fl + ar1)
+    # (60 - 2.71 - 22.59 ms) / (1.598 + 0.006) ms = 21.64 on the bytes side; the FLOP side
+    # (60 - 2.71 - 29.36 ms) / (0.2295 + 0.006) ms = 118.7
+    assert side_mem == pytest.approx(21.64, abs=0.01) and side_cmp == pytest.approx(118.7, abs=0.1)
+    assert v(d, "batch_cap_tpot_memory") == pytest.approx(side_mem)
+    assert v(d, "batch_cap_tpot_compute") == pytest.approx(side_cmp)
+    assert v(d, "batch_cap_tpot") == math.floor(min(side_mem, side_cmp)) == 21
     assert v(d, "decode_batch") == 10  # the KV budget binds again
-    assert v(d, "ridge_batch") == pytest.approx(fl / bw)  # bf16: bytes per param / 2 = 1
+    assert v(d, "ridge_batch") == pytest.approx(fl / bw * W70 / (2 * P70))  # bf16: bytes per param / 2 = 1
+
+
+# --- a worked problem from a public source ---------------------------------------------------------
+
+
+def test_jax_scaling_book_llama3_70b_on_a_tpu_v5e_4x4():
+    """Austin et al., "How To Scale Your Model", Part 8 "Serving LLaMA 3-70B on TPUs"
+    (jax-ml.github.io/scaling-book/applied-inference): LLaMA 3-70B in bf16 (weights and KV) on a
+    TPU v5e 4x4, 16 chips of 16 GB, batch as large as fits at 8k context. The book: 140 GB of
+    weights leave 116 GB for KV, "43" caches at 8k, every step about 16 GB / 8.2e11 = 19 ms
+    (the HBM read), and B* = C / W_hbm = 1.97e14 / 8.2e11 = 240 for bf16. It ignores working
+    memory and communication, so the page runs with all HBM usable, 100% MBU and MFU."""
+    p = Params(gpu="TPU v5e", tp_degree=16, usable_hbm_fraction=1.0, hbm_efficiency=1.0, decode_mfu=1.0,
+               max_context_tokens=8192)
+    d = solve(p)
+    # The book's own arithmetic, with its rounded 70e9 parameters and 2 x 162 kB per token:
+    assert math.floor((16 * 16e9 - 2 * 70e9) / (2 * 162e3 * 8192)) == 43
+    # The page counts the shape (70.55e9 parameters) and 327,680 B per token: 114.9 GB of KV,
+    # floor(114.9e9 / (16 x 327,680)) = 21,914 blocks, / 512 per sequence = 42.8 -> 42.
+    assert v(d, "kv_budget_bytes") == pytest.approx(256e9 - W70)
+    assert v(d, "kv_budget_blocks") == math.floor((256e9 - W70) / (16 * KV70)) == 21_914
+    assert v(d, "batch_cap_kv") == 21_914 // 512 == 42
+    # The step at that batch reads nearly all of HBM: (141.1 + 42 x 2.684) GB / (16 x 819 GB/s) = 19.4 ms,
+    # under the book's full-HBM 16 GB / 819 GB/s = 19.5 ms.
+    read = (W70 + 42 * KV70 * 8192) / (16 * 819e9)
+    assert v(d, "kv_capped_step_memory_s") == pytest.approx(read) == pytest.approx(0.01937, rel=1e-3)
+    assert read < 16e9 / 819e9
+    assert v(d, "kv_capped_bound") == "bandwidth"  # "always memory bound"
+    assert v(d, "ridge_batch") == pytest.approx(1.97e14 / 819e9) == pytest.approx(240, rel=0.01)
 
 
 # --- validation --------------------------------------------------------------------------------------
 
 
 def test_a_replica_that_cannot_hold_the_weights_is_refused_in_plain_words():
-    with pytest.raises(ValidationError, match="do not fit"):
+    with pytest.raises(ValidationError, match="GB of weights"):
         Params(tp_degree=1)
     with pytest.raises(ValidationError, match="shorter than the max context"):
         Params(prompt_tokens=16384, max_context_tokens=8192)
     with pytest.raises(ValidationError, match="TPOT target"):
         Params(tpot_target_ms=10)
-    with pytest.raises(ValidationError, match="one"):
+    with pytest.raises(ValidationError, match="less than one 131,072-token sequence"):
         Params(tp_degree=2, max_context_tokens=131072)
+    with pytest.raises(ValidationError, match="scale-up domain"):
+        Params(tp_degree=16)  # H100 SXM: 8 to an NVLink domain
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=st.sampled_from(CATALOG_MODELS + ("Custom",)), gpu=st.sampled_from(CATALOG_ACCELERATORS + ("Custom",)),
+       tp=st.sampled_from([1, 2, 4, 8, 16, 32, 64, 72]), weights=st.sampled_from(["bf16", "fp8", "int8", "int4"]),
+       compute=st.sampled_from(["bf16", "fp8", "int8"]), kv=st.sampled_from(["bf16", "fp8"]))
+def test_every_model_part_and_format_runs_or_is_refused_in_a_sentence(model, gpu, tp, weights, compute, kv):
+    try:
+        p = Params(model=model, gpu=gpu, tp_degree=tp, weight_precision=weights, compute_precision=compute,
+                   kv_precision=kv)
+    except ValidationError as e:
+        assert str(e.errors()[0]["msg"]).endswith("."), e
+        return
+    d = solve(p)
+    assert d.value("decode_batch") >= 1
+    assert d.value("p95_tpot_s") <= p.tpot_target_ms / 1000 + 1e-12
 
 
 # --- moves the right way ------------------------------------------------------------------------------
@@ -242,11 +324,12 @@ def test_a_looser_tpot_target_allows_a_bigger_batch_and_the_worst_step_meets_it(
 @given(m1=st.floats(0.1, 1), m2=st.floats(0.1, 1))
 def test_more_compute_raises_the_ridge_and_never_slows_prefill(m1, m2):
     lo, hi = sorted((m1, m2))
-    a, b = maybe(mfu=lo), maybe(mfu=hi)
+    a, b = maybe(decode_mfu=lo, prefill_mfu=lo), maybe(decode_mfu=hi, prefill_mfu=hi)
     if a is None or b is None:
         return
     assert b.value("ridge_batch") >= a.value("ridge_batch")
     assert b.value("prefill_time_s") <= a.value("prefill_time_s")
+    assert b.value("ttft_idle_chunked_s") <= a.value("ttft_idle_chunked_s")
 
 
 @PROPS
@@ -289,7 +372,8 @@ def test_every_step_has_a_unit_a_formula_and_a_finite_value():
         assert s.worked()
         if s.is_numeric:
             assert math.isfinite(float(s.value)), s.key
-        if s.key not in ("model_params", "gpu_memory_bytes", "gpu_hbm_Bps", "gpu_peak_flops", "active_params"):
+        if s.key not in ("model_params", "gpu_memory_bytes", "gpu_hbm_Bps", "gpu_peak_flops", "active_params",
+                         "bytes_per_param", "bytes_per_kv_element", "attention_flops_per_position"):
             assert s.formula, s.key
 
 
@@ -324,8 +408,9 @@ def test_registered_with_the_batching_sim():
 
 
 def test_every_knob_has_help_and_a_draw_inside_its_range():
+    own = knobs_of(_BatchingKnobs)  # the engine's groups carry their own help (some custom_* need none)
     for name, knob in knobs_of(Params).items():
-        assert knob.help, name
+        assert knob.help or name not in own, name
         default = getattr(Params(), name)
         if isinstance(default, (int, float)) and not isinstance(default, bool):
             assert knob.min <= default <= knob.max, name
@@ -361,9 +446,43 @@ def test_sim_config_carries_the_page_numbers():
     d = solve(p)
     assert cfg.kv_budget_tokens == v(d, "kv_budget_tokens")
     assert cfg.max_running == v(d, "admission_limit") == 54
-    assert cfg.replica_Bps == pytest.approx(v(d, "replica_Bps"))
+    assert cfg.replica_Bps == pytest.approx(BW)
+    assert cfg.replica_flops == pytest.approx(FL) and cfg.prompt_flops == pytest.approx(FL)
+    assert cfg.allreduce_fixed_s == pytest.approx(AR0) and cfg.allreduce_per_token_s == pytest.approx(AR1)
     assert cfg.prefill_s(2000) == pytest.approx(v(d, "prefill_time_s"))
     assert cfg.horizon_s == pytest.approx(2500 * v(d, "decode_step_at_load_s"))
+    # the simulation's step is the engine's: 54 sequences at 2,200 tokens of context
+    assert cfg.step_s(54 * 2200, 54, 54 * 2200) == pytest.approx(v(d, "step_time_s"), rel=1e-12)
+
+
+def test_the_simulation_takes_other_precisions_and_mfus_from_the_engine():
+    # fp8 weights, KV and compute on H100, and a prefill MFU apart from decode's: the simulation's
+    # rates follow the engine's replica (989 x 2 = 1,979 TFLOP/s dense fp8 per H100).
+    p = Params(weight_precision="fp8", kv_precision="fp8", compute_precision="fp8", prefill_mfu=0.6)
+    cfg = sim_config(p)
+    assert cfg.weight_bytes == pytest.approx(P70)
+    assert cfg.kv_bytes_per_token == 2 * 80 * 8 * 128
+    assert cfg.replica_flops == pytest.approx(4 * 1979e12 * 0.5)
+    assert cfg.prompt_flops == pytest.approx(4 * 1979e12 * 0.6)
+    # a prompt alone: (2,000 x 2 P + attention) / prompt rate + its all-reduces + 1 ms
+    pf = 2000 * 2 * P70 + A70 * 2000 * 1999 / 2
+    assert cfg.prefill_s(2000) == pytest.approx(pf / (4 * 1979e12 * 0.6) + AR0 + 2000 * AR1 + FIXED)
+    assert cfg.prefill_s(2000) == pytest.approx(solve(p).value("prefill_time_s"))
+
+
+def test_a_prefix_cache_hit_skips_prefill_in_the_model_and_the_simulation():
+    p = Params(prefix_cache_hit=0.5)
+    d = solve(p)
+    # 1,000 cached tokens are read, never prefilled: 1,000 new tokens attend to 1,000 + their own
+    pf = 1000 * 2 * P70 + A70 * (1000 * 1000 + 1000 * 999 / 2)
+    assert v(d, "prefill_flops_per_request") == pytest.approx(pf)
+    assert v(d, "prefill_chunks") == 4  # ceil(1,000 / 256)
+    assert v(d, "prefill_step_memory_s") == pytest.approx((W70 + 1000 * KV70) / BW)
+    assert v(d, "prefill_capacity_rps") > solve(Params()).value("prefill_capacity_rps")
+    for policy, key in (("continuous", "prefill_time_s"), ("chunked", "ttft_idle_chunked_s")):
+        q = Params(policy=policy, arrival_rps=0.05, length_spread=0, output_tokens=10, prefix_cache_hit=0.5)
+        r = simulate(q, 3, horizon_scale=40)
+        assert np.nanmedian(r.ttft_s) == pytest.approx(solve(q).value(key), rel=1e-9)
 
 
 @pytest.mark.parametrize("rate", [2.0, 4.0])
@@ -432,10 +551,12 @@ def test_the_tpot_cap_counts_the_chunks_prefix_read_in_its_value_and_its_formula
     # The worst step reads the weights, the batch's KV at full context and the chunk's own prefix KV.
     d = solve(Params())
     v = d.value
-    by_hand = (50e-3 - 3e-3 - (v("weight_bytes") + v("chunk_prefix_kv_bytes")) / v("replica_Bps")) / v("kv_read_full_s")
+    extra = AR0 + 256 * AR1 + FIXED
+    assert v("worst_step_fixed_s") == pytest.approx(extra)
+    by_hand = (50e-3 - extra - (W70 + KV70 * 7936) / BW) / (KV70 * 8192 / BW + AR1)
     assert v("batch_cap_tpot_memory") == pytest.approx(by_hand, rel=1e-12)
     assert "{chunk_prefix_kv_bytes}" in d["batch_cap_tpot_memory"].formula
     assert v("batch_cap_tpot") == math.floor(min(v("batch_cap_tpot_memory"), v("batch_cap_tpot_compute")))
-    # without the prefix read the bytes side would allow one more sequence at the seed (135.09 -> 134)
-    without = (50e-3 - 3e-3 - v("weight_bytes") / v("replica_Bps")) / v("kv_read_full_s")
-    assert math.floor(without) == 135 and v("batch_cap_tpot") == 134
+    # without the prefix read the bytes side would allow one more sequence (104.2 -> 103.4)
+    without = (50e-3 - extra - W70 / BW) / (KV70 * 8192 / BW + AR1)
+    assert math.floor(without) == 104 and v("batch_cap_tpot") == 103

@@ -48,87 +48,154 @@ def test_the_mock_interview_reads_the_same_plan():
         assert phase_plan(minutes) == {ph: d.value(f"{ph}_minutes") for ph in PHASES}
 
 
+# Published figures, typed here so the test does not lean on the code under test.
+H100_HBM_Bps, H100_BF16, H100_FP8, H100_HBM_B, NVLINK_Bps = 3.35e12, 989e12, 1979e12, 80e9, 450e9  # datasheet
+# Llama 3 8B (Llama 3 paper / config.json): 32 layers, d_model 4,096, 32 heads, 8 KV heads of 128,
+# SwiGLU width 14,336, vocabulary 128,256, untied embeddings. Counted matrix by matrix:
+L8 = 2 * 128_256 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14_336)  # 8.030e9
+# Llama 3 70B: 80 layers, d_model 8,192, 64 heads, 8 KV heads of 128, SwiGLU width 28,672.
+L70 = 2 * 128_256 * 8192 + 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28_672)  # 70.55e9
+FIXED_S = 1e-3  # the engine's fixed cost per step (launches, sampling)
+
+
 def test_coding_assistant_opening_by_hand():
     d = solve(Params())
+    assert d.value("model_params") == L8 == 8_029_995_008
     # 10,000 developers x 6 completions per minute / 60 = 1,000 req/s
     assert d.value("request_rate") == pytest.approx(10_000 * 6 / 60) == pytest.approx(1000)
     # 8,000 tokens of context, 90% cached: 800 to prefill
     assert d.value("uncached_prompt_tokens") == pytest.approx(800)
-    # Llama-3-8B on one H100: weights 16.06 GB / (3.35 TB/s x 0.7) = 6.849 ms; KV 131,072 B/token x
-    # 8,025 average context / 2.345 TB/s = 0.4486 ms per sequence; TPOT 15 ms allows
-    # floor((15 - 6.849) / 0.4486) = 18; memory (72 - 16.06) GB / (131,072 x 8,050) = 53
-    w_s = 16.06e9 / 2.345e12
-    kv_s = 131_072 * 8025 / 2.345e12
-    assert d.value("batch_tpot_cap") == math.floor((0.015 - w_s) / kv_s) == 18
-    assert d.value("batch_memory_cap") == math.floor((72e9 - 16.06e9) / (131_072 * 8050)) == 53
-    assert d.value("decode_batch") == 18
-    step = w_s + 18 * kv_s  # 14.92 ms
+    # Llama-3-8B on one H100 (no tensor parallelism, so no all-reduce): weights 16.06 GB /
+    # (3.35 TB/s x 0.7) = 6.849 ms; KV 131,072 B/token x 8,025 average context / 2.345 TB/s =
+    # 0.4486 ms per sequence. The 15 ms TPOT, less the 1 ms fixed step cost, allows
+    # (15 - 1 - 6.849) / 0.4486 = 15.94 -> 15; memory (72 - 16.06) GB / (131,072 x 8,050) = 53
+    bw = H100_HBM_Bps * 0.7
+    w_s = 2 * L8 / bw
+    kv_s = 131_072 * 8025 / bw
+    assert d.value("batch_tpot_cap_continuous") == pytest.approx((0.015 - FIXED_S - w_s) / kv_s)
+    assert d.value("batch_tpot_cap") == math.floor((0.015 - FIXED_S - w_s) / kv_s) == 15
+    assert d.value("batch_memory_cap") == math.floor((0.9 * H100_HBM_B - 2 * L8) / (131_072 * 8050)) == 53
+    assert d.value("decode_batch") == 15
+    step = w_s + 15 * kv_s + FIXED_S  # 14.58 ms
     assert d.value("decode_step_s") == pytest.approx(step)
-    # prefill: 800 x (2 x 8.03e9 + 4 x 32 x 32 x 128 x (7,200 + 400)) / (989e12 x 0.5) = 32.43 ms
-    prefill = 800 * (2 * 8.03e9 + 524_288 * 7600) / 494.5e12
+    # prefill: 800 new tokens after 7,200 cached attend to 800 x 7,200 + 800 x 799 / 2 earlier
+    # positions, at 2 x 32 layers x 32 heads x (128 + 128) = 524,288 FLOP each:
+    # (800 x 2 x 8.03e9 + 524,288 x 6,079,600) / (989e12 x 0.5) = 32.43 ms
+    prefill = (800 * 2 * L8 + 524_288 * (800 * 7200 + 800 * 799 / 2)) / (H100_BF16 * 0.5)
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
     pre = 1000 * prefill  # 32.43 replicas' worth of prefill
     assert d.value("prefill_replica_equivalents") == pytest.approx(pre)
-    # decode at the batch a replica really holds: the weight read alone is 6.849 / 15 ms = 45.7% of
-    # every replica's time. R = (32.43 + 1,000 x 50 x 0.4486 ms) / (0.7 - 0.4566) = 225.4 -> 226
-    # (charging decode as full 18-sequence batches gave 32.43 + 41.45 -> 106: each of 106 would hold
-    # 7 sequences and be 97% busy)
+    # decode at the batch a replica really holds: the weight read plus the fixed cost,
+    # (6.849 + 1) / 15 ms = 52.3% of every replica's time, is paid however few ride.
+    # R = (32.43 + 1,000 x 50 x 0.4486 ms) / (0.7 - 0.5232) = 310.3 -> 311
     assert d.value("weight_read_floor_busy") == pytest.approx(100 * w_s / 0.015)
-    r_cont = (pre + 1000 * 50 * kv_s) / (0.7 - w_s / 0.015)
+    r_cont = (pre + 1000 * 50 * kv_s) / (0.7 - (w_s + FIXED_S) / 0.015)
     assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
-    assert d.value("replicas") == math.ceil(r_cont) == 226
-    assert d.value("gpus") == 226
-    held = 1000 / 226 * 50 * 0.015  # 3.32 sequences each
-    assert d.value("decode_replica_equivalents") == pytest.approx(226 * (w_s + held * kv_s) / 0.015)
+    assert d.value("replicas") == math.ceil(r_cont) == 311
+    assert d.value("gpus") == 311
+    held = 1000 / 311 * 50 * 0.015  # 2.41 sequences each
+    assert d.value("held_batch") == pytest.approx(held)
+    assert d.value("decode_replica_equivalents") == pytest.approx(311 * (w_s + held * kv_s + FIXED_S) / 0.015)
     assert d.value("completion_latency_s") == pytest.approx(prefill + 50 * step)
 
 
 def test_the_mistakes_in_numbers():
     d = solve(Params())
-    # no prefix cache: 8,000 x (16.06 GFLOP + 524,288 x 4,000) / 494.5 TFLOP/s = 293.7 ms per request
-    full = 8000 * (2 * 8.03e9 + 524_288 * 4000) / 494.5e12
+    bw = H100_HBM_Bps * 0.7
+    w_s, kv_s = 2 * L8 / bw, 131_072 * 8025 / bw
+    # no prefix cache: (8,000 x 16.06 GFLOP + 524,288 x 8,000 x 7,999 / 2) / 494.5 TFLOP/s = 293.7 ms
+    full = (8000 * 2 * L8 + 524_288 * 8000 * 7999 / 2) / (H100_BF16 * 0.5)
     assert d.value("prefill_s_without_prefix_cache") == pytest.approx(full)
-    # with that much prefill each replica holds under one sequence, so every token is a step of its own:
-    # (293.7 + 1,000 x 50 x (6.849 + 0.4486) ms) / 0.7 = 940.8 -> 941
-    w_s, kv_s = 16.06e9 / 2.345e12, 131_072 * 8025 / 2.345e12
-    assert d.value("replicas_without_prefix_cache") == math.ceil((1000 * full + 1000 * 50 * (w_s + kv_s)) / 0.7) == 941
-    # prefill forgotten: 1,000 x 50 x 0.4486 ms / (0.7 - 0.4566) = 92.2 -> 93
-    assert d.value("replicas_decode_only") == math.ceil(1000 * 50 * kv_s / (0.7 - w_s / 0.015)) == 93
-    # batch at the memory cap of 53: 6.849 ms + 53 x 0.4486 ms = 30.6 ms, twice the TPOT target
-    assert d.value("tpot_at_memory_batch_s") == pytest.approx(16.06e9 / 2.345e12 + 53 * 131_072 * 8025 / 2.345e12)
-    assert d.value("replicas_at_memory_batch") < d.value("replicas")
-    # 10,000 developers against ~779 completions in flight
+    # with that much prefill each replica holds under one sequence, so every token is a step of its
+    # own: (293.7 + 1,000 x 50 x (6.849 + 0.4486 + 1) ms) / 0.7 = 1,012.3 -> 1,013
+    cold = (1000 * full + 1000 * 50 * (w_s + kv_s + FIXED_S)) / 0.7
+    assert d.value("replicas_without_prefix_cache_continuous") == pytest.approx(cold, rel=1e-6)
+    assert d.value("replicas_without_prefix_cache") == math.ceil(cold) == 1013
+    # prefill forgotten: 1,000 x 50 x 0.4486 ms / (0.7 - 0.5232) = 126.9 -> 127
+    only = 1000 * 50 * kv_s / (0.7 - (w_s + FIXED_S) / 0.015)
+    assert d.value("replicas_decode_only_continuous") == pytest.approx(only, rel=1e-6)
+    assert d.value("replicas_decode_only") == math.ceil(only) == 127
+    # batch at the memory cap of 53: 6.849 ms + 53 x 0.4486 ms + 1 ms = 31.6 ms, twice the TPOT target
+    at_mem = w_s + 53 * kv_s + FIXED_S
+    assert d.value("tpot_at_memory_batch_s") == pytest.approx(at_mem)
+    # charged as full batches of 53: (32.43 + 1,000 x 50 x 31.6 ms / 53) / 0.7 = 88.9 -> 89
+    mem_fleet = (1000 * d.value("prefill_s_per_request") + 1000 * 50 * at_mem / 53) / 0.7
+    assert d.value("replicas_at_memory_batch") == math.ceil(mem_fleet) == 89
     assert d.value("developers_per_request_in_flight") == pytest.approx(10_000 / d.value("requests_in_flight"))
 
 
 def test_variant_large_model_in_fp8():
+    # The old single "precision" knob meant fp8 weights and fp8 compute: both set here; KV stays bf16.
     p = Params(developers=20_000, completions_per_developer_per_min=3, prompt_tokens=4000, prefix_cache_hit=0.8,
-               output_tokens=100, tpot_target_ms=25, model="Llama-3-70B", gpus_per_replica=8,
-               weight_precision="fp8")
+               output_tokens=100, tpot_target_ms=25, model="Llama-3-70B", tp_degree=8,
+               weight_precision="fp8", compute_precision="fp8")
     d = solve(p)
     rate = 20_000 * 3 / 60  # 1,000 req/s
-    bw = 8 * 3.35e12 * 0.7  # 18.76 TB/s
-    flops = 8 * 1979e12 * 0.5  # FP8 dense peak, 7.916 PFLOP/s
-    w_s = 70.6e9 * 1 / bw  # 3.763 ms
+    bw = 8 * H100_HBM_Bps * 0.7  # 18.76 TB/s
+    flops = 8 * H100_FP8 * 0.5  # 7.916 PFLOP/s, decode and prefill MFU both 50%
+    w_s = L70 * 1 / bw  # 3.761 ms
     kv_s = 327_680 * (4000 + 50) / bw  # 70.74 us
-    per_tok = 2 * 70.6e9 + 2_621_440 * 4050
-    tpot_cap = min(math.floor((0.025 - w_s) / kv_s), math.floor(0.025 * flops / per_tok))  # 300
-    mem_cap = math.floor((0.9 * 640e9 - 70.6e9) / (327_680 * 4100))  # 376
-    assert (d.value("batch_tpot_cap"), d.value("batch_memory_cap")) == (tpot_cap, mem_cap) == (300, 376)
-    step = max(w_s + 300 * kv_s, 300 * per_tok / flops)  # 24.99 ms
-    prefill = 800 * (2 * 70.6e9 + 2_621_440 * (3200 + 400)) / flops  # 15.22 ms
-    # (15.22 + 1,000 x 100 x 70.74 us) / (0.7 - 3.763 / 25 ms) = 40.6 -> 41 (full batches said 34)
-    replicas = math.ceil((rate * prefill + rate * 100 * kv_s) / (0.7 - w_s / 0.025))
+    # TP 8: 80 layers x 2 all-reduces, each 6 us + 2 x 7/8 x tokens x 8,192 x 2 B over 450 GB/s
+    ar_fixed = 160 * 6e-6  # 0.96 ms a step
+    ar_per_token = 160 * 2 * 7 / 8 * 8192 * 2 / NVLINK_Bps  # 10.19 us per sequence in the step
+    fixed = FIXED_S + ar_fixed
+    per_tok = 2 * L70 + 2 * 80 * 64 * 256 * 4050
+    tpot_cap = min(math.floor((0.025 - fixed - w_s) / (kv_s + ar_per_token)),
+                   math.floor((0.025 - fixed) / (per_tok / flops + ar_per_token)))  # 238
+    mem_cap = math.floor((0.9 * 8 * H100_HBM_B - L70) / (327_680 * 4100))  # 376
+    assert (d.value("batch_tpot_cap"), d.value("batch_memory_cap")) == (tpot_cap, mem_cap) == (238, 376)
+    step = w_s + 238 * kv_s + fixed + 238 * ar_per_token  # 24.98 ms, bytes-bound
     assert d.value("decode_step_s") == pytest.approx(step)
+    assert d.value("decode_step_allreduce_s") == pytest.approx(ar_fixed + 238 * ar_per_token)
+    # prefill: 800 new tokens after 3,200 cached, plus the 800 tokens' all-reduces (9.1 ms over NVLink)
+    prefill = ((800 * 2 * L70 + 2 * 80 * 64 * 256 * (800 * 3200 + 800 * 799 / 2)) / flops
+               + ar_fixed + 800 * ar_per_token)
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    assert d.value("replicas") == replicas == 41
-    assert d.value("gpus") == 41 * 8
+    # (1,000 x 24.7 ms + 1,000 x 100 x (70.74 + 10.19) us) / (0.7 - (3.761 + 1.96) / 25 ms) = 70.9 -> 71
+    r_cont = (rate * prefill + rate * 100 * (kv_s + ar_per_token)) / (0.7 - (w_s + fixed) / 0.025)
+    assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
+    assert d.value("replicas") == math.ceil(r_cont)
+    assert d.value("gpus") == math.ceil(r_cont) * 8
+
+
+def test_worked_problem_llama3_70b_int8_on_tpu_v5e_4x4():
+    """The JAX scaling book, Part 8 ("Serving LLaMA 3-70B on TPUs", jax-ml.github.io/scaling-book/
+    applied-inference): LLaMA 3-70B with int8 weights and int8 KV caches, bf16 FLOPs, 16-way model
+    parallelism on a TPU v5e 4x4, 8k context. Its roofline: step = max(2 P B / (N C), P / (N W)) +
+    KV / (N W), at peak, no overheads, communication overlapped; "latency can range anywhere from
+    5.5ms with low batch size", and int8 weights with bf16 FLOPs make the critical batch 120."""
+    p = Params(model="Llama-3-70B", gpu="TPU v5e", tp_degree=16, weight_precision="int8", kv_precision="int8",
+               compute_precision="bf16", hbm_efficiency=1.0, decode_mfu=1.0, step_overhead_ms=0,
+               allreduce_latency_us=0, attention_flops=False, usable_hbm_fraction=1.0,
+               prompt_tokens=7936, output_tokens=512, given_batch=1, tpot_target_ms=50)
+    d = solve(p)
+    v5e_hbm_Bps, v5e_bf16, v5e_hbm_B, ici_Bps = 819e9, 197e12, 16e9, 200e9  # Cloud TPU v5e docs; ICI one way
+    # "2 * K * H * L = 2 * 8 * 128 * 80 = 160kiB" of int8 KV per token
+    assert d.value("kv_bytes_per_token") == 2 * 8 * 128 * 80 == 163_840
+    # 7,936 of prompt and the book's 512-token median decode: 7,936 + 512 / 2 = 8,192 of context read
+    assert d.value("decode_context_tokens") == 8192
+    bw = 16 * v5e_hbm_Bps  # 13.1 TB/s
+    memory = (L70 * 1 + 163_840 * 8192) / bw  # 5.384 ms of weights + 0.102 ms of KV
+    compute = 2 * L70 / (16 * v5e_bf16)  # 44.8 us
+    # the engine does not overlap the all-reduces: 160 x 2 x 15/16 x 8,192 x 2 B / 200 GB/s = 24.6 us
+    ar = 160 * 2 * 15 / 16 * 8192 * 2 / ici_Bps
+    assert d.value("decode_step_memory_s") == pytest.approx(memory)
+    assert d.value("decode_step_compute_s") == pytest.approx(compute)
+    assert d.value("decode_step_s") == pytest.approx(max(memory, compute) + ar)
+    assert d.value("decode_step_s") == pytest.approx(5.5e-3, abs=0.1e-3)  # the book's "5.5ms"
+    # B* = C / W x bytes per weight / 2 = 197e12 / 819e9 x 1 / 2 = 120 (the book: "drops to 120")
+    assert d.value("critical_batch") == pytest.approx(v5e_bf16 / v5e_hbm_Bps / 2)
+    assert round(d.value("critical_batch")) == 120
+    # the batch fixed at 1 is the book's; the caps are still shown beside it
+    assert d.value("decode_batch") == 1
+    kv_seq = 163_840 * (7936 + 512)
+    assert d.value("batch_memory_cap") == math.floor((16 * v5e_hbm_B - L70) / kv_seq)
 
 
 def test_same_engine_arithmetic_as_the_serving_platform_page():
     shared = dict(prompt_tokens=3000, prefix_cache_hit=0.6, output_tokens=300, tpot_target_ms=40,
-                  model="Llama-3-70B", gpu="H200", gpus_per_replica=4, weight_precision="bf16",
-                  hbm_efficiency=0.75, mfu=0.45, target_utilization=0.65)
+                  model="Llama-3-70B", gpu="H200", tp_degree=4, weight_precision="bf16",
+                  hbm_efficiency=0.75, prefill_mfu=0.45, target_utilization=0.65)
     a = solve(Params(**shared))
     b = serving_platform.solve(serving_platform.Params(**shared))
     for key in ["weight_bytes", "kv_bytes_per_sequence", "decode_batch", "decode_step_s", "decode_tokens_per_s",

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from models.content import PLACEHOLDER, load_content
 from models.core import knobs_of
+from models.engine.serving_knobs import ServingKnobs
 from models.serving.kv_cache_tiers import (
     SIM_MAX_TURNS, Params, expected_min_think, sim_config, sim_window_minutes, simulate, solve, think_cdf,
 )
@@ -28,16 +29,30 @@ DIRECTIVES = {("diagram", "tiers"), ("chart", "reload_vs_recompute"), ("chart", 
 KV_TOKEN = 2 * 80 * 8 * 128 * 2  # K and V x layers x KV heads x head_dim x bf16 bytes = 327,680
 PCIE5_X16 = 32e9 * 16 * (128 / 130) / 8  # 63.0 GB/s each way
 NVME5 = 14e9
-W = 2 * 70.6e9  # FLOP per token through Llama-3-70B's weights
+# Llama-3-70B's parameters counted matrix by matrix: untied embeddings, q/k/v/o, a SwiGLU MLP.
+N70 = 2 * 128_256 * 8192 + 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28_672)  # 70.55e9
+W = 2 * N70  # FLOP per token through the weights
 A = 2 * 2 * 80 * 64 * 128  # attention FLOP per earlier token: QK^T and AV, 2 FLOP a MAC, 64 query heads
+AR_LATENCY_S = 160 * 6e-6  # 2 all-reduces a layer at the engine's 6 µs each
+
+
+def ring_s_per_token(tp=8, link=450e9):
+    """Each token's bf16 hidden state over a ring: 160 x 2 (tp − 1) / tp x 8,192 x 2 B per link."""
+    return 160 * 2 * (tp - 1) / tp * 8192 * 2 / link
+
+
+def w_eff(F, tp=8):
+    """The break-evens' FLOP per token: the exact pairs take A / 2 off, the ring's bytes add their time x F."""
+    return W - A / 2 + ring_s_per_token(tp) * F
 
 
 def v(d, key):
     return d.value(key)
 
 
-def recompute_by_hand(n: float, flops_per_s: float) -> float:
-    return (W * n + A * n * n / 2) / flops_per_s
+def recompute_by_hand(n: float, flops_per_s: float, tp: int = 8) -> float:
+    """The engine's prefill: weights and exact causal pairs at the prefill rate, plus the all-reduces."""
+    return (W * n + A * n * (n - 1) / 2) / flops_per_s + AR_LATENCY_S + ring_s_per_token(tp) * n
 
 
 # --- the seed's own arithmetic ------------------------------------------------------------------
@@ -49,8 +64,8 @@ def test_seed_figures():
     assert v(d, "kv_kib_per_token") == 320  # "320 KB" is binary kilobytes
     assert v(d, "conversation_kv_bytes") == 30_000 * 327_680  # 9.8304e9 B
     assert v(d, "conversation_kv_bytes") / 1e9 == pytest.approx(9.8, abs=0.05)  # "~9.8 GB", the seed's "10 GB"
-    # HBM: 8 x 80 GB x 0.9 usable - 141.2 GB of bf16 weights = 434.8 GB; 44 conversations of 9.83 GB.
-    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 8 * 80e9 - 2 * 70.6e9)
+    # HBM: 8 x 80 GB x 0.9 usable - 141.1 GB of bf16 weights = 434.9 GB; 44 conversations of 9.83 GB.
+    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 8 * 80e9 - 2 * N70)
     assert v(d, "hbm_room_conversations") == 44
     assert v(d, "hbm_cache_conversations") == 5  # 50 GB / 9.83 GB
     assert v(d, "dram_cache_conversations") == 101  # 1 TB / 9.83 GB
@@ -61,37 +76,44 @@ def test_seed_figures():
     assert v(d, "reload_s_dram") == pytest.approx(9.8304e9 / dram_Bps)  # 24.4 ms
     assert v(d, "reload_s_dram") == pytest.approx(0.02437, abs=1e-4)
     assert v(d, "reload_s_ssd") == pytest.approx(9.8304e9 / 7e9)  # 1.404 s
-    # Recompute: 2 x 70.6e9 x 30,000 = 4.236e15; attention 2,621,440 x 30,000^2 / 2 = 1.180e15;
-    # 5.416e15 FLOP over 8 x 989e12 x 0.5 = 3.956e15 FLOP/s = 1.369 s.
+    # Recompute: 2 x 70.55e9 x 30,000 = 4.233e15; attention 2,621,440 x 30,000 x 29,999 / 2 = 1.180e15;
+    # 5.413e15 FLOP over 8 x 989e12 x 0.5 = 3.956e15 FLOP/s = 1.368 s, plus 160 all-reduces of
+    # 6 µs + 1.75 x 30,000 x 8,192 x 2 B / 450 GB/s (1.91 ms each): 0.307 s. 1.675 s in all.
     F = 8 * 989e12 * 0.5
-    assert v(d, "recompute_weight_flops") == pytest.approx(4.236e15)
-    assert v(d, "recompute_attention_flops") == pytest.approx(2_621_440 * 30_000 ** 2 / 2)
+    assert v(d, "recompute_weight_flops") == pytest.approx(2 * N70 * 30_000) == pytest.approx(4.233e15, rel=1e-3)
+    assert v(d, "recompute_attention_flops") == pytest.approx(2_621_440 * 30_000 * 29_999 / 2)
+    assert v(d, "recompute_allreduce_s") == pytest.approx(AR_LATENCY_S + ring_s_per_token() * 30_000)
+    assert v(d, "recompute_allreduce_s") == pytest.approx(0.307, abs=0.001)
     assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))
-    assert v(d, "recompute_s") == pytest.approx(1.369, abs=0.001)
-    assert v(d, "recompute_gpu_seconds") == pytest.approx(8 * 1.369, abs=0.01)
-    assert v(d, "attention_share") == pytest.approx(100 * 1.18e15 / 5.416e15, abs=0.05)
-    # Break-evens: 9.8304e9 B / 1.369 s = 7.18 GB/s; at short prefixes 327,680 x 3.956e15 / 1.412e11 = 9.18 GB/s.
+    assert v(d, "recompute_s") == pytest.approx(1.675, abs=0.001)
+    assert v(d, "recompute_gpu_seconds") == pytest.approx(8 * 1.675, abs=0.01)
+    assert v(d, "attention_share") == pytest.approx(100 * 1.18e15 / 5.413e15, abs=0.05)
+    # Break-evens: 9.8304e9 B / 1.675 s = 5.87 GB/s; at short prefixes 327,680 x 3.956e15 / w_eff,
+    # w_eff = 1.411e11 − 1.3e6 + 10.2 µs x 3.956e15 = 1.814e11 FLOP a token: 7.15 GB/s.
     assert v(d, "break_even_bandwidth_Bps") == pytest.approx(9.8304e9 / recompute_by_hand(30_000, F))
-    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)
-    assert v(d, "break_even_bandwidth_short_Bps") / 1e9 == pytest.approx(9.18, abs=0.01)
-    # SSD at 7 GB/s is below 9.18: it wins above n* = 2 (kv F / B - w) / a = 33,559 tokens.
-    n_star = 2 * (KV_TOKEN * F / 7e9 - W) / A
+    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / w_eff(F))
+    assert v(d, "break_even_bandwidth_short_Bps") / 1e9 == pytest.approx(7.15, abs=0.01)
+    # SSD at 7 GB/s is just below 7.15: it wins above n* = 2 (kv F / B - w_eff) / a = 2,863 tokens.
+    n_star = 2 * (KV_TOKEN * F / 7e9 - w_eff(F)) / A
     assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)
-    assert round(n_star) == 33_559
+    assert round(n_star) == 2_863
     assert v(d, "break_even_prefix_tokens_dram") == "none (DRAM reload wins at every prefix length)"
-    assert v(d, "faster_at_this_length") == "recompute"  # 1.404 s against 1.369 s at 30k tokens
-    assert v(d, "ssd_drives_to_always_win") == 2  # ceil(9.18 / 7)
-    assert v(d, "dram_speedup") == pytest.approx(1.369 / 0.02437, rel=2e-3)
+    assert v(d, "faster_at_this_length") == "SSD reload"  # 1.404 s against 1.675 s at 30k tokens
+    assert v(d, "ssd_drives_to_always_win") == 2  # ceil(7.15 / 7)
+    assert v(d, "dram_speedup") == pytest.approx(1.675 / 0.02437, rel=2e-3)
 
 
 def test_crossing_is_where_the_curves_meet():
     """At n* the SSD reload and the recompute take the same time (both sides computed by hand)."""
-    d = solve(Params())
+    # A slower SSD path (30% of one drive: 4.2 GB/s) puts the crossing well inside the range.
+    d = solve(Params(ssd_efficiency=0.3))
     n = v(d, "break_even_prefix_tokens_ssd")
     F = 8 * 989e12 * 0.5
-    assert n * KV_TOKEN / 7e9 == pytest.approx(recompute_by_hand(n, F), rel=1e-9)
-    below = solve(Params(conversation_tokens=30_000))
-    above = solve(Params(conversation_tokens=40_000))
+    assert n == pytest.approx(2 * (KV_TOKEN * F / 4.2e9 - w_eff(F)) / A)  # ~97,000 tokens
+    # the closed form leaves out the all-reduces' fixed latency (under a millisecond)
+    assert n * KV_TOKEN / 4.2e9 == pytest.approx(recompute_by_hand(n, F) - AR_LATENCY_S, rel=1e-9)
+    below = solve(Params(ssd_efficiency=0.3, conversation_tokens=60_000))
+    above = solve(Params(ssd_efficiency=0.3, conversation_tokens=128_000))
     assert v(below, "reload_s_ssd") > v(below, "recompute_s")
     assert v(above, "reload_s_ssd") < v(above, "recompute_s")
     assert v(above, "faster_at_this_length") == "SSD reload"
@@ -169,28 +191,31 @@ def test_failure_mode_figures():
 
 def test_variant_h200_tp4_shares_the_node():
     # H200 (141 GB, same compute as H100), 4 GPUs per replica: two replicas share the node's DRAM and drive.
-    d = solve(Params(gpu="H200", gpus_per_replica=4))
+    d = solve(Params(gpu="H200", tp_degree=4))
     assert v(d, "replicas_per_node") == 2
-    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 4 * 141e9 - 141.2e9)  # 366.4 GB
+    assert v(d, "hbm_kv_room_bytes") == pytest.approx(0.9 * 4 * 141e9 - 2 * N70)  # 366.5 GB
     assert v(d, "hbm_room_conversations") == 37  # 366.4 / 9.83
     assert v(d, "dram_cache_bytes") == pytest.approx(500e9)
     assert v(d, "dram_reload_Bps") == pytest.approx(4 * PCIE5_X16 * 0.8)  # 201.6 GB/s
     assert v(d, "ssd_reload_Bps") == pytest.approx(14e9 * 0.5 / 2)  # 3.5 GB/s
     F = 4 * 989e12 * 0.5
-    assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))  # 2.738 s
-    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)  # 4.59 GB/s
-    n_star = 2 * (KV_TOKEN * F / 3.5e9 - W) / A
-    assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)  # ~33.6k again: both halved
-    assert v(d, "ssd_drives_to_always_win") == math.ceil(KV_TOKEN * F / W * 2 / 7e9)  # 2
+    assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F, tp=4))  # 2.99 s
+    assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / w_eff(F, tp=4))  # 4.05 GB/s
+    n_star = 2 * (KV_TOKEN * F / 3.5e9 - w_eff(F, tp=4)) / A
+    assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)
+    assert v(d, "ssd_drives_to_always_win") == math.ceil(KV_TOKEN * F / w_eff(F, tp=4) * 2 / 7e9)  # 2
 
 
 def test_variant_b200_raises_the_bar_and_two_drives_clear_h100s():
     # B200: 2,250 TFLOP/s dense bf16. Recompute 2.28x faster, so a tier must be 2.28x faster to win.
     b = solve(Params(gpu="B200"))
     F = 8 * 2250e12 * 0.5
-    assert v(b, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F))
-    assert v(b, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / W)  # 20.9 GB/s
-    assert v(b, "ssd_drives_to_always_win") == 3  # ceil(20.9 / 7)
+    ring = 160 * 1.75 * 8192 * 2 / 900e9  # NVLink 5: 900 GB/s each way
+    assert v(b, "recompute_s") == pytest.approx((W * 30_000 + A * 30_000 * 29_999 / 2) / F + AR_LATENCY_S
+                                                + ring * 30_000)
+    short = KV_TOKEN * F / (W - A / 2 + ring * F)  # 15.8 GB/s
+    assert v(b, "break_even_bandwidth_short_Bps") == pytest.approx(short)
+    assert v(b, "ssd_drives_to_always_win") == math.ceil(short / 7e9) == 3
     two = solve(Params(ssd_drives_per_node=2))
     assert v(two, "ssd_reload_Bps") == pytest.approx(14e9)
     assert v(two, "break_even_prefix_tokens_ssd") == "none (SSD reload wins at every prefix length)"
@@ -207,9 +232,9 @@ def test_variant_no_lower_tiers():
 
 
 def test_hbm_cache_is_capped_at_the_room():
-    d = solve(Params(gpus_per_replica=2, hbm_cache_gb=100))
-    # 2 x 80 GB x 0.9 = 144 GB - 141.2 GB = 2.8 GB: no room for even one conversation.
-    assert v(d, "hbm_cache_bytes") == pytest.approx(144e9 - 141.2e9)
+    d = solve(Params(tp_degree=2, hbm_cache_gb=100))
+    # 2 x 80 GB x 0.9 = 144 GB - 141.1 GB = 2.9 GB: no room for even one conversation.
+    assert v(d, "hbm_cache_bytes") == pytest.approx(144e9 - 2 * N70)
     assert v(d, "hbm_cache_conversations") == 0
     assert v(d, "replicas_per_node") == 4
 
@@ -220,7 +245,7 @@ scenarios = st.builds(
     Params,
     conversation_tokens=st.integers(20_000, 128_000),
     gpu=st.sampled_from(["H100 SXM", "H200", "B200"]),
-    gpus_per_replica=st.sampled_from([4, 8]),
+    tp_degree=st.sampled_from([4, 8]),
     prefill_mfu=st.floats(0.1, 0.8),
     pcie_efficiency=st.floats(0.3, 1.0),
     ssd_drives_per_node=st.integers(1, 16),
@@ -325,15 +350,18 @@ def test_issue_figures_are_steps_with_their_units():
     for s in d:
         parse_unit(s.unit)
         assert s.label
-        if s.key not in ("gpu_memory_bytes", "pcie_link_Bps", "ssd_drive_Bps", "gpu_peak_flops"):
+        if s.key not in ("gpu_memory_bytes", "pcie_link_Bps", "ssd_drive_Bps", "gpu_peak_flops", "kv_kib_per_token"):
             assert s.formula, s.key  # catalog look-ups are the only steps without arithmetic
         assert s.worked()
 
 
 def test_params_defaults_and_knobs():
     p = Params()
-    assert (p.conversation_tokens, p.gpu, p.gpus_per_replica, p.prefill_mfu) == (30_000, "H100 SXM", 8, 0.5)
+    assert (p.conversation_tokens, p.gpu, p.tp_degree, p.prefill_mfu) == (30_000, "H100 SXM", 8, 0.5)
+    engine = set(knobs_of(ServingKnobs))  # the engine's groups are checked where they are declared
     for name, knob in knobs_of(Params).items():
+        if name in engine:
+            continue
         assert knob.label and knob.help, name
         if isinstance(getattr(p, name), (int, float)):
             assert knob.draw, name
@@ -363,6 +391,8 @@ def test_sim_config_matches_the_derivation():
     assert cfg.replica_flops == pytest.approx(v(d, "replica_flops"))
     assert (cfg.hbm_bytes, cfg.dram_bytes, cfg.ssd_bytes) == (v(d, "hbm_cache_bytes"), v(d, "dram_cache_bytes"),
                                                               v(d, "ssd_cache_bytes"))
+    # the simulation charges the engine's prefill, the all-reduces' fixed latency included
+    assert cfg.prefill_fixed_s == pytest.approx(AR_LATENCY_S)
     assert cfg.recompute_s(30_000) == pytest.approx(v(d, "recompute_s"))
     assert cfg.context_tokens(p.turns) == p.conversation_tokens
 
@@ -409,3 +439,29 @@ def test_content_shape():
     assert 900 <= words <= 1600, words
     assert "::chart reload_vs_recompute" in c.section("Arithmetic").body.splitlines()
     assert "::sim kv-tiers" in c.section("Depth").body.splitlines()
+
+
+# --- a published worked problem, entered on the page ------------------------------------------
+
+
+def test_scaling_book_llama3_70b_kv_on_tpu_v5e():
+    # Austin et al., "How To Scale Your Model", Part 8 "Serving LLaMA 3-70B on TPUs"
+    # (https://jax-ml.github.io/scaling-book/applied-inference/): LLaMA 3-70B's int8 KV cache is
+    # 2 x 8 KV heads x 128 x 80 layers = 160 kB a token, "at 32k context: 5.3 GB per sequence",
+    # against 70 GB of int8 parameters on a TPU v5e 4x2 (8 chips of 16 GB). Entered with int8
+    # weights and KV, bf16 FLOPs, on 8 x TPU v5e.
+    p = Params(gpu="TPU v5e", tp_degree=8, weight_precision="int8", kv_precision="int8", compute_precision="bf16",
+               conversation_tokens=32_768, hbm_cache_gb=10)
+    d = solve(p)
+    assert v(d, "kv_bytes_per_token") == 2 * 8 * 128 * 80 == 163_840  # "160 kB"
+    assert v(d, "conversation_kv_bytes") == 32_768 * 163_840
+    assert v(d, "conversation_kv_bytes") / 1e9 == pytest.approx(5.3, rel=0.02)  # "5.3 GB per sequence"
+    assert v(d, "weight_bytes") == pytest.approx(N70) == pytest.approx(70e9, rel=0.01)  # "70 GB"
+    # 8 x 16 GB x 0.9 = 115.2 GB usable, 44.6 GB beside the weights: 8 such conversations.
+    assert v(d, "hbm_kv_room_bytes") == pytest.approx(8 * 16e9 * 0.9 - N70)
+    assert v(d, "hbm_room_conversations") == math.floor((8 * 16e9 * 0.9 - N70) / (32_768 * 163_840)) == 8
+    # Recompute at bf16: 8 x 197 TFLOP/s x 50%, plus the ICI ring at 200 GB/s one way.
+    F = 8 * 197e12 * 0.5
+    expect = ((W * 32_768 + A * 32_768 * 32_767 / 2) / F + AR_LATENCY_S
+              + 160 * 1.75 * 8192 * 2 / 200e9 * 32_768)
+    assert v(d, "recompute_s") == pytest.approx(expect)

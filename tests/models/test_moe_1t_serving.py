@@ -1,6 +1,7 @@
 """moe-1t-serving: the seed's figures (1T total, 32B active, 72 GPUs, a step from bandwidth and two
-all-to-alls, a compressed cache, the cost of imbalance) worked by hand from published specs, a
-hand-worked variant, and properties that say which way each number must move."""
+all-to-alls, a compressed cache, the cost of imbalance) worked by hand from published specs with
+the engine's conventions, DeepEP's measured all-to-all entered on the page, and properties that
+say which way each number must move."""
 
 import math
 import statistics
@@ -17,68 +18,98 @@ from models.serving.moe_1t_serving import Params, solve
 
 SLUG = "moe-1t-serving"
 
-# Published figures, typed here on purpose so the test does not lean on the code under test.
-K2 = dict(total=1.0e12, active=32e9, experts=384, k=8, layers=61, moe_layers=60, d_model=7168, heads=64,
-          head_dim=128, latent=512, rope=64)  # Kimi K2 model card / config.json
-DSV3 = dict(total=671e9, active=37e9, experts=256, k=8, layers=61, moe_layers=58, d_model=7168, heads=128,
-            head_dim=128, latent=512, rope=64)  # DeepSeek-V3 technical report
-B200 = dict(mem=180e9, hbm=8e12, bf16=2250e12, fp8=4500e12)  # DGX B200 datasheet, per GPU, dense
-H200 = dict(mem=141e9, hbm=4.8e12, bf16=989e12, fp8=1979e12)
-NVLINK5_ONE_WAY = 900e9  # 1.8 TB/s bidirectional per GPU
-NVLINK4_ONE_WAY = 450e9
+# Published shapes, typed here on purpose so the test does not lean on the code under test.
+# Kimi K2: model card + config.json (61 layers, 1 dense, hidden 7168, 64 heads, q_lora 1536, kv_lora 512,
+# rope 64, nope/v head 128, 384 routed + 1 shared experts of width 2048, top-8, dense MLP 18432, vocab 163840).
+K2 = dict(layers=61, dense=1, d=7168, heads=64, q_lora=1536, latent=512, rope=64, hd=128, experts=384, shared=1,
+          k=8, moe_ffn=2048, ffn=18432, vocab=163840)
+# DeepSeek-V3: technical report section 4.2 + config.json (3 dense layers, 128 heads, 256 routed experts).
+DSV3 = dict(layers=61, dense=3, d=7168, heads=128, q_lora=1536, latent=512, rope=64, hd=128, experts=256, shared=1,
+            k=8, moe_ffn=2048, ffn=18432, vocab=129280)
+GB200 = dict(mem=186e9, hbm=8e12, bf16=2500e12, fp8=5000e12, link=900e9, nic=400e9 / 8)  # NVL72 spec, per GPU
+H200 = dict(mem=141e9, hbm=4.8e12, bf16=989e12, fp8=1979e12, link=450e9, nic=400e9 / 8)
+# Engine defaults every serving page shares: MBU 70%, decode MFU 50%, 1 ms per step, 90% usable HBM.
+MBU, MFU, FIXED_S, USABLE = 0.7, 0.5, 1e-3, 0.9
 
 
-def _by_hand(*, m, g, gpus, bpp, peak, b, ctx, imb, link, eff_link=0.7, lat_us=10.0, overlap=False, hbm_eff=0.7,
-             mfu=0.5):
-    expert = (m["total"] - m["active"]) / (m["experts"] - m["k"])
-    always_on = m["active"] - m["k"] * expert
+def _counted(m):
+    """Parameters matrix by matrix (no biases or norms): what the engine's shape count must give."""
+    d = m["d"]
+    emb = 2 * m["vocab"] * d
+    attn = (d * m["q_lora"] + m["q_lora"] * m["heads"] * (m["hd"] + m["rope"]) + d * (m["latent"] + m["rope"])
+            + m["latent"] * m["heads"] * (m["hd"] + m["hd"]) + m["heads"] * m["hd"] * d)
+    expert_layer = 3 * d * m["moe_ffn"]
+    router = d * m["experts"]
+    moe_layers = m["layers"] - m["dense"]
+    fixed = emb + m["layers"] * attn + m["dense"] * 3 * d * m["ffn"]
+    total = fixed + moe_layers * ((m["experts"] + m["shared"]) * expert_layer + router)
+    active = fixed + moe_layers * ((m["k"] + m["shared"]) * expert_layer + router)
+    return total, active, expert_layer * moe_layers, moe_layers
+
+
+def _by_hand(*, m, g, gpus, bpp, peak, b, ctx, imb, link, eff_link=0.7, lat_us=10.0, overlap=False,
+             dispatch_bytes=1.0, kv_bpe=2.0):
+    total, active, expert, moe_layers = _counted(m)
+    always_on = active - m["k"] * expert
     slots = math.ceil(m["experts"] / gpus)
     w_gpu = slots * expert * bpp + always_on * bpp
-    usable = 0.9 * g["mem"]
-    kv_tok = m["layers"] * (m["latent"] + m["rope"]) * 2
-    bw = g["hbm"] * hbm_eff
+    usable = USABLE * g["mem"]
+    kv_tok = m["layers"] * (m["latent"] + m["rope"]) * kv_bpe
+    bw = g["hbm"] * MBU
     touched = 1 - (1 - m["k"] / m["experts"]) ** (b * gpus)
     w_read = (always_on * bpp + slots * expert * bpp * touched) / bw
     kv_read = b * ctx * kv_tok / bw
+    # MLA decode with absorbed up-projections: per head q.k over latent + rope, p.v over the latent
     attn_per_pos = 2 * m["layers"] * m["heads"] * (2 * m["latent"] + m["rope"])
-    compute = b * (2 * always_on + imb * 2 * m["k"] * expert) / (peak * mfu) + b * attn_per_pos * ctx / (g["bf16"] * mfu)
-    a2a_bytes = m["moe_layers"] * imb * b * m["k"] * m["d_model"] * (bpp + 2) * (gpus - 1) / gpus
-    a2a = a2a_bytes / (link * eff_link) + 2 * m["moe_layers"] * lat_us * 1e-6
+    compute = b * (2 * active + (imb - 1) * 2 * m["k"] * expert + attn_per_pos * ctx) / (peak * MFU)
+    a2a_bytes = moe_layers * imb * b * m["k"] * m["d"] * (dispatch_bytes + 2) * (gpus - 1) / gpus
+    a2a = a2a_bytes / (link * eff_link) + 2 * moe_layers * lat_us * 1e-6
     memory = w_read + kv_read
-    step = max(memory, compute, a2a) if overlap else max(memory, compute) + a2a
-    return dict(expert=expert, always_on=always_on, slots=slots, w_gpu=w_gpu, kv_tok=kv_tok,
-                min_gpus=math.ceil(m["total"] * bpp / usable), w_read=w_read, kv_read=kv_read, compute=compute,
-                a2a=a2a, step=step, tps=gpus * b / step, per_user=1 / step,
+    step = (max(memory, compute, a2a) if overlap else max(memory, compute) + a2a) + FIXED_S
+    return dict(total=total, active=active, expert=expert, always_on=always_on, slots=slots, w_gpu=w_gpu,
+                kv_tok=kv_tok, min_gpus=math.ceil(total * bpp / usable), w_read=w_read, kv_read=kv_read,
+                compute=compute, a2a=a2a, a2a_bytes=a2a_bytes, step=step, tps=gpus * b / step, per_user=1 / step,
                 max_batch=math.floor((usable - w_gpu) / (ctx * kv_tok)))
 
 
-SEED = dict(m=K2, g=B200, gpus=72, bpp=1, peak=B200["fp8"], b=64, ctx=4000, imb=1.5, link=NVLINK5_ONE_WAY)
+SEED = dict(m=K2, g=GB200, gpus=72, bpp=1, peak=GB200["fp8"], b=64, ctx=4000, imb=1.5, link=GB200["link"])
 
 
-def test_seed_one_trillion_total_32b_active_on_72_gpus():
+def test_seed_defaults_are_kimi_k2_on_one_gb200_nvl72_rack_in_fp8():
+    p = Params()
+    assert (p.model, p.gpu, p.tp_degree) == ("Kimi-K2 1T", "GB200 (NVL72)", 72)
+    assert (p.weight_precision, p.compute_precision, p.kv_precision) == ("fp8", "fp8", "bf16")
+    assert (p.hbm_efficiency, p.decode_mfu, p.step_overhead_ms, p.usable_hbm_fraction) == (0.7, 0.5, 1.0, 0.9)
+
+
+def test_seed_one_trillion_total_32b_active_counted_from_the_shape():
     d = solve(Params())
-    assert d.value("total_params") == 1e12 and d.value("active_params") == 32e9 and Params().gpus == 72
-    # one routed expert: (1e12 - 32e9) / (384 - 8) = 2.574e9 parameters over the 60 MoE layers, i.e.
-    # 42.9M per layer: 3 x 7,168 x 2,048 = 44.0M in the config, so the catalog totals are consistent
-    assert d.value("expert_params") == pytest.approx(968e9 / 376)
-    assert d.value("expert_params") / 60 == pytest.approx(3 * 7168 * 2048, rel=0.03)
-    # always-on: 32e9 - 8 x 2.574e9 = 11.4e9
-    assert d.value("always_on_params") == pytest.approx(32e9 - 8 * 968e9 / 376)
+    h = _by_hand(**SEED)
+    assert d.value("model_params") == pytest.approx(h["total"], rel=1e-12)
+    assert d.value("active_params") == pytest.approx(h["active"], rel=1e-12)
+    # the card's rounded 1T and 32B: the count lands within 3%
+    assert d.value("model_params") == pytest.approx(1e12, rel=0.03)
+    assert d.value("active_params") == pytest.approx(32e9, rel=0.03)
+    # one routed expert: 60 MoE layers x 3 x 7,168 x 2,048 = 2.642e9
+    assert d.value("expert_params") == 60 * 3 * 7168 * 2048
+    assert d.value("always_on_params") == pytest.approx(h["active"] - 8 * 60 * 3 * 7168 * 2048)
 
 
 def test_assumption_the_weights_do_not_need_a_rack():
-    # "The weights need a rack" is loose: in FP8 the 1 TB fits on ceil(1e12 / (0.9 x 180e9)) = 7 B200s.
+    # in FP8 the 1.026 TB fits on ceil(1.026e12 / (0.9 x 186e9)) = ceil(6.13) = 7 GB200s
     d = solve(Params())
-    assert d.value("total_weight_bytes") == 1e12
-    assert d.value("min_gpus_for_weights") == math.ceil(1e12 / 162e9) == 7
-    # what the rack buys: on 7 GPUs each step reads 1e12 / 7 B at 5.6 TB/s = 25.5 ms (<= 39 tokens/s per user)
-    assert d.value("weight_read_s_at_min_gpus") == pytest.approx(1e12 / 7 / 5.6e12)
-    assert d.value("tokens_per_s_per_user_ceiling_at_min_gpus") == pytest.approx(5.6e12 * 7 / 1e12)
-    # ...against 26.85 GB per GPU on the rack (4.8 ms), and 70x the KV room
-    assert d.value("all_experts_read_s") == pytest.approx((6 * 968e9 / 376 + (32e9 - 8 * 968e9 / 376)) / 5.6e12)
+    h = _by_hand(**SEED)
+    assert d.value("weight_bytes") == pytest.approx(h["total"])
+    assert d.value("min_gpus_for_weights_continuous") == pytest.approx(h["total"] / 167.4e9)
+    assert d.value("min_gpus_for_weights") == 7
+    # what the rack buys: on 7 GPUs each step reads 1.026e12 / 7 B at 5.6 TB/s = 26.2 ms, plus 1 ms fixed
+    assert d.value("weight_read_s_at_min_gpus") == pytest.approx(h["total"] / 7 / 5.6e12)
+    assert d.value("tokens_per_s_per_user_ceiling_at_min_gpus") == pytest.approx(1 / (h["total"] / 7 / 5.6e12 + 1e-3))
+    assert d.value("all_experts_read_s") == pytest.approx(h["w_gpu"] / 5.6e12)
     assert d.value("rack_sequences") > 50 * d.value("sequences_at_min_gpus")
-    # in bf16 the handful doubles
-    assert solve(Params(weight_precision="bf16", batch_per_gpu=8)).value("min_gpus_for_weights") == math.ceil(2e12 / 162e9)
+    # in bf16 the handful doubles: ceil(2.053e12 / 167.4e9) = 13
+    d16 = solve(Params(weight_precision="bf16", batch_per_gpu=8))
+    assert d16.value("min_gpus_for_weights") == math.ceil(2 * h["total"] / 167.4e9) == 13
 
 
 def test_seed_memory_plan_per_gpu():
@@ -87,9 +118,11 @@ def test_seed_memory_plan_per_gpu():
     # 384 experts over 72 GPUs: ceil = 6 slots per layer, 6 x 72 - 384 = 48 spare
     assert d.value("slots_per_gpu") == 6 and d.value("redundant_slots") == 48
     assert d.value("weight_bytes_per_gpu") == pytest.approx(h["w_gpu"])
-    assert d.value("weight_bytes_per_gpu") == pytest.approx(26.85e9, rel=1e-3)
-    assert d.value("kv_room_bytes_per_gpu") == pytest.approx(162e9 - h["w_gpu"])
-    assert d.value("max_batch_per_gpu") == h["max_batch"] == 480
+    assert d.value("weight_bytes_per_gpu") == pytest.approx(27.58e9, rel=1e-3)
+    assert d.value("kv_room_bytes_per_gpu") == pytest.approx(167.4e9 - h["w_gpu"])
+    # (167.4e9 - 27.58e9) / (4,000 x 70,272 B) = 497.4
+    assert d.value("max_batch_per_gpu") == h["max_batch"] == 497
+    assert d.value("max_batch_per_gpu_continuous") == pytest.approx((167.4e9 - h["w_gpu"]) / (4000 * 70_272))
 
 
 def test_seed_compressed_cache_against_gqa():
@@ -98,28 +131,42 @@ def test_seed_compressed_cache_against_gqa():
     assert d.value("kv_bytes_per_token") == 61 * 576 * 2 == 70_272
     assert d.value("gqa_kv_bytes_per_token") == 2 * 61 * 8 * 128 * 2 == 249_856
     assert d.value("mla_saving_vs_gqa") == pytest.approx(249_856 / 70_272)
+    # an fp8 cache halves both
+    d8 = solve(Params(kv_precision="fp8"))
+    assert d8.value("kv_bytes_per_token") == 61 * 576 and d8.value("gqa_kv_bytes_per_token") == 2 * 61 * 8 * 128
 
 
 def test_seed_decode_step_from_bandwidth_and_two_all_to_alls():
     d = solve(Params())
     h = _by_hand(**SEED)
-    # at 72 x 64 = 4,608 tokens per step every expert is touched: the whole 26.85 GB is read
+    # at 72 x 64 = 4,608 tokens per step every expert is touched: the whole 27.58 GB is read
     assert d.value("experts_touched") == pytest.approx(100, abs=1e-6)
-    assert d.value("weight_read_s") == pytest.approx(26.85e9 / 5.6e12, rel=1e-3)
+    assert d.value("weight_read_s") == pytest.approx(27.58e9 / 5.6e12, rel=1e-3)
     # KV: 64 x 4,000 x 70,272 B = 18.0 GB at 5.6 TB/s = 3.2 ms
     assert d.value("kv_read_s") == pytest.approx(64 * 4000 * 70_272 / 5.6e12)
-    # two all-to-alls per MoE layer: 60 x 1.5 x 64 x 8 x 7,168 x (1 + 2) B x 71/72 = 977 MB over
-    # 630 GB/s, plus 120 x 10 us
+    # FLOP, hottest GPU: 64 x (2 x 32.86e9 + 0.5 x 2 x 8 x 2.642e9 + 2 x 61 x 64 x 1,088 x 4,000) / 2.5e15
+    assert d.value("attention_flops_per_position") == 2 * 61 * 64 * (2 * 512 + 64)
+    assert d.value("compute_s") == pytest.approx(h["compute"], rel=1e-12)
+    # two all-to-alls per MoE layer: 60 x 1.5 x 64 x 8 x 7,168 x (1 fp8 + 2 bf16) B x 71/72 = 977 MB over
+    # 900 GB/s x 0.7, plus 120 x 10 us
     assert d.value("a2a_bytes") == pytest.approx(60 * 1.5 * 64 * 8 * 7168 * 3 * 71 / 72)
     assert d.value("all_to_all_s") == pytest.approx(977.14e6 / 630e9 + 120 * 10e-6, rel=1e-4)
     for key, ref in [("weight_read_s", "w_read"), ("kv_read_s", "kv_read"), ("compute_s", "compute"),
                      ("all_to_all_s", "a2a"), ("decode_step_s", "step"), ("tokens_per_s", "tps"),
                      ("tokens_per_s_per_user", "per_user")]:
         assert d.value(key) == pytest.approx(h[ref], rel=1e-9), key
-    # bandwidth-bound: 4.8 + 3.2 = 8.0 ms of bytes against 4.3 ms of FLOP, plus 2.75 ms of all-to-all
+    # bandwidth-bound: 4.9 + 3.2 = 8.1 ms of bytes against 3.1 ms of FLOP, plus 2.75 ms of all-to-all, plus 1 ms
     assert d.value("step_bound_by") == "bandwidth"
-    assert d.value("decode_step_s") == pytest.approx(0.01076, abs=1e-5)
-    assert d.value("tokens_per_s_per_user") == pytest.approx(93, abs=0.5)
+    assert d.value("decode_step_s") == pytest.approx(0.01189, abs=1e-5)
+    assert d.value("tokens_per_s_per_user") == pytest.approx(84.1, abs=0.1)
+
+
+def test_all_to_all_over_the_nic_is_ten_times_slower():
+    d = solve(Params())
+    # the same 977 MB over GB200's 400 Gb/s NIC (50 GB/s) at 70%: 27.9 ms + 1.2 ms
+    assert d.value("all_to_all_over_nic_s") == pytest.approx(977.14e6 / (50e9 * 0.7) + 120e-5, rel=1e-4)
+    nic = solve(Params(a2a_path="NIC (scale-out)"))
+    assert nic.value("all_to_all_s") == pytest.approx(d.value("all_to_all_over_nic_s"))
 
 
 def test_seed_what_imbalance_costs_in_each_phase():
@@ -129,42 +176,109 @@ def test_seed_what_imbalance_costs_in_each_phase():
     assert d.value("imbalance_throughput_loss") == pytest.approx(100 * (1 - balanced["step"] / h["step"]))
     # bandwidth-bound: only the extra all-to-all bytes show (the hot GPU's FLOP hide under memory)
     assert d.value("imbalance_throughput_loss") < 6
-    # compute-bound limit: experts are 31% of a token's compute; 1 - 1 / (1 + 0.5 x 0.31) = 13.5%
-    share = d.value("expert_compute_share") / 100
+    # compute-bound limit: experts are 2 x 8 x 2.642e9 over (2 x 32.86e9 + 8.49e6 x 4,000) of a token's FLOP
+    share = 2 * 8 * h["expert"] / (2 * h["active"] + 2 * 61 * 64 * 1088 * 4000)
+    assert d.value("expert_compute_share") == pytest.approx(100 * share)
     assert d.value("imbalance_loss_compute_bound") == pytest.approx(100 * (1 - 1 / (1 + 0.5 * share)))
-    # at the KV cap (480 per GPU) the step is compute-bound and the loss is far larger
-    full, full_bal = _by_hand(**{**SEED, "b": 480}), _by_hand(**{**SEED, "b": 480, "imb": 1.0})
+    full, full_bal = _by_hand(**{**SEED, "b": 497}), _by_hand(**{**SEED, "b": 497, "imb": 1.0})
     assert d.value("imbalance_loss_at_max_batch") == pytest.approx(100 * (1 - full_bal["step"] / full["step"]))
-    assert d.value("imbalance_loss_at_max_batch") > 3 * d.value("imbalance_throughput_loss")
+    # per sequence the hottest GPU's FLOP (48 us) stay under its KV read (50 us): never compute-bound here
+    assert math.isinf(d.value("compute_bound_batch_per_gpu"))
+    # a shorter context tips it (KV read per sequence falls 3.7 times faster than attention FLOP:
+    # 70,272 B / 5.6e12 B/s against 8.49e6 FLOP / 2.5e15 FLOP/s per token of context): compute-bound
+    # below the cap, and the loss at the cap outgrows the seed's
+    hot = solve(Params(imbalance=2.0, context_tokens=1000, batch_per_gpu=32))
+    assert math.isfinite(hot.value("compute_bound_batch_per_gpu"))
+    assert hot.value("imbalance_loss_at_max_batch") > 2 * d.value("imbalance_loss_at_max_batch")
 
 
-def test_variant_deepseek_v3_on_32_h200s_bf16_overlapped():
-    p = Params(model="DeepSeek-V3", gpu="H200", gpus=32, weight_precision="bf16", batch_per_gpu=32,
-               context_tokens=2000, imbalance=2.0, a2a_link="NVLink4", overlap_a2a=True, a2a_latency_us=20)
+def test_variant_deepseek_v3_on_eight_h200s_fp8_weights_bf16_compute_overlapped():
+    # weight-only fp8: the weights' bytes halve, the GEMMs and the dispatch stay bf16
+    p = Params(model="DeepSeek-V3", gpu="H200", tp_degree=8, weight_precision="fp8", compute_precision="bf16",
+               batch_per_gpu=32, context_tokens=2000, imbalance=2.0, overlap_a2a=True, a2a_latency_us=20)
     d = solve(p)
-    h = _by_hand(m=DSV3, g=H200, gpus=32, bpp=2, peak=H200["bf16"], b=32, ctx=2000, imb=2.0, link=NVLINK4_ONE_WAY,
-                 lat_us=20, overlap=True)
-    # (671e9 - 37e9) / (256 - 8) = 2.556e9 per expert; 8 slots per GPU in bf16 = 40.9 GB; always-on 33.1 GB
-    assert d.value("slots_per_gpu") == 8 and d.value("redundant_slots") == 0
-    assert d.value("weight_bytes_per_gpu") == pytest.approx(h["w_gpu"])
-    assert d.value("min_gpus_for_weights") == h["min_gpus"] == math.ceil(1342e9 / 126.9e9)  # 11
+    h = _by_hand(m=DSV3, g=H200, gpus=8, bpp=1, peak=H200["bf16"], b=32, ctx=2000, imb=2.0, link=H200["link"],
+                 lat_us=20, overlap=True, dispatch_bytes=2.0)
+    # 256 / 8 = 32 slots per GPU, none spare; 58 MoE layers; 32 x 2.554e9 B + 17.1e9 B always-on = 98.9 GB
+    assert d.value("slots_per_gpu") == 32 and d.value("redundant_slots") == 0
+    assert d.value("weight_bytes_per_gpu") == pytest.approx(32 * 58 * 3 * 7168 * 2048 + h["always_on"])
+    # in bf16 even one copy, 1,342 GB, overflows the 8 x 126.9 GB: refused by the engine in a sentence
+    with pytest.raises(ValidationError, match="1,342 GB of weights"):
+        Params(**{**p.model_dump(), "weight_precision": "bf16"})
     assert d.value("moe_layers") == 58
+    assert d.value("weight_bytes_per_gpu") == pytest.approx(h["w_gpu"])
     for key, ref in [("weight_read_s", "w_read"), ("kv_read_s", "kv_read"), ("compute_s", "compute"),
                      ("all_to_all_s", "a2a"), ("decode_step_s", "step"), ("tokens_per_s", "tps"),
                      ("tokens_per_s_per_user", "per_user")]:
         assert d.value(key) == pytest.approx(h[ref], rel=1e-9), key
-    assert d.value("decode_step_s") == pytest.approx(max(h["w_read"] + h["kv_read"], h["compute"], h["a2a"]))
+    assert d.value("decode_step_s") == pytest.approx(max(h["w_read"] + h["kv_read"], h["compute"], h["a2a"]) + 1e-3)
+
+
+def test_worked_problem_deepep_low_latency_all_to_all_at_ep64():
+    # DeepEP README (github.com/deepseek-ai/DeepEP), low-latency kernels with pure RDMA: H800 GPUs, each on
+    # a CX7 InfiniBand 400 Gb/s NIC (~50 GB/s), "a typical DeepSeek-V3/R1 production setting (128 tokens
+    # per batch, 7168 hidden, top-8 experts, FP8 dispatching and BF16 combining)". At EP 64 it measures
+    # dispatch 173 us at 43 GB/s and combine 314 us at 46 GB/s, per MoE layer.
+    # The page: DeepSeek-V3 over 64 H800-class GPUs (typed in: the catalog's H800 board is an 8-GPU
+    # domain), 128 sequences per GPU, fp8 compute (fp8 dispatch), all-to-all over the NIC.
+    h800_ep64 = dict(gpu="Custom", custom_hbm_GB=80, custom_hbm_TBps=3.35, custom_bf16_TFLOPs=989,
+                     custom_fp8_TFLOPs=1979, custom_link_GBps=200, custom_domain=64, custom_nic_Gbps=400)
+    # the measured bytes per layer: 43e9 x 173e-6 + 46e9 x 314e-6 = 7.44 MB + 14.44 MB = 21.88 MB,
+    # achieved over 487 us: 44.9 GB/s, 90% of the NIC's 50 GB/s
+    measured_bytes = 43e9 * 173e-6 + 46e9 * 314e-6
+    eff = measured_bytes / 487e-6 / 50e9
+    p = Params(model="DeepSeek-V3", tp_degree=64, weight_precision="fp8", compute_precision="fp8",
+               batch_per_gpu=128, context_tokens=2000, imbalance=1.0, a2a_path="NIC (scale-out)",
+               a2a_efficiency=round(eff, 2), a2a_latency_us=1, **h800_ep64)
+    d = solve(p)
+    # the page's bytes from the source's inputs: 128 x 8 x 7,168 x (1 + 2) B x 63/64 = 21.67 MB per layer,
+    # within 1% of what DeepEP moved (its FP8 dispatch also carries one fp32 scale per 128 elements)
+    per_layer = 128 * 8 * 7168 * 3 * 63 / 64
+    assert d.value("a2a_bytes") == pytest.approx(58 * per_layer)
+    assert per_layer == pytest.approx(measured_bytes, rel=0.015)
+    # and the time per layer matches the measured dispatch + combine, 487 us, within 2%
+    assert d.value("all_to_all_s") / 58 == pytest.approx(173e-6 + 314e-6, rel=0.02)
+    # 58 layers of it is 28 ms a step: why DeepSeek overlaps two micro-batches
+    assert d.value("all_to_all_s") == pytest.approx(58 * 487e-6, rel=0.02)
 
 
 def test_small_group_touches_fewer_experts_at_batch_one():
-    d = solve(Params(gpus=8, batch_per_gpu=1))
+    d = solve(Params(tp_degree=8, batch_per_gpu=1))
     # 8 tokens x 8 picks over 384 experts: 1 - (376/384)^8 = 15.5% of resident experts read
     assert d.value("experts_touched") == pytest.approx(100 * (1 - (376 / 384) ** 8))
 
 
 def test_kv_that_does_not_fit_is_refused_in_plain_words():
-    with pytest.raises(ValidationError, match="room for 480 sequences"):
+    with pytest.raises(ValidationError, match="room for 497 sequences"):
         Params(batch_per_gpu=600)
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(model="Llama-3-70B"), "is dense"),
+    (dict(model="Custom"), "is dense"),
+    (dict(gpu="H200"), "scale-up domain"),
+    (dict(gpu="TPU v5e", tp_degree=64), "no dense fp8"),
+    (dict(tp_degree=4), "1,026 GB of weights"),
+    # one copy fits 8 x 130.5 GB, but every GPU also keeps the 11.7 GB always-on copy: 138.6 GB each
+    (dict(gpu="Custom", custom_hbm_GB=145, custom_domain=72, tp_degree=8), "138.6|139 GB of weights on each"),
+])
+def test_scenarios_the_page_cannot_run_are_refused_with_a_sentence(kw, words):
+    with pytest.raises(ValidationError, match=words):
+        Params(**kw)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(model="Mixtral-8x7B", batch_per_gpu=8),
+    dict(model="DeepSeek-V3"),
+    dict(gpu="B200", tp_degree=8, batch_per_gpu=8),
+    dict(gpu="TPU v5p", tp_degree=64, compute_precision="bf16", batch_per_gpu=8),
+    dict(model="Custom", custom_experts=64, custom_experts_per_token=4, custom_moe_ffn_dim=1024, tp_degree=8,
+         batch_per_gpu=8),
+    dict(attention_flops=False),
+])
+def test_other_mixtures_and_parts_run(kw):
+    d = solve(Params(**kw))
+    assert math.isfinite(d.value("decode_step_s")) and d.value("decode_step_s") > 1e-3
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -175,7 +289,7 @@ def _cap(**kw) -> int:
 
 
 @settings(max_examples=60, deadline=None)
-@given(a=st.integers(1, 480), b=st.integers(1, 480))
+@given(a=st.integers(1, 497), b=st.integers(1, 497))
 def test_bigger_batches_trade_user_speed_for_rack_throughput(a, b):
     lo, hi = sorted((a, b))
     d_lo, d_hi = solve(Params(batch_per_gpu=lo)), solve(Params(batch_per_gpu=hi))
@@ -185,7 +299,7 @@ def test_bigger_batches_trade_user_speed_for_rack_throughput(a, b):
 
 
 @settings(max_examples=60, deadline=None)
-@given(a=st.floats(1, 4), b=st.floats(1, 4), batch=st.integers(1, 480))
+@given(a=st.floats(1, 4), b=st.floats(1, 4), batch=st.integers(1, 497))
 def test_more_imbalance_never_helps(a, b, batch):
     lo, hi = sorted((a, b))
     d_lo, d_hi = solve(Params(imbalance=lo, batch_per_gpu=batch)), solve(Params(imbalance=hi, batch_per_gpu=batch))
@@ -195,28 +309,28 @@ def test_more_imbalance_never_helps(a, b, batch):
 
 
 @settings(max_examples=40, deadline=None)
-@given(batch=st.integers(1, 480))
+@given(batch=st.integers(1, 497))
 def test_balanced_routing_costs_nothing(batch):
     d = solve(Params(imbalance=1.0, batch_per_gpu=batch))
     assert d.value("imbalance_throughput_loss") == pytest.approx(0, abs=1e-9)
 
 
 @settings(max_examples=60, deadline=None)
-@given(batch=st.integers(1, 480), imb=st.floats(1, 4), overlap=st.booleans())
-def test_step_is_at_least_each_part_and_overlap_never_slower(batch, imb, overlap):
+@given(batch=st.integers(1, 497), imb=st.floats(1, 4), overlap=st.booleans())
+def test_step_is_at_least_each_part_plus_the_fixed_cost_and_overlap_never_slower(batch, imb, overlap):
     d = solve(Params(batch_per_gpu=batch, imbalance=imb, overlap_a2a=overlap))
     step = d.value("decode_step_s")
     for key in ("memory_s", "compute_s", "all_to_all_s"):
-        assert step >= d.value(key) - 1e-15
+        assert step >= d.value(key) + 1e-3 - 1e-15
     assert d.value("decode_step_if_overlapped_s") <= step + 1e-15
 
 
-@settings(max_examples=40, deadline=None)
-@given(a=st.integers(16, 72), b=st.integers(16, 72))
+@settings(max_examples=30, deadline=None)
+@given(a=st.sampled_from([8, 16, 32, 64, 72]), b=st.sampled_from([8, 16, 32, 64, 72]))
 def test_more_gpus_never_put_more_weights_on_each(a, b):
     lo, hi = sorted((a, b))
-    assume(_cap(gpus=lo) >= 1)
-    d_lo, d_hi = solve(Params(gpus=lo, batch_per_gpu=1)), solve(Params(gpus=hi, batch_per_gpu=1))
+    assume(_cap(tp_degree=lo) >= 1)
+    d_lo, d_hi = solve(Params(tp_degree=lo, batch_per_gpu=1)), solve(Params(tp_degree=hi, batch_per_gpu=1))
     assert d_hi.value("weight_bytes_per_gpu") <= d_lo.value("weight_bytes_per_gpu")
     assert d_hi.value("rack_sequences") >= d_lo.value("rack_sequences")
 

@@ -1,5 +1,6 @@
-"""multi-lora: seed figures from the seed's own arithmetic, a hand-worked variant, directions,
-contract and content."""
+"""multi-lora: seed figures from the seed's own arithmetic, the same question on the shared engine
+worked by hand, a published worked problem entered on the page, a hand-worked variant,
+directions, contract and content."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from models.content import PLACEHOLDER, load_content
 from models.core import knobs_of
-from models.serving.multi_lora import LLAMA3_70B_FFN_DIM, Params, solve
+from models.engine.serving_knobs import ServingKnobs
+from models.serving.multi_lora import Params, expected_distinct, solve
 from models.units import parse_unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,230 +29,268 @@ def v(d, key):
 
 
 # Llama-3-70B, written out once for the hand arithmetic below (the model reads the catalog).
-D, KV_OUT, FFN, LAYERS, PARAMS = 8192, 8 * 128, 28_672, 80, 70.6e9
+D, HEADS, KV_HEADS, HEAD_DIM, FFN, LAYERS, VOCAB = 8192, 64, 8, 128, 28_672, 80, 128_256
+KV_OUT = KV_HEADS * HEAD_DIM
+PARAMS = 2 * VOCAB * D + LAYERS * (2 * D * HEADS * HEAD_DIM + 2 * D * KV_OUT + 3 * D * FFN)  # 70.55 B
 KV_PER_TOKEN = 2 * 80 * 8 * 128 * 2  # 327,680 B
-H100_TBPS, H200_TBPS = 3.35, 4.8
+H100 = dict(hbm=3.35e12, mem=80e9, bf16=989e12, link=450e9)
+H200 = dict(hbm=4.8e12, mem=141e9, bf16=989e12, link=450e9)
 PCIE5_GBPS = 32 * 16 * (128 / 130) / 8  # 63.0 GB/s each way
+# The engine's conventions: MBU 70%, decode MFU 50%, 1 ms a step, 6 µs an all-reduce, 90% usable.
+MBU, MFU, FIXED_S, AR_S, USABLE = 0.7, 0.5, 1e-3, 6e-6, 0.9
+ATTN_PER_POSITION = 2 * LAYERS * HEADS * 2 * HEAD_DIM
 
 
-def test_ffn_constant_is_the_llama3_70b_value():
-    assert LLAMA3_70B_FFN_DIM == 28_672
+def step_s(b, ctx=2200, g=H100, tp=8):
+    """The engine's decode step for the 70B in bf16, by hand."""
+    memory = (2 * PARAMS + b * ctx * KV_PER_TOKEN) / (tp * g["hbm"] * MBU)
+    compute = b * (2 * PARAMS + ATTN_PER_POSITION * ctx) / (tp * g["bf16"] * MFU)
+    ar = 2 * LAYERS * (AR_S + 2 * (tp - 1) / tp * b * D * 2 / g["link"]) if tp > 1 else 0
+    return max(memory, compute) + ar + FIXED_S
 
 
-# --- the seed's own arithmetic ------------------------------------------------------------------
+def hand_fleet(tokens_per_s, step, tpot=0.05, util=0.7):
+    """The fewest replicas whose busy share, tokens/s x step(b) / b at the b = tokens/s x TPOT
+    sequences each holds, stays within the target."""
+    n = 1
+    while True:
+        b = tokens_per_s / n * tpot
+        busy = tokens_per_s / n * step(max(1, b)) / max(1, b)
+        if busy <= util:
+            return n, b, busy
+        n += 1
+
+
+# --- the seed's own arithmetic ----------------------------------------------------------------
 
 
 def test_seed_a_replica_per_variant():
+    # "100 variants x 140 GB base": 70.55 B parameters x 2 B; "800 GPUs": a replica of 8 each.
     d = solve(Params())
-    # "100 copies of a 140 GB base": 70.6e9 x 2 B = 141.2 GB, so 14.12 TB; the seed rounds to 140 GB
-    assert v(d, "base_weight_bytes") == pytest.approx(70.6e9 * 2)
-    assert v(d, "dedicated_weight_bytes") == pytest.approx(100 * 141.2e9)
-    assert v(d, "dedicated_weight_bytes") == pytest.approx(100 * 140e9, rel=0.01)
-    # "800 GPUs": 100 replicas x 8 GPUs
+    assert v(d, "base_params") == pytest.approx(PARAMS)
+    assert v(d, "base_weight_bytes") == pytest.approx(2 * PARAMS) == pytest.approx(140e9, rel=0.01)
+    assert v(d, "dedicated_weight_bytes") == pytest.approx(100 * 2 * PARAMS)
+    assert v(d, "dedicated_replicas_per_variant") == 1
     assert v(d, "dedicated_gpus") == 100 * 8 == 800
 
 
 def test_seed_mostly_idle():
+    # 30,000 tokens/s over 100 variants is 300 each: at a 50 ms TPOT a replica holds 15 sequences
+    # and steps in about 10 ms, so it is busy a fifth of the time.
     d = solve(Params())
-    # one replica: (141.2 GB + 64 x 2,000 x 327,680 B) / (8 x 3.35 TB/s x 0.7) per step, 64 tokens a step
-    step_s = (141.2e9 + 64 * 2000 * 327_680) / (8 * 3.35e12 * 0.7)
-    assert v(d, "base_step_s") == pytest.approx(step_s)  # 9.76 ms
-    assert v(d, "replica_tokens_per_s") == pytest.approx(64 / step_s)  # ~6,556 tokens/s
-    # 30,000 tokens/s over 100 replicas of ~6,556 each: under 5% busy
-    assert v(d, "dedicated_utilization") == pytest.approx(100 * 30_000 / (100 * 64 / step_s))
-    assert v(d, "dedicated_utilization") < 5
+    assert v(d, "per_variant_tokens_per_s") == pytest.approx(300)
+    assert v(d, "dedicated_held_batch") == pytest.approx(300 * 0.05)
+    assert v(d, "dedicated_utilization") == pytest.approx(100 * 300 * step_s(15) / 15)
+    assert v(d, "dedicated_utilization") < 25
 
 
 def test_seed_adapter_rank_8_on_q_and_v_is_about_33_mb():
     d = solve(Params())
-    # per layer: q r x (8,192 + 8,192) + v r x (8,192 + 1,024) = 25,600 r
-    assert v(d, "lora_params_per_rank_per_layer") == (8192 + 8192) + (8192 + 1024) == 25_600
-    # 8 x 25,600 x 80 layers x 2 B = 32,768,000 B, the "~33 MB"
-    assert v(d, "adapter_bytes") == 8 * 25_600 * 80 * 2 == 32_768_000
-    assert v(d, "adapter_bytes") / 1e6 == pytest.approx(33, abs=0.5)
+    per_rank = (D + D) + (D + KV_OUT)  # q: 8,192 x 8,192; v: 8,192 x 1,024
+    assert v(d, "lora_params_per_rank_per_layer") == per_rank == 25_600
+    assert v(d, "adapter_params") == 8 * per_rank * LAYERS == 16_384_000
+    assert v(d, "adapter_bytes") == 2 * 16_384_000
 
 
 def test_seed_rank_16_on_all_seven_is_much_larger():
     d = solve(Params())
-    # q,o: 8,192 + 8,192; k,v: 8,192 + 1,024; gate, up, down: 8,192 + 28,672
-    per_rank = 2 * (8192 + 8192) + 2 * (8192 + 1024) + 3 * (8192 + 28_672)
-    assert per_rank == 161_792
-    assert v(d, "heavy_params_per_rank_per_layer") == per_rank
-    assert v(d, "heavy_adapter_bytes") == 16 * 161_792 * 80 * 2 == 414_187_520  # ~414 MB
-    assert v(d, "heavy_to_adapter_ratio") == pytest.approx(414_187_520 / 32_768_000)  # ~12.6x
+    per_rank = 2 * (D + D) + 2 * (D + KV_OUT) + 3 * (D + FFN)
+    assert v(d, "heavy_params_per_rank_per_layer") == per_rank == 161_792
+    assert v(d, "heavy_adapter_bytes") == 16 * per_rank * LAYERS * 2
 
 
 def test_seed_hundreds_of_adapters_in_a_few_gigabytes():
     d = solve(Params())
-    assert v(d, "adapters_total_bytes") == pytest.approx(100 * 32_768_000)  # 3.28 GB
-    # "hundreds": 300 narrow adapters are still under 10 GB; 100 heavy ones are not "a few" at all
-    assert solve(Params(variants=300)).value("adapters_total_bytes") == pytest.approx(300 * 32.768e6)
-    assert 300 * 32.768e6 < 10e9
-    assert v(d, "heavy_adapters_total_bytes") == pytest.approx(100 * 414_187_520)  # 41.4 GB
+    assert v(d, "adapters_total_bytes") == pytest.approx(100 * 32_768_000)  # 3.3 GB
+    assert v(d, "adapter_slots_per_replica") == math.floor(8e9 / 32_768_000) == 244
 
 
 def test_seed_shared_fleet_by_hand():
     d = solve(Params())
-    bw = 8 * 3.35e12 * 0.7
-    base_step = (141.2e9 + 64 * 2000 * 327_680) / bw
-    distinct = 100 * (1 - 0.99 ** 64)  # 47.4 distinct adapters in a batch of 64
-    assert v(d, "distinct_adapters_per_batch") == pytest.approx(distinct)
-    lora_step = base_step * 1.05 + distinct * 32_768_000 / bw
-    assert v(d, "lora_step_s") == pytest.approx(lora_step)
-    overhead = 1 - base_step / lora_step  # ~5.5%
-    assert v(d, "mixed_batch_overhead_fraction") == pytest.approx(100 * overhead)
-    per_replica = 64 / lora_step  # ~6,194 tokens/s
-    replicas = math.ceil(30_000 / (per_replica * 0.7))  # 6.9 -> 7
-    assert replicas == 7
-    assert v(d, "multi_lora_replicas") == 7
-    assert v(d, "multi_lora_gpus") == 56
-    # the base once plus all 100 adapters (8 GB holds 244 of them)
-    assert v(d, "adapter_slots_per_replica") == math.floor(8e9 / 32_768_000) == 244
-    assert v(d, "multi_lora_replica_weight_bytes") == pytest.approx(141.2e9 + 100 * 32_768_000)
-    assert v(d, "gpu_saving_ratio") == pytest.approx(800 / 56)
+    # Memory: 8 x 80 GB x 0.9 - 141.1 GB - 8 GB reserve, over 2,400 tokens x 327,680 B a sequence.
+    room = 8 * 80e9 * 0.9 - 2 * PARAMS - 8e9
+    assert v(d, "batch_memory_cap") == math.floor(room / (2400 * KV_PER_TOKEN)) == 542
+    assert v(d, "decode_batch") == 542  # memory binds before the 50 ms TPOT target
+
+    def lora(b):
+        return step_s(b) * 1.05 + expected_distinct(100, b) * 32_768_000 / (8 * 3.35e12 * 0.7)
+
+    n, b, busy = hand_fleet(30_000, lora)
+    assert v(d, "multi_lora_replicas") == n == 4
+    assert v(d, "held_batch") == pytest.approx(b) == pytest.approx(375)
+    assert v(d, "distinct_adapters_per_batch") == pytest.approx(100 * (1 - 0.99**375))
+    assert v(d, "lora_step_s") == pytest.approx(lora(375))
+    assert v(d, "mixed_batch_overhead_fraction") == pytest.approx(100 * (1 - step_s(375) / lora(375)))
+    assert v(d, "multi_lora_utilization") == pytest.approx(100 * busy)
+    assert v(d, "multi_lora_gpus") == 32
+    assert v(d, "multi_lora_replica_weight_bytes") == pytest.approx(2 * PARAMS + 100 * 32_768_000)
+    assert v(d, "gpu_saving_ratio") == pytest.approx(800 / 32)
 
 
 def test_seed_routing_and_misses():
     d = solve(Params())
-    assert v(d, "adapters_routed_per_replica") == math.ceil(100 * 2 / 7) == 29
-    assert v(d, "distinct_adapters_per_batch_routed") == pytest.approx(29 * (1 - (28 / 29) ** 64))
-    assert v(d, "routed_adapters_fit") == "yes"
-    assert v(d, "heavy_adapter_slots_per_replica") == math.floor(8e9 / 414_187_520) == 19
-    assert v(d, "heavy_routed_adapters_fit") == "no"  # 29 routed, 19 slots: thrashing
-    assert v(d, "adapter_load_from_dram_s") == pytest.approx(32_768_000 / (8 * PCIE5_GBPS * 1e9))  # 65 us
-    assert v(d, "adapter_load_from_nvme_s") == pytest.approx(32_768_000 / 14e9)  # 2.3 ms
+    assert v(d, "adapters_routed_per_replica") == math.ceil(100 * 2 / 4) == 50
+    assert v(d, "adapter_load_from_dram_s") == pytest.approx(32_768_000 / (8 * PCIE5_GBPS * 1e9))
+    assert v(d, "heavy_adapter_slots_per_replica") == math.floor(8e9 / (16 * 161_792 * 80 * 2)) == 19
 
 
 def test_seed_own_replica_threshold():
+    # Alone, a replica at b = tokens/s x TPOT is busy step(b) / TPOT: 70% when its step is 35 ms.
+    # Memory side: (141.1 GB + b x 2,200 x 327,680 B) / 18.76 TB/s + all-reduces + 1 ms = 35 ms.
     d = solve(Params())
-    cap = 64 / ((141.2e9 + 64 * 2000 * 327_680) / (8 * 3.35e12 * 0.7))
-    assert v(d, "dedicate_threshold_tokens_per_s") == pytest.approx(cap * 0.7)  # ~4,589 tokens/s
-    assert v(d, "top_variant_tokens_per_s") == pytest.approx(3000)
-    assert v(d, "top_variant_earns_replica") == "no"
-    assert solve(Params(top_variant_share=0.2)).value("top_variant_earns_replica") == "yes"  # 6,000 > 4,589
-    assert v(d, "full_finetune_extra_gpus") == 8
+    bw = 8 * 3.35e12 * 0.7
+    fixed = FIXED_S + 160 * AR_S
+    per_seq = 2200 * KV_PER_TOKEN / bw + 160 * 2 * 7 / 8 * D * 2 / 450e9
+    b = (0.035 - fixed - 2 * PARAMS / bw) / per_seq
+    assert step_s(b) == pytest.approx(0.035)
+    assert v(d, "dedicate_threshold_tokens_per_s") == pytest.approx(b / 0.05)
+    assert v(d, "top_variant_earns_replica") == "no"  # 3,000 tokens/s
 
 
-# --- a variant worked by hand --------------------------------------------------------------------
+# --- a published worked problem, entered on the page ------------------------------------------
+
+
+def test_lora_paper_gpt3_budget_of_18m_parameters():
+    # Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models" (ICLR 2022,
+    # arXiv:2106.09685), section 7.1: "a parameter budget of 18M (roughly 35MB if stored in FP16)
+    # on GPT-3 175B, which corresponds to r = 8 if we adapt one type of attention weights or r = 4
+    # if we adapt two types, for all 96 layers". GPT-3 175B: 96 layers, d_model 12,288, 96 heads
+    # of 128 (multi-head attention). Entered as a custom model; its MLP width of 32,768 gated
+    # (3 x 12,288 x 32,768) carries the same parameters as GPT-3's plain 49,152 (2 x 12,288 x 49,152).
+    p = Params(model="Custom", custom_layers=96, custom_d_model=12288, custom_heads=96, custom_kv_heads=96,
+               custom_head_dim=128, custom_ffn_dim=32768, custom_vocab=50257, lora_rank=4, targets="q,v",
+               variants=10, total_tokens_per_s=1000, prompt_tokens=1000, output_tokens=200)
+    d = solve(p)
+    params = 4 * (12288 + 12288) * 2 * 96  # r x (d_in + d_out) x two projections x 96 layers
+    assert params == 18_874_368
+    assert v(d, "adapter_params") == params == pytest.approx(18e6, rel=0.05)
+    assert v(d, "adapter_bytes") == 2 * params
+    assert v(d, "adapter_bytes") / 2**20 == pytest.approx(35, rel=0.04)  # "roughly 35MB" (36 MiB)
+    # The base in bf16 is GPT-3's 350 GB: 2 x (96 x 12 x 12,288^2 + 50,257 x 12,288 x 2).
+    base = 2 * (96 * 12 * 12288**2 + 2 * 50257 * 12288)
+    assert v(d, "base_weight_bytes") == pytest.approx(base) == pytest.approx(350e9, rel=0.02)
+    # ...so the paper's 10,000-fold cut in trainable parameters is the adapter-to-base ratio.
+    assert 1 / (v(d, "adapter_to_base_ratio") / 100) == pytest.approx(base / 2 / params)
+    assert base / 2 / params == pytest.approx(10_000, rel=0.1)
+
+
+# --- a variant worked by hand ----------------------------------------------------------------
 
 
 def test_variant_h200_four_gpus_rank_16_attention_adapters():
-    p = Params(variants=200, gpu="H200", gpus_per_replica=4, lora_rank=16, targets="q,k,v,o",
-               total_tokens_per_s=100_000, decode_batch=128, mean_context_tokens=4000, hbm_efficiency=0.8,
-               sgmv_overhead_fraction=0.1, target_utilization=0.6, adapter_budget_gb=20, replicas_per_adapter=3,
-               top_variant_share=0.3)
+    p = Params(gpu="H200", tp_degree=4, lora_rank=16, targets="q,k,v,o", variants=300, total_tokens_per_s=60_000,
+               adapter_budget_gb=16, sgmv_overhead_fraction=0.1, replicas_per_adapter=3)
     d = solve(p)
-    # q 16,384 + k 9,216 + v 9,216 + o 16,384 = 51,200 per unit rank per layer
-    assert v(d, "lora_params_per_rank_per_layer") == 51_200
-    assert v(d, "adapter_bytes") == 16 * 51_200 * 80 * 2 == 131_072_000
-    bw = 4 * 4.8e12 * 0.8  # 15.36 TB/s
-    kv = 128 * 4000 * 327_680  # 167.8 GB
-    base_step = (141.2e9 + kv) / bw  # 20.1 ms
-    cap = 128 / base_step  # ~6,363 tokens/s
-    assert v(d, "replica_tokens_per_s") == pytest.approx(cap)
-    # 500 tokens/s per variant is far below one replica at 60%: one replica each, 200 x 4 GPUs
-    assert v(d, "dedicated_gpus") == 800
-    distinct = 200 * (1 - (199 / 200) ** 128)  # ~94.7
-    lora_step = base_step * 1.1 + distinct * 131_072_000 / bw
-    assert v(d, "mixed_batch_overhead_fraction") == pytest.approx(100 * (1 - base_step / lora_step))
-    # base step 20.1 ms x 1.1 + 94.7 x 131 MB / 15.36 TB/s (0.81 ms) = 22.9 ms; 128 / 22.9 ms x 0.6 = 3,349
-    replicas = math.ceil(100_000 / (128 / lora_step * 0.6))
-    assert replicas == 30  # 29.9, rounded up
-    assert v(d, "multi_lora_replicas") == 30
-    assert v(d, "multi_lora_gpus") == 4 * 30 == 120
-    # 20 GB / 131 MB = 152 slots, 200 variants: 152 resident
-    assert v(d, "adapter_slots_per_replica") == 152
-    assert v(d, "multi_lora_replica_weight_bytes") == pytest.approx(141.2e9 + 152 * 131_072_000)
-    # HBM: 4 x 141 GB x 0.9 = 507.6 GB, minus base, reserve and KV
-    assert v(d, "replica_hbm_left_bytes") == pytest.approx(507.6e9 - 141.2e9 - 20e9 - kv)
-    assert v(d, "replica_fits_in_hbm") == "yes"
-    assert v(d, "adapters_routed_per_replica") == math.ceil(200 * 3 / 30) == 20
-    # 30% of 100,000 = 30,000 tokens/s against 6,363 x 0.6 = 3,818: the busiest variant earns replicas
-    assert v(d, "top_variant_earns_replica") == "yes"
+    per_rank = 2 * (D + D) + 2 * (D + KV_OUT)  # 51,200
+    adapter = 16 * per_rank * LAYERS * 2
+    assert v(d, "adapter_bytes") == adapter == 131_072_000
+    room = 4 * 141e9 * 0.9 - 2 * PARAMS - 16e9
+    assert v(d, "batch_memory_cap") == math.floor(room / (2400 * KV_PER_TOKEN))
+
+    def base(b):
+        return step_s(b, g=H200, tp=4)
+
+    def lora(b):
+        return base(b) * 1.1 + expected_distinct(300, b) * adapter / (4 * 4.8e12 * 0.7)
+
+    n, b, _ = hand_fleet(60_000, lora)
+    cap = v(d, "decode_batch")
+    n = max(n, math.ceil(60_000 * 0.05 / cap - 1e-9))
+    assert v(d, "multi_lora_replicas") == n
+    assert v(d, "multi_lora_gpus") == 4 * n
+    nd, _, _ = hand_fleet(200, base)
+    assert v(d, "dedicated_gpus") == 300 * nd * 4
+    assert v(d, "adapter_slots_per_replica") == math.floor(16e9 / adapter) == 122
 
 
-def test_too_few_gpus_do_not_fit():
-    d = solve(Params(gpus_per_replica=2))
-    # 2 x 80 GB x 0.9 = 144 GB < 141.2 GB + 8 GB + 41.9 GB
-    assert v(d, "replica_fits_in_hbm") == "no"
+def test_scenarios_the_page_cannot_run_are_refused_in_a_sentence():
+    with pytest.raises(ValidationError, match="GB usable"):
+        Params(tp_degree=1)  # 141 GB of bf16 weights on one 80 GB GPU
+    with pytest.raises(ValidationError, match="adapter reserve"):
+        Params(tp_degree=2, gpu="H100 SXM", weight_precision="fp8", adapter_budget_gb=100)
+    with pytest.raises(ValidationError, match="mixture of experts"):
+        Params(model="Mixtral-8x7B", targets="all seven")
+    with pytest.raises(ValidationError, match="MLA"):
+        Params(model="DeepSeek-V3", gpu="B200", weight_precision="fp8")
+    d = solve(Params(model="Mixtral-8x7B", tp_degree=2))
+    assert v(d, "heavy_params_per_rank_per_layer") == 2 * (4096 + 4096) + 2 * (4096 + 1024)
 
 
-# --- moves the right way ---------------------------------------------------------------------------
+# --- moves the right way -------------------------------------------------------------------------
 
-scenarios = st.builds(
-    Params,
-    variants=st.integers(1, 2000),
-    gpu=st.sampled_from(["H100 SXM", "H200", "B200"]),
-    gpus_per_replica=st.integers(2, 16),
-    lora_rank=st.integers(1, 256),
-    targets=st.sampled_from(["q,v", "q,k,v,o", "all seven"]),
-    total_tokens_per_s=st.floats(100, 1e7),
-    decode_batch=st.integers(1, 512),
-    mean_context_tokens=st.floats(100, 128_000),
-    sgmv_overhead_fraction=st.floats(0, 0.5),
-    replicas_per_adapter=st.integers(1, 16),
-)
+
+@st.composite
+def scenarios(draw):
+    values = dict(
+        variants=draw(st.integers(1, 2000)),
+        gpu=draw(st.sampled_from(["H100 SXM", "H200", "B200"])),
+        tp_degree=draw(st.sampled_from([4, 8])),
+        lora_rank=draw(st.integers(1, 128)),
+        targets=draw(st.sampled_from(["q,v", "q,k,v,o", "all seven"])),
+        total_tokens_per_s=draw(st.floats(100, 1_000_000)),
+        sgmv_overhead_fraction=draw(st.floats(0, 0.5)),
+        target_utilization=draw(st.floats(0.3, 1.0)),
+        adapter_budget_gb=draw(st.floats(0.5, 20)),
+    )
+    try:
+        return Params(**values)
+    except ValidationError:
+        assume(False)
 
 
 def _with(p, **kw):
-    return Params(**{**p.model_dump(), **kw})
+    try:
+        return Params(**{**p.model_dump(), **kw})
+    except ValidationError:
+        assume(False)
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, extra=st.integers(1, 1000))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), extra=st.integers(1, 1000))
 def test_more_variants_never_need_fewer_gpus(p, extra):
-    a, b = solve(p), solve(_with(p, variants=min(2000, p.variants + extra)))
-    # Each variant gets at least one replica; while one is enough, more variants mean more GPUs.
-    # (Above that, splitting the same traffic finer can round down: that is the model, not a bug.)
-    assert v(b, "dedicated_gpus") >= min(2000, p.variants + extra) * p.gpus_per_replica
+    more = _with(p, variants=min(2000, p.variants + extra))
+    a, b = solve(p), solve(more)
+    # Each variant's count is rounded up on its own: 2 x ceil(85.6) > 3 x ceil(56.9) replicas,
+    # so a replica per variant only grows for sure once one replica each carries the load.
     if v(a, "dedicated_replicas_per_variant") == 1:
         assert v(b, "dedicated_gpus") >= v(a, "dedicated_gpus")
-    assert v(b, "dedicated_weight_bytes") >= v(a, "dedicated_weight_bytes")
-    assert v(b, "mixed_batch_overhead_fraction") >= v(a, "mixed_batch_overhead_fraction") - 1e-9
     assert v(b, "multi_lora_gpus") >= v(a, "multi_lora_gpus")
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, factor=st.floats(1.01, 100))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), factor=st.floats(1.01, 100))
 def test_more_traffic_never_needs_fewer_gpus(p, factor):
-    a, b = solve(p), solve(_with(p, total_tokens_per_s=min(1e7, p.total_tokens_per_s * factor)))
-    assert v(b, "multi_lora_gpus") >= v(a, "multi_lora_gpus")
+    more = _with(p, total_tokens_per_s=min(10_000_000, p.total_tokens_per_s * factor))
+    a, b = solve(p), solve(more)
     assert v(b, "dedicated_gpus") >= v(a, "dedicated_gpus")
-    assert v(b, "dedicated_utilization") >= v(a, "dedicated_utilization") * (1 - 1e-12) or \
-        v(b, "dedicated_gpus") > v(a, "dedicated_gpus")
+    assert v(b, "multi_lora_gpus") >= v(a, "multi_lora_gpus")
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, extra=st.integers(1, 200))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), extra=st.integers(1, 100))
 def test_higher_rank_weighs_more_and_costs_more(p, extra):
-    a, b = solve(p), solve(_with(p, lora_rank=min(256, p.lora_rank + extra)))
-    assert v(b, "adapter_bytes") >= v(a, "adapter_bytes")
-    assert v(b, "mixed_batch_overhead_fraction") >= v(a, "mixed_batch_overhead_fraction") - 1e-9
-    assert v(b, "adapter_slots_per_replica") <= v(a, "adapter_slots_per_replica")
+    more = _with(p, lora_rank=min(256, p.lora_rank + extra))
+    a, b = solve(p), solve(more)
+    assert v(b, "adapter_bytes") > v(a, "adapter_bytes")
+    assert v(b, "multi_lora_gpus") >= v(a, "multi_lora_gpus")
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios)
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios())
 def test_orderings_that_always_hold(p):
     d = solve(p)
-    sizes = [solve(_with(p, targets=t)).value("adapter_bytes") for t in ("q,v", "q,k,v,o", "all seven")]
-    assert sizes[0] < sizes[1] < sizes[2]
-    assert 1 - 1e-9 <= v(d, "distinct_adapters_per_batch") <= min(p.variants, p.decode_batch) + 1e-9
     assert v(d, "distinct_adapters_per_batch_routed") <= v(d, "distinct_adapters_per_batch") + 1e-9
     assert v(d, "mixed_batch_overhead_routed_fraction") <= v(d, "mixed_batch_overhead_fraction") + 1e-9
-    assert v(d, "heavy_mixed_batch_overhead_routed_fraction") <= v(d, "heavy_mixed_batch_overhead_fraction") + 1e-9
-    assert 0 <= v(d, "mixed_batch_overhead_fraction") < 100
-    assert v(d, "multi_lora_utilization") <= 100 * p.target_utilization + 1e-9
-    assert v(d, "multi_lora_replica_weight_bytes") >= v(d, "base_weight_bytes")
-    assert v(d, "dedicated_weight_bytes") == pytest.approx(p.variants * v(d, "base_weight_bytes"))
+    assert v(d, "multi_lora_replicas") >= v(d, "multi_lora_replicas_continuous") - 1e-9
+    assert v(d, "held_batch") <= v(d, "decode_batch") + 1e-9
+    assert v(d, "replica_fits_in_hbm") == "yes"
 
 
-@settings(max_examples=100, deadline=None)
-@given(p=scenarios, tax=st.floats(0, 0.5))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), tax=st.floats(0, 0.5))
 def test_a_bigger_kernel_tax_never_helps(p, tax):
     lo, hi = sorted((p.sgmv_overhead_fraction, tax))
     a, b = solve(_with(p, sgmv_overhead_fraction=lo)), solve(_with(p, sgmv_overhead_fraction=hi))
-    assert v(b, "mixed_batch_overhead_fraction") >= v(a, "mixed_batch_overhead_fraction") - 1e-9
     assert v(b, "multi_lora_gpus") >= v(a, "multi_lora_gpus")
 
 
@@ -289,7 +329,10 @@ def test_every_step_has_a_unit_and_renders():
 
 def test_knobs_have_ranges_help_and_draws():
     p = Params()
+    engine = set(knobs_of(ServingKnobs))  # the engine's groups are checked where they are declared
     for name, knob in knobs_of(Params).items():
+        if name in engine:
+            continue
         assert knob.label and knob.help, name
         if isinstance(getattr(p, name), (int, float)):
             assert knob.draw, name
@@ -340,7 +383,7 @@ def test_page_knobs_move_metrics_and_prose(tmp_path, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["A replica per variant"] == "800 GPUs"
-    assert metrics["Shared multi-LoRA pool"] == "56 GPUs"
+    assert metrics["Shared multi-LoRA pool"] == "32 GPUs"
     assert metrics["One adapter"] == "32.77 MB"
     at.select_slider(key="multi-lora.variants").set_value(200).run()
     assert not at.exception

@@ -1,5 +1,6 @@
-"""rag-10k-qps: the seed's 60-versus-200 from its own arithmetic, hand-worked variants, the
-assumptions the absolute count hinges on, directions, the key figures and the content."""
+"""rag-10k-qps: the seed's 60-versus-200 from its own arithmetic, the same question on the shared
+engine worked by hand, a published worked problem entered on the page, hand-worked variants,
+directions, the key figures and the content."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from models.content import PLACEHOLDER, load_content
 from models.core import knobs_of
-from models.serving.rag_10k_qps import Params, harmonic, llm_node_seconds, solve
+from models.engine.serving_knobs import ServingKnobs
+from models.serving.rag_10k_qps import Params, harmonic, solve
 from models.units import parse_unit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,28 +26,55 @@ DIRECTIVES = {("diagram", "rag_path"), ("chart", "latency_budget"), ("chart", "l
               ("chart", "llm_vs_prompt")}
 
 # Llama-3-70B and the GPUs, written out here on purpose: the test recomputes from the published
-# figures rather than from the model's own helpers.
-N70 = 70.6e9
-LAYERS, KV_HEADS, HEAD_DIM, Q_WIDTH = 80, 8, 128, 64 * 128
-H100 = dict(fp8=1979e12, bf16=989e12, hbm=3.35e12, mem=80e9)
-B200 = dict(fp8=4500e12, bf16=2250e12, hbm=8.0e12, mem=180e9)
+# shape and datasheets rather than from the model's own helpers.
+LAYERS, D_MODEL, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 80, 8192, 64, 8, 128, 28672, 128256
+# Counted matrix by matrix: untied embeddings, q/k/v/o, a SwiGLU MLP.
+N70 = 2 * VOCAB * D_MODEL + LAYERS * (2 * D_MODEL * HEADS * HEAD_DIM + 2 * D_MODEL * KV_HEADS * HEAD_DIM
+                                      + 3 * D_MODEL * FFN)
+ATTN_PER_POSITION = 2 * LAYERS * HEADS * (HEAD_DIM + HEAD_DIM)  # QK^T and AV, 2 FLOP a MAC
+H100 = dict(fp8=1979e12, bf16=989e12, hbm=3.35e12, mem=80e9, link=450e9)
+B200 = dict(fp8=4500e12, bf16=2250e12, hbm=8.0e12, mem=180e9, link=900e9)
+# The engine's conventions: decode MBU 70%, decode and prefill MFU 50%, 1 ms a step, 6 µs an
+# all-reduce, 90% of HBM usable, 50 ms TPOT, fleets at 70% busy.
+MBU, MFU, FIXED_S, AR_S, USABLE, TPOT_S, UTIL = 0.7, 0.5, 1e-3, 6e-6, 0.9, 0.05, 0.7
 
 
 def v(d, key):
     return d.value(key)
 
 
-def hand_node_seconds(g, bytes_per, prompt, output, mfu, hbm_eff, batch):
-    """Prefill on compute, decode on the slower of HBM and compute, per 8-GPU node."""
-    peak = 8 * (g["fp8"] if bytes_per == 1 else g["bf16"]) * mfu
-    prefill = (2 * N70 * prompt + 2 * LAYERS * prompt**2 * Q_WIDTH) / peak
-    kv = 2 * LAYERS * KV_HEADS * HEAD_DIM * bytes_per
-    room = 8 * g["mem"] * 0.9 - N70 * bytes_per
-    batch = min(batch, math.floor(room / ((prompt + output) * kv)))
-    memory = (N70 * bytes_per + batch * (prompt + output / 2) * kv) / (8 * g["hbm"] * hbm_eff)
-    compute = 2 * N70 * batch / peak
-    step = max(memory, compute)
-    return prefill + output * step / batch, prefill, step
+def allreduces_s(tokens, tp=8, link=450e9):
+    """Two all-reduces a layer, each 6 µs plus a ring's 2 (tp − 1) / tp of the bf16 hidden states."""
+    return 2 * LAYERS * (AR_S + 2 * (tp - 1) / tp * tokens * D_MODEL * 2 / link)
+
+
+class Hand:
+    """The LLM tier of one scenario, by hand: every format the same number of bytes `b`."""
+
+    def __init__(self, g=H100, b=1, prompt=680, output=200, util=UTIL, mbu=MBU, tp=8):
+        self.g, self.b, self.prompt, self.output, self.util, self.mbu, self.tp = g, b, prompt, output, util, mbu, tp
+        self.peak = tp * (g["fp8"] if b == 1 else g["bf16"])
+        self.kv = 2 * LAYERS * KV_HEADS * HEAD_DIM * b
+        self.ctx = prompt + output / 2
+        flop = prompt * 2 * N70 + ATTN_PER_POSITION * prompt * (prompt - 1) / 2
+        self.prefill_s = flop / (self.peak * MFU) + allreduces_s(prompt, tp, g["link"])
+
+    def step_s(self, batch):
+        memory = (N70 * self.b + batch * self.kv * self.ctx) / (self.tp * self.g["hbm"] * self.mbu)
+        compute = batch * (2 * N70 + ATTN_PER_POSITION * self.ctx) / (self.peak * MFU)
+        return max(memory, compute) + allreduces_s(batch, self.tp, self.g["link"]) + FIXED_S
+
+    def busy(self, rate, nodes):
+        """Prefill plus decode at the batch a node holds when each sequence gets the TPOT target."""
+        held = rate / nodes * self.output * TPOT_S
+        riders = max(1, held)
+        return rate * self.prefill_s / nodes + rate / nodes * self.output * self.step_s(riders) / riders
+
+    def nodes(self, rate):
+        n = 1
+        while self.busy(rate, n) > self.util:
+            n += 1
+        return n
 
 
 # --- the seed's own arithmetic --------------------------------------------------------------
@@ -57,153 +86,202 @@ def test_seed_ratio_fixes_the_hit_rate_and_nothing_else():
     assert 60 / 200 == pytest.approx(0.3)
     d = solve(Params())
     assert Params().cache_hit_rate == pytest.approx(1 - 60 / 200)
-    assert v(d, "llm_nodes_no_cache") == 200
-    assert v(d, "llm_nodes_with_cache") == 60
-    assert v(d, "llm_cache_node_ratio") == pytest.approx(0.3)
     assert v(d, "llm_query_rate") == pytest.approx(10_000 * 0.3)
-    # The ratio survives a change of hardware and precision; the absolute count does not.
+    assert v(d, "llm_cache_node_ratio") == pytest.approx(0.3, abs=0.005)
+    # The ratio survives a change of hardware and formats; the absolute count does not.
     for gpu in ("H100 SXM", "H200", "B200"):
-        for precision in ("FP8", "BF16"):
-            alt = solve(Params(gpu=gpu, precision=precision))
-            # up to one node of rounding on each count
-            assert abs(v(alt, "llm_nodes_with_cache") - 0.3 * v(alt, "llm_nodes_no_cache")) <= 1
+        for fmt in ("fp8", "bf16"):
+            alt = solve(Params(gpu=gpu, weight_precision=fmt, kv_precision=fmt, compute_precision=fmt))
+            # up to a node of rounding on each count, plus the held batch's slight drift
+            assert abs(v(alt, "llm_nodes_with_cache") - 0.3 * v(alt, "llm_nodes_no_cache")) <= 2
 
 
-def test_seed_two_hundred_nodes_from_first_principles():
-    # 70B in FP8 on 8 x H100 SXM; prompt 200 instructions + 30 question + 3 x 150 passages = 680
-    # tokens, 200 output tokens, prefill at 50% MFU, decode batch 256 at 80% of HBM, fleet at
-    # 80% busy.
-    prompt = 200 + 30 + 3 * 150
-    assert prompt == 680
-    prefill_flop = 2 * 70.6e9 * 680 + 2 * 80 * 680**2 * 8192  # 9.601e13 + 6.06e11
-    node_flops = 8 * 1979e12 * 0.5  # 7.916e15 FLOP/s
-    prefill_s = prefill_flop / node_flops  # 12.2 ms
-    kv_fp8 = 2 * 80 * 8 * 128 * 1  # 163,840 B per token
-    memory_step = (70.6e9 + 256 * (680 + 100) * kv_fp8) / (8 * 3.35e12 * 0.8)  # 4.82 ms
-    compute_step = 2 * 70.6e9 * 256 / node_flops  # 4.57 ms
-    step = max(memory_step, compute_step)
-    node_s = prefill_s + 200 * step / 256  # 16.0 ms
+def test_the_seed_two_hundred_from_the_pages_old_arithmetic():
+    # The seed's 200 and 60, as the page first derived them: 70B in FP8 on 8 x H100, prompt 680,
+    # prefill at 50% MFU, decode in batches of 256 at 80% of HBM with no tensor-parallel
+    # communication or fixed step cost, fleets at 80% busy.
+    n70 = 70.6e9
+    prefill_s = (2 * n70 * 680 + 2 * 80 * 680**2 * 8192) / (8 * 1979e12 * 0.5)  # 12.2 ms
+    memory_step = (n70 + 256 * (680 + 100) * 163_840) / (8 * 3.35e12 * 0.8)  # 4.82 ms
+    node_s = prefill_s + 200 * memory_step / 256  # 16.0 ms
     assert node_s == pytest.approx(0.01597, rel=1e-3)
     assert math.ceil(10_000 * node_s / 0.8) == 200
     assert math.ceil(3_000 * node_s / 0.8) == 60
 
+
+def test_seed_llm_tier_on_the_engine_by_hand():
+    h = Hand()
     d = solve(Params())
-    assert v(d, "prompt_tokens") == 680
-    assert v(d, "kv_bytes_per_token") == kv_fp8
-    assert v(d, "prefill_flops_per_query") == pytest.approx(prefill_flop)
-    assert v(d, "prefill_node_seconds") == pytest.approx(prefill_s)
-    assert v(d, "decode_step_memory_s") == pytest.approx(memory_step)
-    assert v(d, "decode_step_compute_s") == pytest.approx(compute_step)
-    assert v(d, "decode_step_s") == pytest.approx(memory_step)  # just memory-bound: on the ridge
-    assert v(d, "llm_node_seconds_per_query") == pytest.approx(node_s)
-    assert v(d, "llm_nodes_at_full_busy") == pytest.approx(10_000 * node_s)
-    assert v(d, "llm_gpus_with_cache") == 480
+    assert v(d, "prompt_tokens") == 200 + 30 + 3 * 150 == 680
+    assert v(d, "model_params") == pytest.approx(N70)  # 70.55 B counted from the shape
+    assert v(d, "weight_bytes") == pytest.approx(N70 * 1)
+    assert v(d, "kv_bytes_per_token") == 2 * 80 * 8 * 128 * 1 == 163_840
+    # Prefill: 680 x 2 x 70.55 B + 2.62 MFLOP x 680 x 679 / 2 at 7.916 PFLOP/s (12.2 ms), plus
+    # 160 all-reduces of 6 µs + 1.75 x 680 x 8,192 x 2 B / 450 GB/s (7.9 ms).
+    assert v(d, "prefill_s_per_request") == pytest.approx(h.prefill_s)
+    assert allreduces_s(680) == pytest.approx(7.89e-3, rel=1e-3)
+    assert v(d, "prefill_s_per_request") == pytest.approx(20.09e-3, rel=1e-3)
+    # The cached fleet: the fewest nodes whose prefill plus decode (at the batch each holds at a
+    # 50 ms TPOT) stay under 70% busy, at 3,000 queries/s; without the cache at 10,000.
+    with_cache, no_cache = h.nodes(3_000), h.nodes(10_000)
+    assert v(d, "llm_nodes_with_cache") == with_cache == 121
+    assert v(d, "llm_nodes_no_cache") == no_cache == 402
+    held = 3_000 / with_cache * 200 * TPOT_S  # 248 sequences a node
+    assert v(d, "held_batch") == pytest.approx(held)
+    assert v(d, "held_batch_step_s") == pytest.approx(h.step_s(held))
+    assert v(d, "decode_node_seconds") == pytest.approx(200 * h.step_s(held) / held)
+    assert v(d, "llm_node_seconds_per_query") == pytest.approx(h.prefill_s + 200 * h.step_s(held) / held)
+    assert v(d, "llm_gpus_with_cache") == 8 * with_cache
+    # The decode batch the caps allow is far larger than the one a node holds at this load.
+    assert v(d, "decode_batch") > 6 * held
 
 
-def test_bf16_doubles_the_seed_figures():
-    # Twice the bytes per weight and per KV element, half the tensor rate: every term doubles.
-    node_s, _, _ = hand_node_seconds(H100, 2, 680, 200, 0.5, 0.8, 256)
-    fp8_s, _, _ = hand_node_seconds(H100, 1, 680, 200, 0.5, 0.8, 256)
-    assert node_s / fp8_s == pytest.approx(2, rel=1e-3)
+def test_bf16_and_double_prompt_variants_by_hand():
     d = solve(Params())
-    assert v(d, "llm_nodes_no_cache_bf16") == math.ceil(10_000 * node_s / 0.8) == 400
-    assert v(d, "llm_nodes_with_cache_bf16") == math.ceil(3_000 * node_s / 0.8) == 120
-    assert v(d, "llm_nodes_no_cache_fp8") == 200
-    bf = solve(Params(precision="BF16"))
-    assert v(bf, "llm_nodes_no_cache") == 400 and v(bf, "llm_nodes_with_cache") == 120
-    assert v(bf, "llm_weight_bytes") == pytest.approx(141.2e9)
-    assert v(bf, "kv_bytes_per_token") == 327_680
+    bf = Hand(b=2)
+    assert v(d, "llm_nodes_no_cache_bf16") == bf.nodes(10_000)
+    assert v(d, "llm_nodes_with_cache_bf16") == bf.nodes(3_000)
+    assert v(d, "llm_nodes_no_cache_fp8") == v(d, "llm_nodes_no_cache")
+    # Not quite double: the all-reduces and the fixed step cost do not halve with the bytes.
+    assert 1.5 * v(d, "llm_nodes_no_cache") < v(d, "llm_nodes_no_cache_bf16") < 2 * v(d, "llm_nodes_no_cache")
+    assert v(d, "llm_nodes_no_cache_double_prompt") == Hand(prompt=1360).nodes(10_000)
+    whole = solve(Params(weight_precision="bf16", kv_precision="bf16", compute_precision="bf16"))
+    assert v(whole, "llm_nodes_no_cache") == v(d, "llm_nodes_no_cache_bf16")
+    assert v(whole, "weight_bytes") == pytest.approx(2 * N70)
+    assert v(whole, "kv_bytes_per_token") == 327_680
 
 
-def test_doubling_the_prompt_is_not_doubling_the_fleet():
-    # 1,360 prompt tokens: prefill doubles (plus a little attention), decode grows by its KV reads.
-    node_s, _, _ = hand_node_seconds(H100, 1, 1360, 200, 0.5, 0.8, 256)
-    assert v(solve(Params()), "llm_nodes_no_cache_double_prompt") == math.ceil(10_000 * node_s / 0.8) == 368
+def test_a_variant_that_cannot_run_is_infinite_not_a_crash():
+    # Llama-3-70B on one H200: fp8 weights (70.6 GB) fit in 127 GB, bf16 ones (141 GB) do not.
+    d = solve(Params(gpu="H200", tp_degree=1))
+    assert math.isfinite(v(d, "llm_nodes_no_cache"))
+    assert v(d, "llm_nodes_no_cache_bf16") == math.inf
 
 
 def test_seed_fleets_from_tokens_and_pairs():
     d = solve(Params())
     # Embedder: 10,000 q/s x 30 tokens x 2 x 335M = 2.01e14 FLOP/s; a GPU at 40% of 989 TFLOP/s
-    # is 3.956e14; at 80% busy the load is 0.64 of a GPU; never fewer than two.
+    # is 3.956e14; at 70% busy the load is 0.73 of a GPU; never fewer than two.
     assert v(d, "embed_flops_per_s") == pytest.approx(10_000 * 30 * 2 * 335e6)
     assert v(d, "encoder_gpu_flops") == pytest.approx(989e12 * 0.4)
-    assert v(d, "embedder_gpus_at_full_load") == pytest.approx(2.01e14 / (3.956e14 * 0.8))
+    assert v(d, "embedder_gpus_at_full_load") == pytest.approx(2.01e14 / (3.956e14 * 0.7))
     assert v(d, "embedder_gpus") == 2
-    # Reranker: 10,000 x 50 pairs x (30 + 150) tokens x 2 x 278M = 5.004e16 FLOP/s -> 158.1 -> 159.
+    # Reranker: 10,000 x 50 pairs x (30 + 150) tokens x 2 x 278M = 5.004e16 FLOP/s -> 180.7 -> 181.
     assert v(d, "rerank_pairs_per_s") == 500_000
     assert v(d, "rerank_flops_per_s") == pytest.approx(500_000 * 180 * 2 * 278e6)
-    assert v(d, "reranker_gpus") == math.ceil(5.004e16 / (3.956e14 * 0.8)) == 159
+    assert v(d, "reranker_gpus_continuous") == pytest.approx(5.004e16 / (3.956e14 * 0.7))
+    assert v(d, "reranker_gpus") == math.ceil(5.004e16 / (3.956e14 * 0.7)) == 181
     assert v(d, "rerank_to_embed_compute") == pytest.approx(50 * 180 * 278 / (30 * 335))
     # Index: 1e9 x (1,024 x 2 B + 2 x 32 x 4 B) = 2.304 TB; 512 GB x 0.6 = 307.2 GB -> 7.5 -> 8 shards.
     assert v(d, "bytes_per_vector") == 2048 + 256
     assert v(d, "index_bytes") == pytest.approx(2.304e12)
+    assert v(d, "index_shards_continuous") == pytest.approx(7.5)
     assert v(d, "index_shards") == 8
-    # 32 cores / 5 ms = 6,400 searches/s; 10,000 / (6,400 x 0.8) = 1.95 -> 2, plus 1 spare.
+    # 32 cores / 5 ms = 6,400 searches/s; 10,000 / (6,400 x 0.7) = 2.23 -> 3, plus 1 spare.
     assert v(d, "index_node_qps") == pytest.approx(6400)
-    assert v(d, "replicas_for_load") == 2
-    assert v(d, "replicas_per_shard") == 3
-    assert v(d, "index_nodes") == 24
-    assert v(d, "total_gpus") == 2 + 159 + 480
+    assert v(d, "replicas_for_load_continuous") == pytest.approx(10_000 / (6400 * 0.7))
+    assert v(d, "replicas_for_load") == 3
+    assert v(d, "replicas_per_shard") == 4
+    assert v(d, "index_nodes") == 32
+    assert v(d, "total_gpus") == 2 + 181 + 8 * 121
 
 
 def test_seed_latency_budget_by_stage():
     d = solve(Params())
+    h = Hand()
     h8 = 1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5 + 1 / 6 + 1 / 7 + 1 / 8  # 761 / 280
     assert v(d, "fanout_tail_factor") == pytest.approx(h8)
+    held = 3_000 / 121 * 200 * TPOT_S
     stages = {
         "latency_budget_ms_network": 40,
         # 5 ms window; 10,000 / 2 GPUs x 5 ms = 25 queries of 2 x 335M x 30 FLOP each
         "latency_budget_ms_embed": 5 + 1000 * 25 * (2 * 335e6 * 30) / (989e12 * 0.4),
         "latency_budget_ms_retrieve": 5 * h8,
-        # one query's 50 pairs of 180 tokens on one GPU (more than the window collects: 15.7)
+        # one query's 50 pairs of 180 tokens on one GPU (more than the window collects: 13.8)
         "latency_budget_ms_rerank": 5 + 1000 * 50 * (2 * 278e6 * 180) / (989e12 * 0.4),
         "latency_budget_ms_llm_queue": 100,
+        # prefill, then the first token at the step a node holding 248 sequences runs
+        "latency_budget_ms_prefill": 1000 * (h.prefill_s + h.step_s(held)),
     }
-    _, prefill_s, step = hand_node_seconds(H100, 1, 680, 200, 0.5, 0.8, 256)
-    stages["latency_budget_ms_prefill"] = 1000 * (prefill_s + step)
     for key, expected in stages.items():
         assert v(d, key) == pytest.approx(expected), key
     total = sum(stages.values())
     assert v(d, "latency_budget_ms") == pytest.approx(total)
-    assert total == pytest.approx(194.5, abs=0.1)
+    assert total == pytest.approx(207.5, abs=0.1)
     assert v(d, "latency_slack_ms") == pytest.approx(500 - total)
-    assert v(d, "answer_complete_s") == pytest.approx(total / 1000 + 199 * step)
+    assert v(d, "answer_complete_s") == pytest.approx(total / 1000 + 199 * h.step_s(held))
 
 
 def test_seed_failure_mode_figures():
     d = solve(Params())
-    node_s, _, _ = hand_node_seconds(H100, 1, 680, 200, 0.5, 0.8, 256)
-    # A cold cache sends all 10,000 q/s to 60 nodes sized for 3,000.
-    assert v(d, "cold_cache_load_pct") == pytest.approx(100 * 10_000 * node_s / 60)
-    # 60 nodes run flat out at 60 / node_s q/s, i.e. a miss rate of 60 / (10,000 x node_s).
-    assert v(d, "hit_rate_at_saturation_pct") == pytest.approx(100 * (1 - 60 / (10_000 * node_s)))
+    h = Hand()
+    # A cold cache sends all 10,000 q/s to the 121 nodes sized for 3,000.
+    assert v(d, "cold_cache_load_pct") == pytest.approx(100 * h.busy(10_000, 121))
+    # 121 nodes are 100% busy at the rate r with busy(r) = 1; below 1 - r / 10,000 they saturate.
+    lo, hi = 3_000.0, 10_000.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if h.busy(mid, 121) <= 1 else (lo, mid)
+    assert v(d, "hit_rate_at_saturation_pct") == pytest.approx(100 * (1 - lo / 10_000), rel=1e-6)
     assert v(d, "corpus_hidden_per_lost_shard_pct") == pytest.approx(12.5)
     # Re-embedding 1e9 passages of 150 tokens with 335M params on one GPU at 3.956e14 FLOP/s.
     assert v(d, "reembed_corpus_gpu_hours") == pytest.approx(1e9 * 150 * 2 * 335e6 / 3.956e14 / 3600)
+
+
+# --- a published worked problem, entered on the page ------------------------------------------
+
+
+def test_scaling_book_llama3_70b_int8_on_eight_tpu_v5e():
+    # Austin et al., "How To Scale Your Model", Part 8 "Serving LLaMA 3-70B on TPUs"
+    # (https://jax-ml.github.io/scaling-book/applied-inference/): LLaMA 3-70B with int8 weights
+    # and an int8 KV cache, bf16 FLOPs, a batch of 32 at 8,192 tokens of context on a TPU v5e
+    # 4x2 (8 chips). KV: 2 x 8 KV heads x 128 x 80 layers = 160 kB a token, 41.9 GB for the
+    # batch; the step reads 70 GB + 41.9 GB at 8 x 8.1e11 B/s: about 17 ms.
+    # Entered here as a prompt of 200 + 40 + 4 x 1,940 = 8,000 tokens and 384 output tokens, so the
+    # average decode context is 8,000 + 384 / 2 = 8,192; the roofline at 100% MBU with no fixed
+    # cost or all-reduce latency, as the book's estimate has.
+    p = Params(gpu="TPU v5e", tp_degree=8, weight_precision="int8", kv_precision="int8", compute_precision="bf16",
+               given_batch=32, system_prompt_tokens=200, query_tokens=40, passages_in_prompt=4,
+               passage_tokens=1940, output_tokens=384, hbm_efficiency=1.0, step_overhead_ms=0,
+               allreduce_latency_us=0)
+    d = solve(p)
+    assert v(d, "decode_context_tokens") == 8192
+    assert v(d, "kv_bytes_per_token") == 2 * 8 * 128 * 80 == 163_840  # "160 kB"
+    batch_kv = 32 * 8192 * 163_840
+    assert batch_kv == pytest.approx(41.9e9, rel=0.03)  # the book's 160e3 x 8,192 x 32
+    memory = (N70 + batch_kv) / (8 * 819e9)  # Google's datasheet 819 GB/s; the book rounds to 8.1e11
+    assert memory == pytest.approx(17e-3, rel=0.03)
+    assert v(d, "decode_batch") == 32
+    assert v(d, "decode_step_memory_s") == pytest.approx(memory)
+    # bf16 compute: 32 x (2 x 70.55 B + 2.62 MFLOP x 8,192) at 8 x 197 TFLOP/s x 50%: 5.9 ms, under the
+    # bytes side (B = 32 is below the book's critical batch of 120 for int8 weights, bf16 FLOPs)
+    compute = 32 * (2 * N70 + ATTN_PER_POSITION * 8192) / (8 * 197e12 * 0.5)
+    assert v(d, "decode_step_compute_s") == pytest.approx(compute)
+    assert v(d, "decode_bound") == "memory"
+    assert v(d, "critical_batch") == pytest.approx(197e12 / 819e9 * 1 / 2)  # ~120
+    # The engine adds what the book leaves out: the ICI ring's bytes, 160 x 1.75 x 32 x 8,192 x 2 B
+    # at 200 GB/s one way (0.73 ms).
+    ring = 160 * 1.75 * 32 * 8192 * 2 / 200e9
+    assert v(d, "decode_step_s") == pytest.approx(memory + ring)
+    # 128 GB of HBM, 90% usable: 115.2 GB, of which the weights leave 44.6 GB; 32 sequences of
+    # 8,384 tokens need 44.0 GB, so the batch just fits, as the book's "4x2 (8 chips)" says.
+    assert v(d, "batch_memory_cap") == math.floor((8 * 16e9 * 0.9 - N70) / (8384 * 163_840)) == 32
 
 
 # --- variants worked by hand ------------------------------------------------------------------
 
 
 def test_variant_b200_bf16_longer_prompt_half_hit_rate():
-    p = Params(gpu="B200", precision="BF16", system_prompt_tokens=300, query_tokens=50, passages_in_prompt=5,
-               passage_tokens=200, output_tokens=300, cache_hit_rate=0.5, target_utilization=0.7,
-               decode_batch=128)
+    p = Params(gpu="B200", weight_precision="bf16", kv_precision="bf16", compute_precision="bf16",
+               system_prompt_tokens=300, query_tokens=50, passages_in_prompt=5, passage_tokens=200,
+               output_tokens=300, cache_hit_rate=0.5, target_utilization=0.6)
     d = solve(p)
-    prompt = 300 + 50 + 5 * 200  # 1,350
-    peak = 8 * 2250e12 * 0.5  # 9e15 FLOP/s
-    prefill = (2 * 70.6e9 * 1350 + 2 * 80 * 1350**2 * 8192) / peak
-    kv = 327_680
-    memory = (141.2e9 + 128 * (1350 + 150) * kv) / (8 * 8e12 * 0.8)  # (1.412e11 + 6.29e10) / 5.12e13
-    compute = 2 * 70.6e9 * 128 / peak
-    step = max(memory, compute)  # memory-bound: 3.99 ms vs 2.01 ms
-    assert step == memory
-    node_s = prefill + 300 * step / 128
-    assert v(d, "prompt_tokens") == prompt
-    assert v(d, "llm_node_seconds_per_query") == pytest.approx(node_s)
-    assert v(d, "llm_nodes_no_cache") == math.ceil(10_000 * node_s / 0.7)
-    assert v(d, "llm_nodes_with_cache") == math.ceil(5_000 * node_s / 0.7)
-    assert v(d, "llm_cache_node_ratio") == pytest.approx(0.5, abs=0.01)
+    h = Hand(g=B200, b=2, prompt=300 + 50 + 5 * 200, output=300, util=0.6)
+    assert v(d, "prompt_tokens") == 1350
+    assert v(d, "prefill_s_per_request") == pytest.approx(h.prefill_s)
+    assert v(d, "llm_nodes_no_cache") == h.nodes(10_000)
+    assert v(d, "llm_nodes_with_cache") == h.nodes(5_000)
+    assert v(d, "llm_cache_node_ratio") == pytest.approx(0.5, abs=0.02)
 
 
 def test_variant_int8_index_small_degree_bigger_nodes():
@@ -236,16 +314,35 @@ def test_variant_bigger_encoders_more_traffic():
     assert v(d, "reranker_gpus") == math.ceil(20_000 * 100 * 250 * 2 * 560e6 / gpu) == 2697
 
 
+def test_encoders_take_their_peak_from_the_accelerator():
+    # A B200's dense bf16 is 2,250 TFLOP/s: the encoders run there whatever the answer model's format.
+    d = solve(Params(gpu="B200"))
+    assert v(d, "encoder_gpu_flops") == pytest.approx(2250e12 * 0.4)
+    assert v(d, "reranker_gpus") == math.ceil(5.004e16 / (2250e12 * 0.4 * 0.7))  # 79.4 -> 80
+
+
 def test_long_prompt_caps_the_decode_batch_by_kv_memory():
-    p = Params(precision="BF16", passages_in_prompt=40, passage_tokens=2000)
+    p = Params(weight_precision="bf16", kv_precision="bf16", compute_precision="bf16", passages_in_prompt=40,
+               passage_tokens=2000)
     d = solve(p)
     prompt = 200 + 30 + 40 * 2000  # 80,230
     per_seq = (prompt + 200) * 327_680  # 26.4 GB of KV per sequence
-    limit = math.floor((8 * 80e9 * 0.9 - 141.2e9) / per_seq)  # 434.8 GB / 26.4 GB = 16
+    limit = math.floor((8 * 80e9 * 0.9 - 2 * N70) / per_seq)  # 434.9 GB / 26.4 GB = 16
     assert limit == 16
-    assert v(d, "decode_batch_kv_limit") == limit
-    assert v(d, "decode_batch_effective") == limit
+    assert v(d, "batch_memory_cap") == limit
+    assert v(d, "decode_batch") == limit
+    assert v(d, "batch_limited_by") == "memory"
     assert v(d, "prefill_attention_share_pct") > 30  # attention matters at 80k tokens
+
+
+def test_a_scenario_the_engine_cannot_run_is_refused_in_a_sentence():
+    with pytest.raises(ValidationError, match="no dense fp8 rate"):
+        Params(gpu="A100 80GB")  # the seed's fp8 tensor cores are not on an A100
+    with pytest.raises(ValidationError, match="GB usable"):
+        Params(gpu="H100 SXM", tp_degree=1, weight_precision="bf16")
+    Params(gpu="A100 80GB", compute_precision="bf16")  # fp8 weights dequantized to bf16 run
+    d = solve(Params(model="Llama-3-8B", tp_degree=1))
+    assert v(d, "model_params") == pytest.approx(8.03e9, rel=0.01)
 
 
 def test_harmonic_numbers():
@@ -255,38 +352,37 @@ def test_harmonic_numbers():
     assert harmonic(1000) == pytest.approx(exact, rel=1e-9)
 
 
-def test_what_if_helper_agrees_with_the_steps():
-    for precision in ("FP8", "BF16"):
-        p = Params(precision=precision)
-        d = solve(p)
-        parts = llm_node_seconds(p.gpu, p.precision, v(d, "prompt_tokens"), p.output_tokens, p.prefill_mfu,
-                                 p.hbm_efficiency, p.decode_batch)
-        assert parts["total_s"] == pytest.approx(v(d, "llm_node_seconds_per_query"))
-        assert v(d, f"llm_nodes_no_cache_{precision.lower()}") == v(d, "llm_nodes_no_cache")
-
-
 # --- moves the right way ----------------------------------------------------------------------
 
-scenarios = st.builds(
-    Params,
-    qps=st.floats(100, 100_000),
-    passages_in_prompt=st.integers(1, 40),
-    passage_tokens=st.integers(32, 2000),
-    output_tokens=st.integers(10, 4000),
-    gpu=st.sampled_from(["H100 SXM", "H200", "B200"]),
-    precision=st.sampled_from(["FP8", "BF16"]),
-    decode_batch=st.integers(1, 1024),
-    cache_hit_rate=st.floats(0, 0.99),
-    target_utilization=st.floats(0.3, 1.0),
-    corpus_passages=st.floats(1e6, 1e11),
-    rerank_candidates=st.integers(1, 1000),
-)
+FMT = st.sampled_from(["fp8", "bf16"])
+
+
+@st.composite
+def scenarios(draw):
+    fmt = draw(FMT)
+    values = dict(
+        qps=draw(st.floats(100, 100_000)),
+        passages_in_prompt=draw(st.integers(1, 40)),
+        passage_tokens=draw(st.integers(32, 2000)),
+        output_tokens=draw(st.integers(10, 4000)),
+        gpu=draw(st.sampled_from(["H100 SXM", "H200", "B200"])),
+        weight_precision=fmt, kv_precision=fmt, compute_precision=fmt,
+        cache_hit_rate=draw(st.floats(0, 0.99)),
+        target_utilization=draw(st.floats(0.3, 1.0)),
+        corpus_passages=draw(st.floats(1e6, 1e11)),
+        rerank_candidates=draw(st.integers(1, 1000)),
+    )
+    try:
+        return Params(**values)
+    except ValidationError:
+        assume(False)
+
 
 FLEETS = ("embedder_gpus", "reranker_gpus", "replicas_per_shard", "llm_nodes_no_cache", "llm_nodes_with_cache")
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, factor=st.floats(1.01, 20))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), factor=st.floats(1.01, 20))
 def test_more_traffic_never_needs_less(p, factor):
     more = Params(**{**p.model_dump(), "qps": min(p.qps * factor, 100_000)})
     a, b = solve(p), solve(more)
@@ -295,8 +391,8 @@ def test_more_traffic_never_needs_less(p, factor):
     assert v(b, "index_shards") == v(a, "index_shards")  # shards follow bytes, not traffic
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, h=st.floats(0, 0.99))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), h=st.floats(0, 0.99))
 def test_a_better_cache_shrinks_only_the_cached_tier(p, h):
     lo, hi = sorted((p.cache_hit_rate, h))
     a = solve(Params(**{**p.model_dump(), "cache_hit_rate": lo}))
@@ -306,44 +402,38 @@ def test_a_better_cache_shrinks_only_the_cached_tier(p, h):
         assert v(b, key) == v(a, key), key
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, extra=st.integers(1, 20))
+@settings(max_examples=60, deadline=None)
+@given(p=scenarios(), extra=st.integers(1, 20))
 def test_longer_prompts_never_need_fewer_llm_nodes(p, extra):
-    more = Params(**{**p.model_dump(), "passages_in_prompt": min(p.passages_in_prompt + extra, 40)})
+    try:
+        more = Params(**{**p.model_dump(), "passages_in_prompt": min(p.passages_in_prompt + extra, 40)})
+    except ValidationError:
+        assume(False)
     a, b = solve(p), solve(more)
     assert v(b, "prompt_tokens") >= v(a, "prompt_tokens")
-    assert v(b, "llm_node_seconds_per_query") >= v(a, "llm_node_seconds_per_query") * (1 - 1e-12)
+    assert v(b, "prefill_s_per_request") >= v(a, "prefill_s_per_request")
     assert v(b, "llm_nodes_no_cache") >= v(a, "llm_nodes_no_cache")
 
 
-@settings(max_examples=150, deadline=None)
-@given(p=scenarios, b1=st.integers(1, 1024), b2=st.integers(1, 1024))
-def test_bigger_decode_batches_never_cost_more_node_seconds(p, b1, b2):
-    lo, hi = sorted((b1, b2))
-    a = solve(Params(**{**p.model_dump(), "decode_batch": lo}))
-    b = solve(Params(**{**p.model_dump(), "decode_batch": hi}))
-    assert v(b, "decode_node_seconds") <= v(a, "decode_node_seconds") * (1 + 1e-12)
-    assert v(b, "decode_step_s") >= v(a, "decode_step_s") * (1 - 1e-12)  # ...but every step is longer
-
-
-@settings(max_examples=200, deadline=None)
-@given(p=scenarios)
+@settings(max_examples=80, deadline=None)
+@given(p=scenarios())
 def test_orderings_that_always_hold(p):
     d = solve(p)
     assert v(d, "llm_nodes_with_cache") <= v(d, "llm_nodes_no_cache")
-    # BF16 costs at least twice FP8 per query, so its fleet is at least 2x (less one for rounding).
-    assert v(d, "llm_nodes_no_cache_bf16") >= 2 * v(d, "llm_nodes_no_cache_fp8") - 1
-    assert v(d, "decode_batch_effective") <= min(p.decode_batch, v(d, "decode_batch_kv_limit"))
-    assert v(d, "hit_rate_at_saturation_pct") <= 100 * p.cache_hit_rate + 1e-9
+    # Twice the bytes and half the tensor rate can only cost more (never exactly double: the
+    # all-reduces and the fixed step cost stay).
+    assert v(d, "llm_nodes_no_cache_bf16") >= v(d, "llm_nodes_no_cache_fp8")
+    assert v(d, "hit_rate_at_saturation_pct") <= 100 * p.cache_hit_rate + 1e-6
     assert v(d, "embedder_gpus") >= 2 and v(d, "reranker_gpus") >= 2
     assert v(d, "replicas_per_shard") >= 1 + p.spare_replicas
+    assert v(d, "llm_nodes_no_cache") >= v(d, "llm_nodes_no_cache_continuous") - 1e-9
     stages = [k for k in d.keys() if k.startswith("latency_budget_ms_")]
     assert len(stages) == 6
     assert v(d, "latency_budget_ms") == pytest.approx(sum(v(d, k) for k in stages))
     assert v(d, "latency_cache_hit_ms") < v(d, "latency_budget_ms")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(c1=st.floats(1e6, 1e11), c2=st.floats(1e6, 1e11), m1=st.floats(64, 4096), m2=st.floats(64, 4096))
 def test_shards_follow_corpus_bytes_over_node_memory(c1, c2, m1, m2):
     small, big = sorted((c1, c2))
@@ -354,7 +444,7 @@ def test_shards_follow_corpus_bytes_over_node_memory(c1, c2, m1, m2):
         solve(Params(index_node_memory_gb=less)), "index_shards")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(a=st.integers(1, 1000), b=st.integers(1, 1000))
 def test_more_candidates_never_need_fewer_reranker_gpus(a, b):
     lo, hi = sorted((a, b))
@@ -390,24 +480,33 @@ def test_issue_key_figures_exist_with_their_units():
         assert key in d, key
         assert d[key].unit == unit, key
     # Millisecond steps read as milliseconds; node-seconds below a second read in ms too.
-    assert d["latency_budget_ms"].display() == "194.5 ms"
+    assert d["latency_budget_ms"].display() == "207.5 ms"
     assert d["latency_budget_ms_network"].display() == "40 ms"
-    assert d["llm_node_seconds_per_query"].display() == "15.97 ms"
-    assert d["llm_nodes_no_cache"].display() == "200 nodes"
+    assert d["llm_node_seconds_per_query"].display() == "28.11 ms"
+    assert d["llm_nodes_no_cache"].display() == "402 nodes"
     assert parse_unit("ms") == parse_unit("s") / 1000
+
+
+# Read off the catalog or a datasheet: inputs to the arithmetic, not results of it.
+LOOKED_UP = {"model_params", "active_params", "bytes_per_param", "bytes_per_kv_element", "gpu_memory_bytes",
+             "gpu_hbm_Bps", "gpu_peak_flops", "encoder_peak_flops", "attention_flops_per_position"}
 
 
 def test_every_step_has_a_parsable_unit_and_a_formula():
     d = solve(Params())
     for s in d:
         parse_unit(s.unit)
-        assert s.formula, s.key
+        assert s.formula or s.key in LOOKED_UP, s.key
         assert s.worked()
-        assert math.isfinite(float(s.value)), s.key
+        assert not s.is_numeric or math.isfinite(float(s.value)), s.key
 
 
 def test_params_defaults_and_knobs():
+    # The page's own knobs; the engine's groups are checked where they are declared.
+    engine = set(knobs_of(ServingKnobs))
     for name, knob in knobs_of(Params).items():
+        if name in engine:
+            continue
         default = getattr(Params(), name)
         assert knob.label and knob.help, name
         if isinstance(default, str):
@@ -431,7 +530,7 @@ def test_out_of_range_knob_names_its_label(field, value, label):
 
 def test_unknown_choice_is_rejected():
     with pytest.raises(ValidationError):
-        Params(precision="FP4")
+        Params(weight_precision="fp4")
 
 
 # --- content ----------------------------------------------------------------------------------
@@ -483,16 +582,18 @@ def test_page_precision_and_hit_rate_move_the_llm_tier(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "pages" / "serving" / "rag_10k_qps.py"), default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == 4  # diagram + three charts
-    assert _metric(at, "LLM nodes, no cache") == "200 nodes"
-    assert _metric(at, "LLM nodes, with cache") == "60 nodes"
-    assert _metric(at, "Time to first token") == "194.5 ms"
-    at.selectbox(key="rag-10k-qps.precision").set_value("BF16").run()
-    assert not at.exception
-    # twice the bytes and half the tensor rate: 400 and 120
-    assert _metric(at, "LLM nodes, no cache") == "400 nodes"
-    assert _metric(at, "LLM nodes, with cache") == "120 nodes"
+    assert _metric(at, "LLM nodes, no cache") == "402 nodes"
+    assert _metric(at, "LLM nodes, with cache") == "121 nodes"
+    assert _metric(at, "Time to first token") == "207.5 ms"
+    for knob in ("weight_precision", "kv_precision", "compute_precision"):
+        at.selectbox(key=f"rag-10k-qps.{knob}").set_value("bf16").run()
+        assert not at.exception, [e.value for e in at.exception]
+    bf = Hand(b=2)
+    assert _metric(at, "LLM nodes, no cache") == f"{bf.nodes(10_000)} nodes"
+    assert _metric(at, "LLM nodes, with cache") == f"{bf.nodes(3_000)} nodes"
     at.slider(key="rag-10k-qps.cache_hit_rate").set_value(50.0).run()
     assert not at.exception
-    # half the queries reach the model: ceil(5,000 x 2 x 15.97 ms / 0.8) = 200
-    assert _metric(at, "LLM nodes, with cache") == "200 nodes"
-    assert "**200 nodes**" in "\n".join(m.value for m in at.markdown)
+    # half the queries reach the model
+    half = bf.nodes(5_000)
+    assert _metric(at, "LLM nodes, with cache") == f"{half} nodes"
+    assert f"**{half} nodes**" in "\n".join(m.value for m in at.markdown)
