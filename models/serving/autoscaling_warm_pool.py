@@ -29,19 +29,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import ReplicaKnobs, with_defaults
+from models.engine.knobs import ReplicaKnobs, take, with_defaults
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import burst
-
-
-def engine_knob(group: type[StrictModel], name: str) -> Any:
-    """The type and Knob of one engine knob, for a page that needs that knob but not its group: the
-    label, range and help stay declared once, in the group."""
-    info = group.model_fields[name]
-    return Annotated[(info.annotation, *info.metadata)]
 
 
 class _WarmPoolKnobs(StrictModel):
@@ -90,7 +83,7 @@ class _WarmPoolKnobs(StrictModel):
              help="Weights pre-staged on local NVMe or a memory snapshot restored instead of a fresh load.",
              draw=(5, 40)),
     ] = 20
-    output_tokens: engine_knob(RequestKnobs, "output_tokens") = 400
+    output_tokens: take(RequestKnobs, "output_tokens") = 400
     slots_per_replica: Annotated[
         int,
         Knob("Slots per replica", "slots", 1, 2000, 1, log=True,
@@ -98,7 +91,7 @@ class _WarmPoolKnobs(StrictModel):
              draw=(32, 512)),
     ] = 100
     # The seed's replica is a 70B model on a node of eight: tensor parallel across it.
-    tp_degree: engine_knob(ReplicaKnobs, "tp_degree") = 8
+    tp_degree: take(ReplicaKnobs, "tp_degree") = 8
     gpu_hour_usd: Annotated[
         float,
         Knob("GPU-hour price", "USD", 0.5, 20, 0.1, log=True, help="What one GPU costs per hour, idle or not.",

@@ -28,12 +28,11 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import create_model, model_validator
-from pydantic.fields import FieldInfo
+from pydantic import model_validator
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica, floor_batch
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
@@ -48,16 +47,6 @@ TARGET_SETS: dict[str, tuple[str, ...]] = {
     "q,k,v,o": ("q", "k", "v", "o"),
     "all seven": ("q", "k", "v", "o", "gate", "up", "down"),
 }
-
-
-def knobs_from(group: type[StrictModel], name: str, **defaults: Any) -> type[StrictModel]:
-    """Some of `group`'s knobs, as declared there, with other starting values: the page reads the
-    request's prompt and output lengths but runs no prefill, so the prefix-cache knob is not on it."""
-    fields = {}
-    for knob, value in defaults.items():
-        info = group.model_fields[knob]
-        fields[knob] = (info.annotation, FieldInfo.merge_field_infos(info, default=value))
-    return create_model(name, __base__=StrictModel, **fields)
 
 
 def projection_dims(p: Any) -> dict[str, tuple[int, int]]:
@@ -150,7 +139,7 @@ class _LoraKnobs(StrictModel):
 
 # The seed's replica: the 70B base in bf16 on a tensor-parallel group of 8 ("800 GPUs" for 100).
 _Engine = with_defaults(EngineKnobs, tp_degree=8)
-_RequestKnobs = knobs_from(RequestKnobs, "_RequestKnobs", prompt_tokens=2000, output_tokens=400)
+_RequestKnobs = subset(RequestKnobs, "_RequestKnobs", prompt_tokens=2000, output_tokens=400)
 
 
 class Params(_Engine, BatchKnobs, SloKnobs, _RequestKnobs, _LoraKnobs):

@@ -28,13 +28,12 @@ from dataclasses import replace
 from types import SimpleNamespace
 from typing import Annotated, Any, Literal
 
-from pydantic import create_model, model_validator
-from pydantic.fields import FieldInfo
+from pydantic import model_validator
 
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
 from models.engine import serving as sv
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
@@ -51,22 +50,11 @@ MIN_GPUS_PER_FLEET = 2
 ENCODER_FORMAT = "bf16"
 
 
-def knobs_from(group: type[StrictModel], name: str, **defaults: Any) -> type[StrictModel]:
-    """Some of `group`'s knobs, as declared there, with other starting values. This page builds
-    its prompt from passages, so it takes the request group's output and prefix-cache knobs but
-    not its prompt length."""
-    fields = {}
-    for knob in defaults:
-        info = group.model_fields[knob]
-        fields[knob] = (info.annotation, FieldInfo.merge_field_infos(info, default=defaults[knob]))
-    return create_model(name, __base__=StrictModel, **fields)
-
-
 # The seed's answer model: a 70B in FP8 (weights, KV cache and tensor cores) on one 8-GPU node.
 _Engine = with_defaults(EngineKnobs, tp_degree=8, weight_precision="fp8", kv_precision="fp8",
                         compute_precision="fp8")
 # 200-token answers; no prefix cache: the passages differ from query to query.
-_AnswerKnobs = knobs_from(RequestKnobs, "_AnswerKnobs", output_tokens=200, prefix_cache_hit=0.0)
+_AnswerKnobs = subset(RequestKnobs, "_AnswerKnobs", output_tokens=200, prefix_cache_hit=0.0)
 
 
 class _RagKnobs(StrictModel):
