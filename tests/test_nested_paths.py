@@ -14,6 +14,8 @@ from ui.nested_paths import NestedPathRedirect, flattened
     ("/mock", None), ("/", None), ("", None),
     ("/static/js/index.js", None), ("/_stcore/health", None), ("/media/abc.png", None),
     ("/component/x/index.html", None), ("/app/static/logo.png", None),
+    ("/batched-inference-api/_stcore/health", None),  # the frontend's base-path probe
+    ("/batched-inference-api/_stcore/host-config", None), ("/mock/extra/favicon.png", None),
 ])
 def test_flattened(path, to):
     assert flattened(path) == to

@@ -12,15 +12,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-# Paths Streamlit itself serves below the root; never redirected.
+# Segments of what Streamlit itself serves; a path holding one is never redirected. The frontend
+# also probes `<page>/_stcore/health` to find the base path and must get Streamlit's own answer.
 SERVED_BELOW_ROOT = ("_stcore", "static", "media", "component", "app", "auth", "oauth2callback", "-")
 
 
 def flattened(path: str) -> str | None:
     """The one-segment path to send `path` to, or None when it is already fine."""
     parts = [p for p in path.split("/") if p]
-    if not parts or parts[0] in SERVED_BELOW_ROOT:
-        return None
+    if not parts or any(p in SERVED_BELOW_ROOT for p in parts) or "." in parts[-1]:
+        return None  # Streamlit's own routes, and files (favicon.png, manifest.json)
     if len(parts) == 1:
         return f"/{parts[0]}" if path.endswith("/") and path != "/" else None
     return "/" + quote("-".join(parts), safe="-._~")
