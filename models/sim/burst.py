@@ -27,6 +27,7 @@ rounding (`conservation_error`). Pure numpy; no global random state.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -152,7 +153,11 @@ def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:
     initial_in_service = in_service
     queued = cfg.base_rps * cfg.request_s - in_service  # a fleet too small for the base starts behind
     ready = cfg.initial_replicas + cfg.warm_pool
-    boots: list[float] = []  # ready times of replicas still booting
+    # Replicas still booting, as cohorts [ready time, count] in order of readiness: an order for a
+    # million replicas is one entry, not a million (a list of single replicas made a large
+    # scenario quadratic and hung the page).
+    boots: deque[list] = deque()
+    booting = 0
     excess_since: float | None = None
     orders = releases = 0
     arrived_cum = admitted_cum = completed_cum = 0.0
@@ -161,9 +166,10 @@ def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:
     for k in range(n):
         t = t_end[k]
         # replicas whose cold start ends inside this step serve from its end
-        while boots and boots[0] <= t:
-            boots.pop(0)
-            ready += 1
+        while boots and boots[0][0] <= t:
+            _, count = boots.popleft()
+            ready += count
+            booting -= count
         done = in_service * done_frac
         in_service -= done
         completed_cum += done
@@ -177,10 +183,10 @@ def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:
         # autoscaler decision at the end of the step
         observed = float(offered_rps(cfg, t - cfg.signal_delay_s))
         desired = serving_need(cfg, observed) + cfg.warm_pool
-        supply = ready + len(boots)
+        supply = ready + booting
         if desired > supply:
-            for _ in range(desired - supply):
-                boots.append(t + cfg.cold_start_s)
+            boots.append([t + cfg.cold_start_s, desired - supply])
+            booting += desired - supply
             orders += desired - supply
             excess_since = None
         elif desired < supply:
@@ -188,9 +194,15 @@ def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:
                 excess_since = t
             elif t - excess_since >= cfg.scale_down_hold_s:
                 surplus = supply - desired
-                cancel = min(surplus, len(boots))
-                if cancel:
-                    del boots[-cancel:]
+                cancel = min(surplus, booting)
+                left = cancel
+                while left:  # the latest orders are cancelled first
+                    take = min(left, boots[-1][1])
+                    boots[-1][1] -= take
+                    left -= take
+                    if boots[-1][1] == 0:
+                        boots.pop()
+                booting -= cancel
                 floor = math.ceil(in_service / slots - 1e-9)
                 drop = max(0, min(surplus - cancel, ready - max(desired, floor)))
                 ready -= drop
@@ -205,7 +217,7 @@ def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:
         out["queue"][k] = queued
         out["in_service"][k] = in_service
         out["ready"][k] = ready
-        out["booting"][k] = len(boots)
+        out["booting"][k] = booting
 
     # The backlog a fleet too small for the base load starts with is counted as arrived at t = 0.
     initial_queue = cfg.base_rps * cfg.request_s - initial_in_service

@@ -18,6 +18,7 @@ from playwright.sync_api import Page
 from models.registry import QUESTIONS
 from tests.e2e.conftest import wait_idle
 from ui.knobs import _widget_range, plain, specs
+from ui.share import _url_value
 
 WRITTEN = [q for q in QUESTIONS.values() if q.written]
 
@@ -33,13 +34,15 @@ def _extreme(spec, end: int) -> str:
     return plain(int(value) if spec.kind == "int" else round(float(value), 6))
 
 
-def _asked(q, end: int) -> dict[str, str]:
-    return {spec.key(q.slug): _extreme(spec, end) for spec in specs(q.Params) if spec.knob.only_if is None}
+def _asked(q, end: int) -> dict[str, tuple[str, str]]:
+    """URL key -> (the extreme asked for, the seed value in URL form)."""
+    return {spec.key(q.slug): (_extreme(spec, end), _url_value(spec, spec.default))
+            for spec in specs(q.Params) if spec.knob.only_if is None}
 
 
-def _same(asked: str, got: str | None) -> bool:
-    if got is None:
-        return False
+def _same(asked: str, got: str | None, seed: str) -> bool:
+    if got is None:  # the seed value itself is left out of the URL (links carry what differs)
+        got = seed
     try:
         return float(asked) == float(got)
     except ValueError:
@@ -50,10 +53,10 @@ def _same(asked: str, got: str | None) -> bool:
 @pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
 def test_every_knob_at_its_extreme_survives_a_reload(page: Page, app_url: str, q, end: int):
     asked = _asked(q, end)
-    page.goto(f"{app_url}/{q.slug}?{urlencode(asked)}")
+    page.goto(f"{app_url}/{q.slug}?{urlencode({k: v for k, (v, _) in asked.items()})}")
     wait_idle(page)
     page.reload()
     wait_idle(page)
     got = dict(parse_qsl(urlsplit(page.url).query))
-    lost = {k: (v, got.get(k)) for k, v in asked.items() if not _same(v, got.get(k))}
+    lost = {k: (v, got.get(k)) for k, (v, seed) in asked.items() if not _same(v, got.get(k), seed)}
     assert not lost, f"{len(lost)} of {len(asked)} knobs did not survive a reload (asked, got): {lost}"

@@ -307,3 +307,22 @@ def test_burst_engine_little_law_at_steady_state():
     # L = lambda W = 400 in service on average, no queue
     assert r.in_service[len(r.t) // 4:].mean() == pytest.approx(400, rel=0.02)
     assert r.peak_queue == 0
+
+
+def test_the_largest_scenario_simulates_quickly_and_keeps_count_of_its_replicas():
+    # Every knob at its maximum orders millions of replicas at once: booting replicas are cohorts,
+    # so this is as quick as the seed (a replica at a time took minutes and hung the page).
+    import time as _time
+
+    from models.sim import burst as _burst
+    from models.serving.autoscaling_warm_pool import burst_config
+    from ui.knobs import specs as _specs
+
+    top = {s.field: s.knob.max for s in _specs(Params) if s.kind in ("int", "float") and not s.knob.only_if}
+    p = Params(**top)
+    cfg = burst_config(p, solve(p).value("warm_pool_replicas"))
+    t0 = _time.process_time()
+    r = _burst.run(cfg, seed=0)
+    assert _time.process_time() - t0 < 5.0
+    # replicas are conserved: what started, plus what was ordered, less what was released
+    assert r.ready[-1] + r.booting[-1] == cfg.initial_replicas + cfg.warm_pool + r.orders - r.releases
