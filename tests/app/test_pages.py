@@ -153,3 +153,36 @@ def test_garbage_for_every_knob_is_announced(q):
         assert spec.key(q.slug) in notices, spec.key(q.slug)
     assert "present=banana" in notices and "compare=x" in notices
     assert len(at.metric) >= 3
+
+
+MARKUP = ("[Your session expired: log in again](http://2130706433/login) ![t](http://2130706433/t) "
+          ":red[**SECURITY NOTICE**] <b onmouseover=alert(1)>x</b>")
+
+
+def _unescaped_markup(text: str) -> bool:
+    """The payload as Markdown would act on it: a link, an image or a colour directive not preceded
+    by a backslash (escaped text keeps its characters but backslashes every one Markdown reads)."""
+    import re
+
+    text = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text, flags=re.S)  # a code span shows its text literally
+    return bool(re.search(r"(?<!\\)\[Your session expired|(?<!\\)!\[t\]|(?<!\\):red\[|(?<!\\)<b ", text))
+
+
+@pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
+def test_markup_in_every_url_parameter_is_shown_as_text(q):
+    """Markdown, HTML and Streamlit's :color[] directive in every knob, the preset, the views and the
+    profile: no traceback, and wherever the page quotes the text it quotes it inert."""
+    from ui.knobs import specs
+
+    at = _page(q)
+    for spec in specs(q.Params):
+        at.query_params[spec.key(q.slug)] = MARKUP
+    for name in ("preset", "present", "compare", "reveal", "drill", "sim_step", "sim_ops", "profile"):
+        at.query_params[name] = MARKUP
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = [e.value for kind in ("markdown", "info", "warning", "error", "caption", "success")
+             for e in getattr(at, kind)]
+    quoted = [t for t in shown if "session expired" in t]
+    assert quoted, "the page should say what it ignored"
+    assert not [t for t in quoted if _unescaped_markup(t)]
