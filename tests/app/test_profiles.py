@@ -5,20 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS, ROOT
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    from ui.session_store import _opened
-
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "profiles.duckdb"))
-    _opened.clear()
-    yield _opened()[0]
-    _opened.clear()
 
 
 def test_another_profiles_attempt_is_not_shown(store):

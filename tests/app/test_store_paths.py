@@ -5,20 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS, ROOT
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    from ui.session_store import _opened
-
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "paths.duckdb"))
-    _opened.clear()
-    yield _opened()[0]
-    _opened.clear()
 
 
 def test_progress_leaves_out_what_this_version_no_longer_asks(store):

@@ -8,22 +8,11 @@ import csv
 import io
 from datetime import datetime, timedelta, timezone
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS, ROOT
 
 SLUG = "batched-inference-api"
-
-
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    from ui.session_store import _opened
-
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "who.duckdb"))
-    _opened.clear()
-    yield _opened()[0]
-    _opened.clear()
 
 
 def _mock(profile: str, attempt: str | None = None, **state) -> AppTest:
