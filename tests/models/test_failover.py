@@ -297,16 +297,13 @@ def test_a_bigger_warm_pool_never_sheds_more_or_recovers_later(s, more, seed):
 
 @FAST
 @given(s=scenarios, later=st.floats(1, 20), seed=st.integers(0, 1000))
-def test_slower_detection_never_loses_less_or_recovers_sooner(s, later, seed):
+def test_slower_detection_never_loses_less(s, later, seed):
     a = run(FailoverConfig(**s, **SHORT), seed)
     b = run(FailoverConfig(**{**s, "detection_s": s["detection_s"] + later}, **SHORT), seed)
     assert b.lost_total - b.lost_resident_total >= a.lost_total - a.lost_resident_total - 1e-6
-    # Recovery is monotone only without retries: a retry wave is a pulse at a fixed delay after the
-    # drop, and detecting later can move the shift off it (next test).
-    s0 = {**s, "max_retries": 0}
-    a0 = run(FailoverConfig(**s0, **SHORT), seed)
-    b0 = run(FailoverConfig(**{**s0, "detection_s": s0["detection_s"] + later}, **SHORT), seed)
-    assert b0.time_to_recover_s >= a0.time_to_recover_s
+    # Recovery time is not monotone in the detection delay: a later shift can miss a retry wave,
+    # and the warm pool and cold replicas are sized at detection, so their arrival moves with it
+    # (hypothesis found both; the first is the next test). What is lost never shrinks.
 
 
 def test_with_synchronized_retries_detecting_later_can_miss_the_retry_wave():
