@@ -160,8 +160,13 @@ class Derivation:
 
     def __init__(self, params: BaseModel | None = None) -> None:
         self.params = params
+        # Each step is kept as its row of fields and made a Step only when someone reads more than
+        # its value: a sweep solves a page hundreds of times per slider move and reads a few values
+        # of each solve, and building every Step was a third of an LLM page's solve.
+        self._rows: dict[str, tuple] = {}
         self._steps: dict[str, Step] = {}
-        self._scope: dict[str, Any] = dict(params.model_dump()) if params is not None else {}
+        # The params' own fields (pydantic keeps them in __dict__; model_dump would copy them again).
+        self._scope: dict[str, Any] = dict(params.__dict__) if params is not None else {}
 
     def step(
         self,
@@ -174,42 +179,49 @@ class Derivation:
         formula: str = "",
         note: str = "",
     ) -> Any:
-        if key in self._steps:
+        if key in self._rows:
             raise ValueError(f"step '{key}' recorded twice")
+        scope = self._scope
         if formula:  # fail now, not when someone opens the derivation
             for name in _formula_names(formula):
-                if name not in self._scope:
+                if name not in scope:
                     raise KeyError(f"formula names '{name}', which is neither a param nor an earlier step")
         # Steps share one scope instead of each copying it (sweeps solve thousands of times per
         # rerun, and copying made solve quadratic in its steps). A formula only reads names that
         # existed when its step was recorded, and those never change, unless a step takes a
         # param's name: then the scope is copied first, so earlier steps keep the param's value.
-        if key in self._scope:
-            self._scope = dict(self._scope)
-        self._steps[key] = Step(key, label, value, unit, noun, formula, note, self._scope)
-        self._scope[key] = value
+        if key in scope:
+            scope = self._scope = dict(scope)
+        self._rows[key] = (label, value, unit, noun, formula, note, scope)
+        scope[key] = value
         return value
 
     def __getitem__(self, key: str) -> Step:
+        made = self._steps.get(key)
+        if made is not None:
+            return made
         try:
-            return self._steps[key]
+            row = self._rows[key]
         except KeyError:
-            raise KeyError(f"no step '{key}'; steps are: {', '.join(self._steps)}") from None
+            raise KeyError(f"no step '{key}'; steps are: {', '.join(self._rows)}") from None
+        made = self._steps[key] = Step(key, *row)
+        return made
 
     def __contains__(self, key: object) -> bool:
-        return key in self._steps
+        return key in self._rows
 
     def __iter__(self):
-        return iter(self._steps.values())
+        return (self[key] for key in list(self._rows))
 
     def __len__(self) -> int:
-        return len(self._steps)
+        return len(self._rows)
 
     def keys(self) -> list[str]:
-        return list(self._steps)
+        return list(self._rows)
 
     def value(self, key: str) -> Any:
-        return self[key].value
+        row = self._rows.get(key)
+        return self[key].value if row is None else row[1]
 
 
 class Drill(StrictModel):

@@ -230,7 +230,24 @@ def accelerator(p: Any) -> Hardware:
                            p.custom_int8_TOPs, p.custom_link_GBps, p.custom_domain, p.custom_nic_Gbps)
 
 
+# The last params turned into a Replica and the Replica: a solve asks for it several times (its
+# own figures, the fleet, the cold-cache comparison) and the params are frozen, so one entry,
+# matched by identity, serves them all. One tuple, swapped whole, so sessions in other threads
+# never read a mismatched pair.
+_last_replica: tuple[Any, Replica | None] = (None, None)
+
+
 def replica(p: Any) -> Replica:
+    global _last_replica
+    last_p, last_r = _last_replica
+    if last_p is p:
+        return last_r
+    r = _build_replica(p)
+    _last_replica = (p, r)
+    return r
+
+
+def _build_replica(p: Any) -> Replica:
     return Replica(
         llm(p), accelerator(p), p.tp_degree, weight_fmt=p.weight_precision, kv_fmt=p.kv_precision,
         compute_fmt=p.compute_precision, hbm_efficiency=p.hbm_efficiency, decode_mfu=p.decode_mfu,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 
 from models.catalog import HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, LLM
 from models.engine.hardware import Hardware
@@ -56,6 +55,38 @@ class DecodeStep:
 
 
 @dataclass(frozen=True)
+class StepLines:
+    """A forward pass as three lines in the batch b, each (value at b = 0, slope per sequence):
+    the bytes side, the FLOP side, and the all-reduces plus the fixed cost, which add to whichever
+    side binds. Every piece of a step is linear in b, so the step is
+
+        step(b) = max(memory0 + memory1 b, compute0 + compute1 b) + extra0 + extra1 b
+
+    and the batch a time budget allows is closed-form on each side (`caps`). The fleet search,
+    the chunked-prefill step and speculative verification all solve on these lines."""
+
+    memory: tuple[float, float]
+    compute: tuple[float, float]
+    extra: tuple[float, float]
+
+    def step_s(self, batch: float) -> float:
+        return (max(self.memory[0] + self.memory[1] * batch, self.compute[0] + self.compute[1] * batch)
+                + self.extra[0] + self.extra[1] * batch)
+
+    @property
+    def sides(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Each side with the extra added: (intercept, slope) of the bytes side, then the FLOP side."""
+        e0, e1 = self.extra
+        return (self.memory[0] + e0, self.memory[1] + e1), (self.compute[0] + e0, self.compute[1] + e1)
+
+    def caps(self, budget_s: float) -> tuple[float, float]:
+        """The batch (before the floor) at which each side, with the extra, reaches `budget_s`."""
+        fixed, per = budget_s - self.extra[0], self.extra[1]
+        return ((fixed - self.memory[0]) / (self.memory[1] + per),
+                (fixed - self.compute[0]) / (self.compute[1] + per))
+
+
+@dataclass(frozen=True)
 class Replica:
     """One replica's engine. Efficiencies are fractions of peak; times in seconds."""
 
@@ -73,35 +104,40 @@ class Replica:
     allreduce_latency_s: float = 0.0  # the fixed cost of one all-reduce, whatever its size
     attention_flops: bool = True
 
+    # Every figure below that depends on the fields only is computed once, here: a sweep solves a
+    # page hundreds of times per slider move, and each solve reads these dozens of times (as
+    # properties they were half of an LLM page's solve). Set with object.__setattr__ because the
+    # dataclass is frozen; `replace()` builds a new Replica, so they never go stale.
+    def __post_init__(self) -> None:
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        m, hw = self.model, self.hw
+        put("bytes_per_weight", bytes_per_element(self.weight_fmt))
+        put("bytes_per_kv_element", bytes_per_element(self.kv_fmt))
+        put("weight_bytes", m.total_params * self.bytes_per_weight)
+        put("kv_bytes_per_token", m.kv_bytes_per_token(self.bytes_per_kv_element))
+        put("hbm_bytes", self.tp * hw.hbm_bytes)
+        put("usable_hbm_bytes", self.hbm_bytes * self.usable_hbm_fraction)
+        put("kv_room_bytes", self.usable_hbm_bytes - self.weight_bytes)
+        put("hbm_Bps", self.tp * hw.hbm_Bps)
+        put("achieved_hbm_Bps", self.hbm_Bps * self.hbm_efficiency)
+        put("weight_flops_per_token", INFER_FLOPS_PER_PARAM_TOKEN * m.active_params)
+        put("attention_flops_per_position", self._attention_flops_per_position())
+        # All-reduces of a pass over n tokens: fixed + per_token x n (0 and 0 on one accelerator).
+        if self.tp == 1:
+            fixed = per_token = 0.0
+        else:
+            calls = m.layers * ALLREDUCES_PER_LAYER
+            ring = 2 * (self.tp - 1) / self.tp / hw.link_Bps_per_direction
+            fixed, per_token = calls * self.allreduce_latency_s, calls * ring * m.d_model * ACTIVATION_BYTES
+        peak = hw.peak_flops.get(self.compute_fmt)
+        put("_peak_flops", None if peak is None else self.tp * peak)
+        put("_allreduce_fixed_s", fixed)
+        put("_allreduce_per_token_s", per_token)
+
     # --- memory ---------------------------------------------------------------------------------
-
-    @property
-    def bytes_per_weight(self) -> float:
-        return bytes_per_element(self.weight_fmt)
-
-    @property
-    def bytes_per_kv_element(self) -> float:
-        return bytes_per_element(self.kv_fmt)
-
-    @property
-    def weight_bytes(self) -> float:
-        return self.model.total_params * self.bytes_per_weight
-
-    @property
-    def kv_bytes_per_token(self) -> float:
-        return self.model.kv_bytes_per_token(self.bytes_per_kv_element)
-
-    @property
-    def hbm_bytes(self) -> float:
-        return self.tp * self.hw.hbm_bytes
-
-    @property
-    def usable_hbm_bytes(self) -> float:
-        return self.hbm_bytes * self.usable_hbm_fraction
-
-    @property
-    def kv_room_bytes(self) -> float:
-        return self.usable_hbm_bytes - self.weight_bytes
+    # bytes_per_weight, bytes_per_kv_element, weight_bytes = total params x bytes per weight,
+    # kv_bytes_per_token (the model's KV elements x bytes per element), hbm_bytes = tp x HBM,
+    # usable_hbm_bytes = that x the usable fraction, kv_room_bytes = usable - weights: set above.
 
     def kv_batch_cap(self, context_tokens: float) -> float:
         """Sequences of `context_tokens` whose KV fits beside the weights (before the floor)."""
@@ -109,17 +145,14 @@ class Replica:
 
     # --- rates ----------------------------------------------------------------------------------
 
-    @property
-    def hbm_Bps(self) -> float:
-        return self.tp * self.hw.hbm_Bps
-
-    @property
-    def achieved_hbm_Bps(self) -> float:
-        return self.hbm_Bps * self.hbm_efficiency
+    # hbm_Bps = tp x the part's bandwidth, achieved_hbm_Bps = that x the MBU: set above.
 
     @property
     def peak_flops(self) -> float:
-        return self.tp * self.hw.peak(self.compute_fmt)
+        """tp x the part's dense peak in the compute format (a ValueError if it has none)."""
+        if self._peak_flops is None:
+            self.hw.peak(self.compute_fmt)  # raises, saying which format the part lacks
+        return self._peak_flops
 
     @property
     def ridge_flops_per_byte(self) -> float:
@@ -135,8 +168,7 @@ class Replica:
 
     # --- FLOP -----------------------------------------------------------------------------------
 
-    @cached_property
-    def attention_flops_per_position(self) -> float:
+    def _attention_flops_per_position(self) -> float:
         """Attention FLOP one token spends per earlier token (QK^T and AV, every head and layer)."""
         if not self.attention_flops:
             return 0.0
@@ -146,10 +178,6 @@ class Replica:
             qk += m.qk_rope_head_dim or 0
             v = m.v_head_dim or m.head_dim
         return ATTENTION_FLOPS_PER_MAC * m.layers * m.heads * (qk + v)
-
-    @property
-    def weight_flops_per_token(self) -> float:
-        return INFER_FLOPS_PER_PARAM_TOKEN * self.model.active_params
 
     def flops_per_token(self, position: float) -> float:
         return self.weight_flops_per_token + self.attention_flops_per_position * position
@@ -162,31 +190,47 @@ class Replica:
 
     def allreduce_s(self, tokens: float) -> float:
         """Every all-reduce of one forward pass over `tokens` tokens: latency plus a ring's bytes."""
-        if self.tp == 1:
-            return 0.0
-        n = self.tp
-        one = self.allreduce_latency_s + 2 * (n - 1) / n * self.allreduce_bytes(tokens) / self.hw.link_Bps_per_direction
-        return self.model.layers * ALLREDUCES_PER_LAYER * one
+        return self._allreduce_fixed_s + self._allreduce_per_token_s * tokens
 
     # --- decode -----------------------------------------------------------------------------------
 
     def decode_step(self, batch: float, context_tokens: float) -> DecodeStep:
         """One step of `batch` sequences, each reading `context_tokens` of KV."""
+        return self.pass_step(batch, context_tokens)
+
+    def pass_step(self, batch: float, context_tokens: float, positions: int = 1, chunk_tokens: float = 0.0,
+                  chunk_start: float = 0.0) -> DecodeStep:
+        """One forward pass: `batch` sequences at `context_tokens` each, each scoring `positions`
+        tokens (1 for decode; k + 1 when a speculative draft of k is verified: the weights and each
+        sequence's KV are read once for all of them, the FLOP and all-reduce payload grow k + 1
+        times), plus a prompt chunk of `chunk_tokens` starting at position `chunk_start` (chunked
+        prefill: it reads that prefix's KV once and runs at the prefill MFU)."""
         read = self.weight_bytes + batch * self.kv_bytes_per_token * context_tokens
-        flops = batch * self.flops_per_token(context_tokens)
-        return DecodeStep(read, read / self.achieved_hbm_Bps, flops, flops / (self.peak_flops * self.decode_mfu),
-                          self.allreduce_s(batch), self.step_overhead_s)
+        flops = batch * positions * self.flops_per_token(context_tokens)
+        compute_s = flops / (self.peak_flops * self.decode_mfu)
+        tokens = batch * positions
+        if chunk_tokens:
+            read += self.kv_bytes_per_token * chunk_start
+            chunk = self.prefill_flops(chunk_tokens, chunk_start)
+            flops += chunk
+            compute_s += chunk / (self.peak_flops * self.prefill_mfu)
+            tokens += chunk_tokens
+        return DecodeStep(read, read / self.achieved_hbm_Bps, flops, compute_s, self.allreduce_s(tokens),
+                          self.step_overhead_s)
+
+    def step_lines(self, context_tokens: float, positions: int = 1, chunk_tokens: float = 0.0,
+                   chunk_start: float = 0.0) -> StepLines:
+        """`pass_step` as lines in the batch, read off it at 0 and 1 sequence."""
+        zero = self.pass_step(0, context_tokens, positions, chunk_tokens, chunk_start)
+        one = self.pass_step(1, context_tokens, positions, chunk_tokens, chunk_start)
+        e0, e1 = zero.allreduce_s + zero.overhead_s, one.allreduce_s + one.overhead_s
+        return StepLines((zero.memory_s, one.memory_s - zero.memory_s), (zero.compute_s, one.compute_s - zero.compute_s),
+                         (e0, e1 - e0))
 
     def tpot_batch_cap(self, tpot_s: float, context_tokens: float) -> float:
         """The largest batch (before the floor) whose step meets `tpot_s`: each side is linear in
         the batch, so each gives its own cap and the tighter one holds."""
-        fixed = self.step_overhead_s + self.allreduce_s(0)
-        per_seq_ar = self.allreduce_s(1) - self.allreduce_s(0)
-        kv_s = self.kv_bytes_per_token * context_tokens / self.achieved_hbm_Bps
-        memory_cap = (tpot_s - fixed - self.weight_bytes / self.achieved_hbm_Bps) / (kv_s + per_seq_ar)
-        per_seq_compute = self.flops_per_token(context_tokens) / (self.peak_flops * self.decode_mfu)
-        compute_cap = (tpot_s - fixed) / (per_seq_compute + per_seq_ar)
-        return max(0.0, min(memory_cap, compute_cap))
+        return max(0.0, min(self.step_lines(context_tokens).caps(tpot_s)))
 
     def mbu(self, step: DecodeStep) -> float:
         """Model bandwidth utilization over a whole step: bytes read / (step time x peak HBM B/s)."""

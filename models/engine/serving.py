@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cached_property
 
 from models.engine.roofline import DecodeStep, Replica, floor_batch
 
@@ -32,61 +31,35 @@ class Served:
     tpot_s: float
     given_batch: int = 0  # 0: the batch the caps allow
 
-    # --- memory ---------------------------------------------------------------------------------
-
-    @property
-    def kv_bytes_per_sequence(self) -> float:
-        return self.replica.kv_bytes_per_token * (self.prompt_tokens + self.output_tokens)
-
-    @property
-    def batch_memory_cap_continuous(self) -> float:
-        return max(0.0, self.replica.kv_room_bytes / self.kv_bytes_per_sequence)
-
-    @property
-    def batch_memory_cap(self) -> int:
-        return floor_batch(self.batch_memory_cap_continuous)
-
-    # --- decode ---------------------------------------------------------------------------------
-
-    @property
-    def decode_context_tokens(self) -> float:
-        return self.prompt_tokens + self.output_tokens / 2
-
-    @cached_property
-    def batch_tpot_cap_continuous(self) -> float:
-        return self.replica.tpot_batch_cap(self.tpot_s, self.decode_context_tokens)
-
-    @property
-    def batch_tpot_cap(self) -> int:
-        return floor_batch(self.batch_tpot_cap_continuous)
-
-    @property
-    def derived_batch(self) -> int:
-        return max(1, min(self.batch_memory_cap, self.batch_tpot_cap))
-
-    @property
-    def batch(self) -> int:
-        return self.given_batch or self.derived_batch
+    # The caps, the batch and the step's lines are computed once, here (the fleet search and the
+    # sweeps read them thousands of times per slider move); frozen, so set with object.__setattr__.
+    def __post_init__(self) -> None:
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        r = self.replica
+        # memory: KV room / KV of one sequence at its longest
+        put("kv_bytes_per_sequence", r.kv_bytes_per_token * (self.prompt_tokens + self.output_tokens))
+        put("batch_memory_cap_continuous", max(0.0, r.kv_room_bytes / self.kv_bytes_per_sequence))
+        put("batch_memory_cap", floor_batch(self.batch_memory_cap_continuous))
+        # decode: each sequence reads its prompt and, on average, half its output
+        put("decode_context_tokens", self.prompt_tokens + self.output_tokens / 2)
+        # The decode step as lines in the batch (the fleet search evaluates it thousands of times);
+        # the TPOT cap is where the binding side reaches the target.
+        put("lines", r.step_lines(self.decode_context_tokens))
+        put("batch_tpot_cap_continuous", max(0.0, min(self.lines.caps(self.tpot_s))))
+        put("batch_tpot_cap", floor_batch(self.batch_tpot_cap_continuous))
+        put("derived_batch", max(1, min(self.batch_memory_cap, self.batch_tpot_cap)))
+        put("batch", self.given_batch or self.derived_batch)
+        put("decode", self.step(self.batch))
+        # prefill: the uncached prompt tokens, after the cached ones
+        put("prefill_flops_per_request", r.prefill_flops(self.uncached_prompt_tokens, self.cached_prompt_tokens))
+        put("prefill_s_per_request", r.prefill_s(self.uncached_prompt_tokens, self.cached_prompt_tokens))
 
     def step(self, batch: float) -> DecodeStep:
         return self.replica.decode_step(batch, self.decode_context_tokens)
 
-    @cached_property
-    def _step_line(self) -> tuple[float, float, float, float, float]:
-        """The decode step's pieces as lines in the batch, read off the roofline at 0 and 1 sequence:
-        the fleet search evaluates the step thousands of times per solve."""
-        zero, one = self.step(0), self.step(1)
-        return (zero.memory_s, one.memory_s - zero.memory_s, one.compute_s,
-                zero.allreduce_s + zero.overhead_s, one.allreduce_s - zero.allreduce_s)
-
     def step_s(self, batch: float) -> float:
         """`step(batch).step_s`, fast."""
-        mem0, mem1, flop1, fixed, comm1 = self._step_line
-        return max(mem0 + mem1 * batch, flop1 * batch) + fixed + comm1 * batch
-
-    @cached_property
-    def decode(self) -> DecodeStep:
-        return self.step(self.batch)
+        return self.lines.step_s(batch)
 
     @property
     def decode_step_s(self) -> float:
@@ -106,13 +79,8 @@ class Served:
     def cached_prompt_tokens(self) -> float:
         return self.prompt_tokens - self.uncached_prompt_tokens
 
-    @cached_property
-    def prefill_flops_per_request(self) -> float:
-        return self.replica.prefill_flops(self.uncached_prompt_tokens, self.cached_prompt_tokens)
-
-    @cached_property
-    def prefill_s_per_request(self) -> float:
-        return self.replica.prefill_s(self.uncached_prompt_tokens, self.cached_prompt_tokens)
+    # prefill_flops_per_request and prefill_s_per_request (the uncached tokens after the cached
+    # ones, at the prefill MFU): set in __post_init__.
 
     def with_prefix_cache_hit(self, hit: float) -> "Served":
         return replace(self, prefix_cache_hit=hit)
@@ -162,9 +130,8 @@ def running_batch(s: Served, rate_per_replica: float, prefill_s_per_request: flo
     if free <= 0:
         return math.inf
     a = rate_per_replica * s.output_tokens / free
-    mem0, mem1, flop1, fixed, comm1 = s._step_line
     points = []
-    for intercept, slope in ((mem0 + fixed, mem1 + comm1), (fixed, flop1 + comm1)):
+    for intercept, slope in s.lines.sides:
         if a * slope >= 1:
             return math.inf
         points.append(a * intercept / (1 - a * slope))
@@ -176,10 +143,10 @@ def _replicas_for_busy(s: Served, rate: float, pf: float, target: float) -> floa
     the target. With b = rate x output x TPOT / R sequences each (b >= 1), busy is the larger of two
     lines in 1/R, c + k / R, so each side gives its R and the larger holds; below one sequence at a
     time a replica steps once per token: busy = rate x (prefill + output x step(1)) / R."""
-    mem0, mem1, flop1, fixed, comm1 = s._step_line
     o, tpot = s.output_tokens, s.tpot_s
     many = 0.0
-    for floor_share, per_token in (((mem0 + fixed) / tpot, mem1 + comm1), (fixed / tpot, flop1 + comm1)):
+    for intercept, per_token in s.lines.sides:
+        floor_share = intercept / tpot
         if floor_share >= target:  # the weight read and fixed costs alone exceed the target
             many = math.inf
             break
@@ -191,9 +158,8 @@ def _replicas_for_busy(s: Served, rate: float, pf: float, target: float) -> floa
 
 def _replicas_for_slots(s: Served, rate: float, pf: float) -> float:
     """The continuous R at which the sequences each replica holds, stepping flat out, fit its batch."""
-    mem0, mem1, flop1, fixed, comm1 = s._step_line
     batch = s.batch
-    a_max = min(batch / (mem0 + fixed + (mem1 + comm1) * batch), batch / (fixed + (flop1 + comm1) * batch))
+    a_max = min(batch / (intercept + slope * batch) for intercept, slope in s.lines.sides)
     return rate * pf + rate * s.output_tokens / a_max
 
 
