@@ -43,7 +43,8 @@ from functools import lru_cache
 
 from models.catalog import GPT3_FFN_MULTIPLE, LLM, gpu as catalog_gpu, model as catalog_model
 from models.engine import hardware
-from models.engine.knobs import DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU, EfficiencyKnobs
+from models.engine.defaults import DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU
+from models.engine.knobs import EfficiencyKnobs
 from models.engine.roofline import DecodeStep, Replica
 from models.engine.serving import Served
 from models.engine.shape import with_counted_params

@@ -346,11 +346,13 @@ def _fit_a_prose(per_model, rows_a) -> None:
     st.markdown(
         f"**For the 70B and the 8B a per-model fit is exact and therefore uninformative**: one measurement per "
         f"efficiency, so the fit reproduces it whatever the formula is worth. What it does show is the gap between "
-        f"them. On the same node and software, with the same all-reduce latency and fixed cost per step, the 70B's "
-        f"numbers imply an MBU of {_pct(f70.decode.efficiency)} and a prefill MFU of {_pct(f70.prefill.efficiency)}; "
-        f"the 8B's imply {_pct(f8.decode.efficiency)} and {_pct(f8.prefill.efficiency)}. Kernels did not get "
-        f"{f70.decode.efficiency / f8.decode.efficiency:.1f} times worse; the 8B's step is so short that a cost "
-        "which does not shrink with the model fills most of it. Fit (b) names that cost."
+        f"them. On the same node and software, with the same all-reduce latency and the engine's fixed cost of "
+        f"{_ms(ENGINE_STEP_OVERHEAD_S)} per step, the 70B's numbers imply an MBU of {_pct(f70.decode.efficiency)} "
+        f"and a prefill MFU of {_pct(f70.prefill.efficiency)}; the 8B's imply {_pct(f8.decode.efficiency)} and "
+        f"{_pct(f8.prefill.efficiency)}. The decode MBUs agree within "
+        f"{abs(f70.decode.efficiency - f8.decode.efficiency) * 100:.0f} points: once the fixed cost is paid, the 8B's "
+        "step is the same kernel work on fewer bytes. Its prefill MFU does not agree: a short prefill on a small "
+        "model is mostly cost around the kernels, per request, which fit (b) names."
     )
 
 

@@ -22,6 +22,8 @@ from pydantic.fields import FieldInfo
 from models.catalog import LLM, model as catalog_model
 from models.core import Knob, StrictModel
 from models.engine import hardware
+from models.engine.defaults import (DEFAULT_ALLREDUCE_LATENCY_US, DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY,
+                                     DEFAULT_PREFILL_MFU, DEFAULT_STEP_OVERHEAD_MS)
 from models.engine.hardware import CUSTOM, Hardware
 from models.engine.precision import ComputePrecision, KvPrecision, WeightPrecision
 from models.engine.roofline import Replica
@@ -40,15 +42,6 @@ CATALOG_MODELS = tuple(m for m in ModelChoice.__args__ if m != CUSTOM)
 _GPU_CUSTOM = ("gpu", CUSTOM)
 _MODEL_CUSTOM = ("model", CUSTOM)
 
-# Defaults of the efficiency knobs. They were the accuracy page's fit of a vLLM H200 run of Llama 3.1
-# 70B before the engine charged the tensor-parallel all-reduces (69.7% of peak HBM bandwidth plus
-# 2.2 ms a step); with the all-reduces charged the same run fits 79.5% plus 1.9 ms, and the prefills
-# imply an MFU near 0.6. Every page's figures and hand-worked tests are at these values, so moving
-# them to the new fit is its own change (the engine issue's note says so); until then the accuracy
-# page shows both the fit and these defaults, and how far each misses.
-DEFAULT_HBM_EFFICIENCY = 0.7
-DEFAULT_DECODE_MFU = 0.5
-DEFAULT_PREFILL_MFU = 0.5
 
 
 class ModelKnobs(StrictModel):
@@ -126,8 +119,8 @@ class EfficiencyKnobs(ReplicaKnobs):
     hbm_efficiency: Annotated[float, Knob(
         "Decode MBU (HBM bandwidth achieved)", "", 0.1, 1.0, 0.01, percent=True,
         help="Model bandwidth utilization: the share of peak HBM bandwidth a decode step reads at. 100% is "
-             "the datasheet roofline. The default 70% is conservative: the accuracy page fits 79.5% (plus 1.9 ms "
-             "a step) to a vLLM run on H200.",
+             "the datasheet roofline. The default 80% is the accuracy page's fit to a vLLM run of Llama 3.1 70B "
+             "on 8 × H200 (79.5%, with 1.9 ms a step).",
         draw=(0.6, 0.85), fold=ENGINE_FOLD)] = DEFAULT_HBM_EFFICIENCY
     decode_mfu: Annotated[float, Knob(
         "Decode MFU", "", 0.05, 1.0, 0.01, percent=True,
@@ -135,17 +128,19 @@ class EfficiencyKnobs(ReplicaKnobs):
         draw=(0.3, 0.6), fold=ENGINE_FOLD)] = DEFAULT_DECODE_MFU
     prefill_mfu: Annotated[float, Knob(
         "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
-        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak.",
+        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak. The "
+             "default 60% is the accuracy page's fit to GPT-13B's prefills on A100.",
         draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
     step_overhead_ms: Annotated[float, Knob(
         "Fixed cost per step", "ms", 0, 20, 0.1,
         help="Kernel launches and sampling, paid every step; the tensor-parallel all-reduces are computed "
-             "from the fabric on top of it.", draw=(0.5, 3), fold=ENGINE_FOLD)] = 1.0
+             "from the fabric on top of it. The default 1.9 ms is the accuracy page's fit (with the 80% MBU) "
+             "to a vLLM run on 8 × H200.", draw=(0.5, 3), fold=ENGINE_FOLD)] = DEFAULT_STEP_OVERHEAD_MS
     allreduce_latency_us: Annotated[float, Knob(
         "All-reduce latency", "µs", 0, 100, 0.5,
         help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
              "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
-             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = 6.0
+             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = DEFAULT_ALLREDUCE_LATENCY_US
     attention_flops: Annotated[bool, Knob(
         "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
                                      "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 from models.catalog import HBM_USABLE_FRACTION, INFER_FLOPS_PER_PARAM_TOKEN, LLM
+from models.engine.defaults import DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU
 from models.engine.hardware import Hardware
 from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 
@@ -96,9 +97,9 @@ class Replica:
     weight_fmt: str = "bf16"
     kv_fmt: str = "bf16"
     compute_fmt: str = "bf16"
-    hbm_efficiency: float = 0.8  # MBU a decode step achieves
-    decode_mfu: float = 0.5
-    prefill_mfu: float = 0.5
+    hbm_efficiency: float = DEFAULT_HBM_EFFICIENCY  # MBU a decode step achieves
+    decode_mfu: float = DEFAULT_DECODE_MFU
+    prefill_mfu: float = DEFAULT_PREFILL_MFU
     usable_hbm_fraction: float = HBM_USABLE_FRACTION
     step_overhead_s: float = 0.0  # launches and sampling per step; the all-reduces are counted apart
     allreduce_latency_s: float = 0.0  # the fixed cost of one all-reduce, whatever its size

@@ -104,3 +104,46 @@ def test_switching_the_attention_term_off_gives_the_textbook_2pn():
 def test_a_missing_rate_is_a_message():
     with pytest.raises(ValueError, match="no dense fp8"):
         Replica(LLAMA70, named("A100 80GB"), 4, compute_fmt="fp8").peak_flops
+
+
+def test_a_verify_pass_reads_once_and_computes_per_position():
+    # Speculative verification of 4 drafts (5 positions) for 16 sequences at 2,000 tokens of context,
+    # Llama-3-70B on 4 x H100 at 80% MBU and 50% decode MFU: the weights (141.1 GB) and each
+    # sequence's KV (327,680 B x 2,000) are read once; every position costs 2 x 70.55 B + attention.
+    r = Replica(LLAMA70, named("H100 SXM"), 4, hbm_efficiency=0.8, decode_mfu=0.5, step_overhead_s=1e-3,
+                allreduce_latency_s=6e-6)
+    read = 70_552_387_584 * 2 + 16 * 327_680 * 2000
+    flop_per_token = 2 * 70_552_387_584 + 2 * 80 * 64 * 256 * 2000
+    v = r.pass_step(16, 2000, positions=5)
+    assert v.bytes_read == pytest.approx(read, rel=1e-12)
+    assert v.memory_s == pytest.approx(read / (4 * 3.35e12 * 0.8), rel=1e-12)
+    assert v.compute_s == pytest.approx(16 * 5 * flop_per_token / (4 * 989e12 * 0.5), rel=1e-12)
+    # all-reduces over 80 tokens: 160 of them, 6 us + 2 x 3/4 x 80 x 8,192 x 2 B / 450 GB/s each
+    assert v.allreduce_s == pytest.approx(160 * (6e-6 + 1.5 * 80 * 8192 * 2 / 450e9), rel=1e-12)
+    assert v.step_s == pytest.approx(max(v.memory_s, v.compute_s) + v.allreduce_s + 1e-3, rel=1e-12)
+
+
+def test_a_fused_chunk_adds_its_prefix_read_and_prefill_flops():
+    # 32 sequences decoding at 3,000 tokens plus a 512-token prompt chunk starting at position 1,536:
+    # the chunk reads the 1,536 tokens of KV before it once, and runs at the prefill MFU (60%).
+    r = Replica(LLAMA70, named("H100 SXM"), 8, hbm_efficiency=0.8, decode_mfu=0.5, prefill_mfu=0.6)
+    plain = r.decode_step(32, 3000)
+    fused = r.pass_step(32, 3000, chunk_tokens=512, chunk_start=1536)
+    assert fused.bytes_read - plain.bytes_read == pytest.approx(327_680 * 1536, rel=1e-12)
+    pairs = 512 * 1536 + 512 * 511 / 2
+    chunk_flops = 512 * 2 * 70_552_387_584 + 2 * 80 * 64 * 256 * pairs
+    assert fused.compute_s - plain.compute_s == pytest.approx(chunk_flops / (8 * 989e12 * 0.6), rel=1e-9)
+    assert fused.allreduce_s == pytest.approx(r.allreduce_s(32 + 512), rel=1e-12)
+
+
+def test_the_step_lines_are_the_pass_at_every_batch():
+    r = Replica(LLAMA70, named("H100 SXM"), 8, step_overhead_s=1.9e-3, allreduce_latency_s=6e-6)
+    for kw in (dict(), dict(positions=4), dict(chunk_tokens=256, chunk_start=4000)):
+        lines = r.step_lines(2400, **kw)
+        for b in (0, 1, 3.5, 64, 900):
+            assert lines.step_s(b) == pytest.approx(r.pass_step(b, 2400, **kw).step_s, rel=1e-12)
+        # each side's cap lands that side exactly on the budget
+        mem_cap, flop_cap = lines.caps(0.05)
+        (m0, m1), (c0, c1) = lines.sides
+        assert m0 + m1 * mem_cap == pytest.approx(0.05, rel=1e-12)
+        assert c0 + c1 * flop_cap == pytest.approx(0.05, rel=1e-12)
