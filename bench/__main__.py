@@ -65,6 +65,29 @@ def _rerun_ms(q, reruns: int) -> tuple[float, float]:
     return statistics.median(samples), samples[p95], statistics.median(content), content[p95]
 
 
+def _trivial_page() -> None:
+    import streamlit as st
+
+    x = st.slider("x", 0, 1000, 500, key="x")
+    st.metric("x squared", x * x)
+
+
+def _trivial_rerun_ms(reruns: int) -> tuple[float, float]:
+    """The same measurement on a page with one slider and one metric: what Streamlit itself costs
+    on this machine, so the table can be read as a ratio (absolute times move with the load)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_trivial_page, default_timeout=60).run()
+    samples = []
+    for i in range(1, reruns + 1):
+        at.slider(key="x").set_value(500 + i)
+        t = time.perf_counter()
+        at.run()
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(0.95 * (len(samples) - 1))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reruns", type=int, default=20)
@@ -72,6 +95,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("WALKTHROUGHS_DB", os.path.join(tempfile.mkdtemp(), "bench.duckdb"))
     rows = []
+    trivial = _trivial_rerun_ms(args.reruns)
     for q in written():
         if args.only and q.slug not in args.only:
             continue
@@ -81,6 +105,7 @@ def main() -> None:
     print("panels, which are drawn last (equal to the rerun on pages without one).")
     print(f"{'question':32s} {'solve median':>12s} {'rerun median':>12s} {'rerun p95':>10s} "
           f"{'before sims median':>18s} {'p95':>6s}")
+    print(f"{'(trivial page: 1 slider, 1 metric)':32s} {'-':>12s} {trivial[0]:12.1f} {trivial[1]:10.1f}")
     for slug, s, m, p, cm, cp in rows:
         print(f"{slug:32s} {s:12.3f} {m:12.1f} {p:10.1f} {cm:18.1f} {cp:6.1f}")
 
