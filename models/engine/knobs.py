@@ -115,7 +115,33 @@ class ReplicaKnobs(AcceleratorKnobs):
         draw=(0.85, 0.95), fold=ENGINE_FOLD)] = 0.9
 
 
-class EfficiencyKnobs(ReplicaKnobs):
+class PrefillEfficiencyKnobs(ReplicaKnobs):
+    """What a prompt's prefill runs at. A page that only prefills (a TTFT budget, recomputing evicted
+    KV) composes this group alone, so it shows no decode knob that would move nothing."""
+
+    prefill_mfu: Annotated[float, Knob(
+        "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
+        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak. The "
+             "default 60% is the accuracy page's fit to GPT-13B's prefills on A100.",
+        draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
+    allreduce_latency_us: Annotated[float, Knob(
+        "All-reduce latency", "µs", 0, 100, 0.5,
+        help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
+             "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
+             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = DEFAULT_ALLREDUCE_LATENCY_US
+    attention_flops: Annotated[bool, Knob(
+        "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
+                                     "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True
+
+    @model_validator(mode="after")
+    def _runs(self) -> "PrefillEfficiencyKnobs":
+        why = problem(self)
+        if why:
+            raise ValueError(why)
+        return self
+
+
+class EfficiencyKnobs(PrefillEfficiencyKnobs):
     hbm_efficiency: Annotated[float, Knob(
         "Decode MBU (HBM bandwidth achieved)", "", 0.1, 1.0, 0.01, percent=True,
         help="Model bandwidth utilization: the share of peak HBM bandwidth a decode step reads at. 100% is "
@@ -126,32 +152,11 @@ class EfficiencyKnobs(ReplicaKnobs):
         "Decode MFU", "", 0.05, 1.0, 0.01, percent=True,
         help="Share of dense peak FLOP/s a decode step's skinny matrix multiplies reach when compute binds.",
         draw=(0.3, 0.6), fold=ENGINE_FOLD)] = DEFAULT_DECODE_MFU
-    prefill_mfu: Annotated[float, Knob(
-        "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
-        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak. The "
-             "default 60% is the accuracy page's fit to GPT-13B's prefills on A100.",
-        draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
     step_overhead_ms: Annotated[float, Knob(
         "Fixed cost per step", "ms", 0, 20, 0.1,
         help="Kernel launches and sampling, paid every step; the tensor-parallel all-reduces are computed "
              "from the fabric on top of it. The default 1.9 ms is the accuracy page's fit (with the 80% MBU) "
              "to a vLLM run on 8 × H200.", draw=(0.5, 3), fold=ENGINE_FOLD)] = DEFAULT_STEP_OVERHEAD_MS
-    allreduce_latency_us: Annotated[float, Knob(
-        "All-reduce latency", "µs", 0, 100, 0.5,
-        help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
-             "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
-             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = DEFAULT_ALLREDUCE_LATENCY_US
-    attention_flops: Annotated[bool, Knob(
-        "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
-                                     "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True
-
-
-    @model_validator(mode="after")
-    def _runs(self) -> "EfficiencyKnobs":
-        why = problem(self)
-        if why:
-            raise ValueError(why)
-        return self
 
 
 EngineKnobs = EfficiencyKnobs
@@ -243,12 +248,15 @@ def replica(p: Any) -> Replica:
 
 
 def _build_replica(p: Any) -> Replica:
+    # A prefill-only page composes PrefillEfficiencyKnobs: its replica decodes at the defaults,
+    # which it never reads (no decode figure), so that it can still say what a step would cost.
     return Replica(
         llm(p), accelerator(p), p.tp_degree, weight_fmt=p.weight_precision, kv_fmt=p.kv_precision,
-        compute_fmt=p.compute_precision, hbm_efficiency=p.hbm_efficiency, decode_mfu=p.decode_mfu,
-        prefill_mfu=p.prefill_mfu, usable_hbm_fraction=p.usable_hbm_fraction,
-        step_overhead_s=p.step_overhead_ms / 1000, allreduce_latency_s=p.allreduce_latency_us / 1e6,
-        attention_flops=p.attention_flops,
+        compute_fmt=p.compute_precision, hbm_efficiency=getattr(p, "hbm_efficiency", DEFAULT_HBM_EFFICIENCY),
+        decode_mfu=getattr(p, "decode_mfu", DEFAULT_DECODE_MFU), prefill_mfu=p.prefill_mfu,
+        usable_hbm_fraction=p.usable_hbm_fraction,
+        step_overhead_s=getattr(p, "step_overhead_ms", DEFAULT_STEP_OVERHEAD_MS) / 1000,
+        allreduce_latency_s=p.allreduce_latency_us / 1e6, attention_flops=p.attention_flops,
     )
 
 
