@@ -8,10 +8,11 @@ the replica's request capacity, and the streaming path.
 
 Every step time is the engine's (models/engine/roofline.py): a decode step is
 `Replica.decode_step`, max(bytes / (HBM x MBU), FLOP / (peak x decode MFU)) plus the
-tensor-parallel all-reduces and a fixed cost. What this page adds is the fused step of chunked
-prefill: the decodes plus one prompt chunk in the same iteration, the chunk's FLOP at the
-prefill MFU (`Replica.prefill_flops` after its prefix), its prefix's KV read once, and the
-all-reduces over every token the iteration carries (`fused_step`).
+tensor-parallel all-reduces and a fixed cost. The fused step of chunked prefill is the engine's
+too (`Replica.pass_step` with a chunk): the decodes plus one prompt chunk in the same iteration,
+the chunk's FLOP at the prefill MFU (`Replica.prefill_flops` after its prefix), its prefix's KV
+read once, and the all-reduces over every token the iteration carries. `Replica.step_lines`
+gives the same step as lines in the batch, from which the TPOT caps are closed-form.
 
 Modelling choices, stated on the page:
   * The KV budget is paged in 16-token blocks; `batch_cap_kv` is the batch that fits with every
@@ -26,7 +27,6 @@ Modelling choices, stated on the page:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import numpy as np
@@ -35,7 +35,7 @@ from pydantic import model_validator
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import EngineKnobs, accelerator, problem, replica, with_defaults
 from models.engine.record import record_model
-from models.engine.roofline import DecodeStep, Replica, floor_batch
+from models.engine.roofline import Replica, floor_batch
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import batching
 
@@ -119,54 +119,6 @@ class Params(EngineKnobs, SloKnobs, with_defaults(RequestKnobs, prefix_cache_hit
         return self
 
 
-# ---------------------------------------------------------------------------------------------
-# The fused step of chunked prefill, on the engine's replica
-
-
-def fused_step(r: Replica, batch: float, context_tokens: float, chunk_tokens: float = 0.0,
-               chunk_start: float = 0.0) -> DecodeStep:
-    """One iteration: `batch` sequences decoding at `context_tokens` each, plus a prompt chunk of
-    `chunk_tokens` whose first token sits at position `chunk_start` (it reads that prefix's KV
-    once). With no chunk this is `Replica.decode_step` exactly."""
-    dec = r.decode_step(batch, context_tokens)
-    if not chunk_tokens:
-        return dec
-    read = dec.bytes_read + r.kv_bytes_per_token * chunk_start
-    chunk = r.prefill_flops(chunk_tokens, chunk_start)
-    return DecodeStep(read, read / r.achieved_hbm_Bps, dec.flops + chunk,
-                      dec.compute_s + chunk / (r.peak_flops * r.prefill_mfu),
-                      r.allreduce_s(batch + chunk_tokens), r.step_overhead_s)
-
-
-@dataclass(frozen=True)
-class Sides:
-    """A step as three lines in the batch b: bytes side, FLOP side, and the all-reduces plus the
-    fixed cost (added to whichever side binds). Each is (value at b = 0, slope per sequence)."""
-
-    memory: tuple[float, float]
-    compute: tuple[float, float]
-    extra: tuple[float, float]
-
-    def step_s(self, b: float) -> float:
-        return max(self.memory[0] + self.memory[1] * b, self.compute[0] + self.compute[1] * b) + \
-            self.extra[0] + self.extra[1] * b
-
-    def caps(self, budget_s: float) -> tuple[float, float]:
-        """The batch (before the floor) at which each side, with the extra, reaches `budget_s`."""
-        fixed, per = budget_s - self.extra[0], self.extra[1]
-        return ((fixed - self.memory[0]) / (self.memory[1] + per),
-                (fixed - self.compute[0]) / (self.compute[1] + per))
-
-
-def sides(r: Replica, context_tokens: float, chunk_tokens: float = 0.0, chunk_start: float = 0.0) -> Sides:
-    """Every part of an engine step is linear in the batch, so two steps give the lines."""
-    s0 = fused_step(r, 0, context_tokens, chunk_tokens, chunk_start)
-    s1 = fused_step(r, 1, context_tokens, chunk_tokens, chunk_start)
-    e0, e1 = s0.allreduce_s + s0.overhead_s, s1.allreduce_s + s1.overhead_s
-    return Sides((s0.memory_s, s1.memory_s - s0.memory_s), (s0.compute_s, s1.compute_s - s0.compute_s),
-                 (e0, e1 - e0))
-
-
 def _worst_chunk(p) -> tuple[int, int]:
     """(tokens, first position) of the worst chunk: the last one of a full-context prompt."""
     c = min(p.chunk_tokens, p.max_context_tokens)
@@ -193,7 +145,7 @@ def fit_problem(p) -> str | None:
                 f"({r.kv_bytes_per_token * p.max_context_tokens / 1e9:,.1f} GB). "
                 "Use more accelerators per replica, a smaller KV format or a shorter max context.")
     c, start = _worst_chunk(p)
-    if min(sides(r, p.max_context_tokens, c, start).caps(p.tpot_target_ms / 1000)) < 1:
+    if min(r.step_lines(p.max_context_tokens, chunk_tokens=c, chunk_start=start).caps(p.tpot_target_ms / 1000)) < 1:
         return (f"Even one sequence at full context plus a {c:,}-token prefill chunk takes longer than "
                 f"the {p.tpot_target_ms:g} ms TPOT target on {p.tp_degree} × {hw.name}. Loosen the target, "
                 "shrink the chunk or add accelerators per replica.")
@@ -291,7 +243,7 @@ def solve(p: Params) -> Derivation:
                    "{chunk_tokens} / 2 − 1 / 2))")
     d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", kv * start, "B",
            formula="{kv_bytes_per_token} B × ({max_context_tokens} − {chunk_tokens})")
-    worst = sides(r, ctx, c, start)
+    worst = r.step_lines(ctx, chunk_tokens=c, chunk_start=start)
     d.step("worst_step_fixed_s", "Worst step's all-reduces and fixed cost with no sequence decoding",
            worst.extra[0], "s",
            formula="{allreduce_fixed_s} s + {chunk_tokens} × {allreduce_per_token_s} s + {step_overhead_s} s")
@@ -331,7 +283,7 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{decode_batch} / {step_time_s} s")
     d.step("stream_tokens_per_s", "What each stream sees", 1 / step, "1/s", noun="tokens",
            formula="1 / {step_time_s} s")
-    w = fused_step(r, batch, ctx, c, start)
+    w = r.pass_step(batch, ctx, chunk_tokens=c, chunk_start=start)
     d.step("worst_step_memory_s", "Worst step, bytes side", w.memory_s, "s",
            formula="({weight_bytes} B + {decode_batch} × {sequence_kv_bytes} B + {chunk_prefix_kv_bytes} B) / "
                    "{replica_hbm_Bps} B/s")
@@ -371,7 +323,7 @@ def solve(p: Params) -> Derivation:
     d.step("prefill_s_per_request", "Prefill time per request on one replica (the engine's)", r.prefill_s(new, cached),
            "s", formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s + "
                         "{uncached_prompt_tokens} tokens of all-reduces")
-    alone = fused_step(r, 0, 0, new, cached)
+    alone = r.pass_step(0, 0, chunk_tokens=new, chunk_start=cached)
     d.step("prefill_step_memory_s", "That prompt as one step, bytes side (weights and the cached prefix)",
            alone.memory_s, "s",
            formula="({weight_bytes} B + {cached_prompt_tokens} × {kv_bytes_per_token} B) / {replica_hbm_Bps} B/s")
@@ -400,7 +352,7 @@ def solve(p: Params) -> Derivation:
     d.step("chunk_avg_flops", "A typical chunk (from the middle of a mean prompt)", r.prefill_flops(c_avg, mid),
            "FLOP", formula="{chunk_tokens} × (2 × {active_params} + {attention_flops_per_position} × "
                            "({cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − 1 / 2))")
-    plain, with_chunk = sides(r, avg_ctx), sides(r, avg_ctx, c_avg, mid)
+    plain, with_chunk = r.step_lines(avg_ctx), r.step_lines(avg_ctx, chunk_tokens=c_avg, chunk_start=mid)
     sat = d.step("saturated_step_s", "Step of a saturated replica: the planned batch plus one chunk",
                  with_chunk.step_s(batch), "s",
                  formula="max({step_memory_s} s + the chunk's prefix read, {step_compute_s} s + {chunk_avg_flops} "
