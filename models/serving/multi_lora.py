@@ -15,8 +15,11 @@ Modelling choices, all stated on the page:
 - A replica's decode is charged at the batch it holds when every sequence is served at the TPOT
   target (Little's law, as the engine's fleet does): busy share = tokens/s x step(b) / b with
   b = tokens/s x TPOT. A LoRA step is the base step x (1 + a kernel tax, SGMV/BGMV-style batched
-  LoRA kernels) plus the bytes of every DISTINCT adapter in the batch. Prefill is left out: it
-  costs the same per token in both designs, so it moves neither ratio.
+  LoRA kernels) plus the bytes of every DISTINCT adapter in the batch. The taxed base step is the
+  engine's StepLines with every intercept and slope scaled; the distinct adapters grow as
+  N (1 - (1 - 1/N)^b), which no line in b follows, so the fleet search takes the step as a
+  function. Prefill is left out: it costs the same per token in both designs, so it moves
+  neither ratio.
 - Distinct adapters in a batch assume uniform traffic over the variants, which maximises the
   count (skew only lowers it), so the overhead is an upper bound for a given batch.
 - The dedicated design gives every variant its own replica and spreads traffic evenly; the seed's
@@ -34,7 +37,7 @@ from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults
 from models.engine.record import kv_formula
-from models.engine.roofline import Replica, floor_batch
+from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
 
 ADAPTER_BYTES = 2  # LoRA A and B are kept in bf16
@@ -175,12 +178,20 @@ def _refuse(why: str):
     raise ValueError(why)
 
 
+def _taxed(lines: StepLines, tax: float) -> StepLines:
+    """The step with the batched-LoRA kernels' tax on all of it: each intercept and slope x (1 + tax)."""
+    k = 1 + tax
+    return StepLines((k * lines.memory[0], k * lines.memory[1]), (k * lines.compute[0], k * lines.compute[1]),
+                     (k * lines.extra[0], k * lines.extra[1]))
+
+
 def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float, util: float,
            batch_cap: int) -> tuple[float, int, float, float, float]:
     """(replicas before the ceiling, replicas, held batch, its step, busy share) for `tokens_per_s`
     of decode: each replica holds b = its tokens/s x TPOT sequences (Little's law) and is busy
     tokens/s x step(b) / b, at least one rider. The engine's `fleet` with a step of the page's own
-    (the LoRA step); the replicas also hold their sequences within the batch cap."""
+    (the LoRA step's adapter bytes are not linear in b, so no closed form on StepLines); the
+    replicas also hold their sequences within the batch cap."""
 
     def busy(n: float) -> tuple[float, float, float]:
         t = tokens_per_s / n
@@ -259,8 +270,8 @@ def solve(p: Params) -> Derivation:
         formula="{decode_batch} sequences × {decode_context_tokens} tokens × {kv_bytes_per_token} B",
     )
 
-    def base_step(b: float) -> float:
-        return r.decode_step(b, ctx).step_s
+    lines = r.step_lines(ctx)  # the engine's decode step as lines in the batch
+    base_step = lines.step_s
 
     full = r.decode_step(batch, ctx)
     base_full = d.step(
@@ -340,8 +351,10 @@ def solve(p: Params) -> Derivation:
     )
 
     # --- the shared fleet, each step carrying a mixed batch --------------------------------------
+    taxed = _taxed(lines, p.sgmv_overhead_fraction)
+
     def lora_step(b: float, adapters: float = p.variants, size: float = adapter) -> float:
-        return base_step(b) * (1 + p.sgmv_overhead_fraction) + expected_distinct(adapters, b) * size / bw
+        return taxed.step_s(b) + expected_distinct(adapters, b) * size / bw
 
     cont, n_ml, held, held_lora_step, ml_busy = _fleet(p.total_tokens_per_s, lora_step, tpot,
                                                        p.target_utilization, batch)

@@ -22,9 +22,10 @@ def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
     page.goto(f"{app_url}/{SLUG}")
     wait_idle(page)
     expect(page.get_by_role("heading", name="KV cache tiers for long conversations")).to_be_visible()
-    # The analytic key figures: 30,000 x 327,680 B and 9.83e9 B / 1.675 s (prefill plus its all-reduces).
+    # The analytic key figures: 30,000 x 327,680 B and 9.83e9 B / 1.447 s (prefill at 8 x 989 TFLOP/s x 0.6
+    # plus its all-reduces).
     expect(_metric(page, "One conversation")).to_have_text("9.83 GB")
-    expect(_metric(page, "Break-even bandwidth")).to_have_text("5.869 GB/s")
+    expect(_metric(page, "Break-even bandwidth")).to_have_text("6.794 GB/s")
 
     avoided = _metric(page, "Recompute avoided (GPU-h)")
     avoided.scroll_into_view_if_needed()
