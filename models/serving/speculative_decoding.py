@@ -9,7 +9,8 @@ from token to token, as in Leviathan et al. 2023):
 
 The small-batch formula assumes a verify pass of k+1 tokens costs what a decode step costs,
 which holds only while the step is bound by reading memory. At batch B the step is the engine's
-(models/engine/roofline.py), and the verify pass is the same step with k+1 tokens a sequence:
+(models/engine/roofline.py), and the verify pass is the same pass scoring k+1 positions a
+sequence (`Replica.step_lines(context, k + 1)`); the break-even is solved on those lines:
 
     decode step   t1(B) = max(weights + B x KV,  B x FLOP per token) + all-reduces of B tokens + fixed
     verify step   tv(B) = max(weights + B x KV,  (k+1) x B x FLOP)   + all-reduces of (k+1) B tokens + fixed
@@ -27,14 +28,13 @@ times the target's decode step at the same batch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Annotated
 
 from models.catalog import model as catalog_model
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import llm, with_defaults
 from models.engine.record import record_served
-from models.engine.roofline import DecodeStep, Replica, floor_batch
+from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import ServingKnobs
 from models.engine.shape import with_counted_params
 from models.units import format_number as fmt
@@ -48,56 +48,24 @@ def expected_tokens(a: float, k: int) -> float:
     return (1 - a ** (k + 1)) / (1 - a)
 
 
-def verify_step(r: Replica, batch: float, context_tokens: float, tokens_per_sequence: int) -> DecodeStep:
-    """One forward pass checking `tokens_per_sequence` positions of each of `batch` sequences: the
-    decode step's bytes (weights and each sequence's KV are read once for all its positions), its
-    FLOP and all-reduce payload times the positions, the same fixed cost."""
-    one = r.decode_step(batch, context_tokens)
-    n = tokens_per_sequence
-    return DecodeStep(one.bytes_read, one.memory_s, n * one.flops, n * one.compute_s, r.allreduce_s(n * batch),
-                      one.overhead_s)
+def ridge_lines(r: Replica, positions: int = 1) -> StepLines:
+    """The ridge argument's pass as lines in the batch: the weights' bytes, and their 2 FLOP per
+    parameter for each of `positions` tokens a sequence; no KV, no attention, no all-reduce, no
+    fixed cost."""
+    per_token_s = r.weight_flops_per_token / (r.peak_flops * r.decode_mfu)
+    return StepLines((r.weight_bytes / r.achieved_hbm_Bps, 0.0), (0.0, positions * per_token_s), (0.0, 0.0))
 
 
-@dataclass(frozen=True)
-class StepCosts:
-    """A decode step as per-unit times (seconds), each linear in the batch:
-    max(weight_read + B kv_read, B compute) + allreduce_fixed + B allreduce_per_token + fixed."""
-
-    weight_read_s: float
-    kv_read_per_sequence_s: float
-    compute_per_token_s: float
-    allreduce_fixed_s: float = 0.0
-    allreduce_per_token_s: float = 0.0
-    fixed_s: float = 0.0
-
-    def step_s(self, batch: float, tokens_per_sequence: int = 1) -> float:
-        n = tokens_per_sequence
-        return (max(self.weight_read_s + batch * self.kv_read_per_sequence_s, n * batch * self.compute_per_token_s)
-                + self.allreduce_fixed_s + n * batch * self.allreduce_per_token_s + self.fixed_s)
-
-
-def engine_costs(r: Replica, context_tokens: float) -> StepCosts:
-    """The engine's step taken apart from the Replica itself, so the break-even can be solved on it."""
-    one, none = r.decode_step(1, context_tokens), r.decode_step(0, context_tokens)
-    return StepCosts(none.memory_s, one.memory_s - none.memory_s, one.compute_s, r.allreduce_s(0),
-                     r.allreduce_s(1) - r.allreduce_s(0), r.step_overhead_s)
-
-
-def ridge_costs(r: Replica) -> StepCosts:
-    """The ridge argument's step: the weights' bytes and their 2 FLOP per parameter, nothing else."""
-    return StepCosts(r.weight_bytes / r.achieved_hbm_Bps, 0.0,
-                     r.weight_flops_per_token / (r.peak_flops * r.decode_mfu))
-
-
-def speedup_at(s: StepCosts, a: float, k: int, c: float, batch: float) -> float:
-    """Speculative over plain decode at the same batch; k = 0 means speculation off (1x)."""
+def speedup_at(decode: StepLines, verify: StepLines, a: float, k: int, c: float, batch: float) -> float:
+    """Speculative over plain decode at the same batch; `verify` is the pass of k + 1 positions a
+    sequence, and k = 0 means speculation off (1x)."""
     if k == 0:
         return 1.0
-    t1 = s.step_s(batch)
-    return expected_tokens(a, k) * t1 / (s.step_s(batch, k + 1) + k * c * t1)
+    t1 = decode.step_s(batch)
+    return expected_tokens(a, k) * t1 / (verify.step_s(batch) + k * c * t1)
 
 
-def break_even_batch(s: StepCosts, a: float, k: int, c: float) -> float:
+def break_even_batch(decode: StepLines, verify: StepLines, a: float, k: int, c: float) -> float:
     """Smallest batch where speedup(B) = 1: 0 if speculation never pays, inf if it pays at every batch.
 
     speedup = 1 where tv(B) = (E - k c) t1(B). Both sides are linear in B between the batches where
@@ -108,15 +76,15 @@ def break_even_batch(s: StepCosts, a: float, k: int, c: float) -> float:
         return 0.0
 
     def gap(b: float) -> float:  # negative while speculation pays
-        return s.step_s(b, k + 1) - net * s.step_s(b)
+        return verify.step_s(b) - net * decode.step_s(b)
 
     turns = []
-    for n in (k + 1, 1):  # verify compute-bound first, then decode
-        denom = n * s.compute_per_token_s - s.kv_read_per_sequence_s
-        if denom > 0:
-            turns.append(s.weight_read_s / denom)
+    for lines in (verify, decode):  # where the FLOP side overtakes the bytes side
+        denom = lines.compute[1] - lines.memory[1]
+        if denom > 0 and lines.memory[0] > lines.compute[0]:
+            turns.append((lines.memory[0] - lines.compute[0]) / denom)
     lo, g_lo = 0.0, gap(0.0)
-    for hi in [*turns, math.inf]:
+    for hi in [*sorted(turns), math.inf]:
         if math.isinf(hi):
             slope = gap(lo + 1.0) - g_lo  # the last segment is linear all the way out
             return lo - g_lo / slope if slope > 0 else math.inf
@@ -206,33 +174,36 @@ def solve(p: Params) -> Derivation:
     r, batch, m = s.replica, s.batch, s.replica.model
 
     # --- the ridge argument: weights only ---
-    ridge = ridge_costs(r)
+    ridge, ridge_verify = ridge_lines(r), ridge_lines(r, k + 1)
     d.step("weight_compute_per_token_s", "Compute per token, weights only (2 FLOP per active parameter)",
-           ridge.compute_per_token_s, "s", formula="2 × {active_params} FLOP / {replica_decode_flops} FLOP/s")
+           ridge.compute[1], "s", formula="2 × {active_params} FLOP / {replica_decode_flops} FLOP/s")
     d.step("ridge_batch", "Ridge batch: where a decode step's FLOP catch up with its weight read",
-           ridge.weight_read_s / ridge.compute_per_token_s, "1", noun="sequences",
+           ridge.memory[0] / ridge.compute[1], "1", noun="sequences",
            formula="{weight_read_s} s / {weight_compute_per_token_s} s")
-    d.step("break_even_batch_weights_only", "Break-even batch, weights only", break_even_batch(ridge, a, k, c), "1",
-           noun="sequences",
+    d.step("break_even_batch_weights_only", "Break-even batch, weights only",
+           break_even_batch(ridge, ridge_verify, a, k, c), "1", noun="sequences",
            formula="{ridge_batch} × ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) / ({draft_tokens} + 1)")
 
     # --- the engine's full step: KV read, attention FLOP, all-reduces, fixed cost ---
-    full = engine_costs(r, s.decode_context_tokens)
-    d.step("compute_per_token_s", "Compute per token, attention included", full.compute_per_token_s, "s",
+    ctx = s.decode_context_tokens
+    # the verify pass of j drafts is the decode pass scoring j + 1 positions a sequence (j = 0: decode)
+    verify = {j: r.step_lines(ctx, j + 1) for j in range(MAX_DRAFT_TOKENS + 1)}
+    full, full_verify = verify[0], verify[k]
+    d.step("compute_per_token_s", "Compute per token, attention included", full.compute[1], "s",
            formula="{decode_flops_per_token} FLOP / {replica_decode_flops} FLOP/s")
     d.step("kv_read_over_compute", "Per sequence: KV read time over compute time",
-           full.kv_read_per_sequence_s / full.compute_per_token_s, "1", noun="×",
+           full.memory[1] / full.compute[1], "1", noun="×",
            formula="{kv_read_per_sequence_s} s / {compute_per_token_s} s")
     d.step("allreduce_per_token_s", "Tensor-parallel all-reduce time per token in a step (payload part)",
-           full.allreduce_per_token_s, "s",
+           full.extra[1], "s",
            formula=(f"{m.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
                     f"{fmt(r.hw.link_Bps_per_direction)} B/s") if r.tp > 1 else "",
            note="None on one accelerator." if r.tp == 1 else "")
     d.step("fixed_step_s", "Per-step cost whatever the batch: launches and the all-reduce latencies",
-           full.fixed_s + full.allreduce_fixed_s, "s", formula="{step_overhead_s} s + {allreduce_fixed_s} s")
+           full.extra[0], "s", formula="{step_overhead_s} s + {allreduce_fixed_s} s")
     cap = s.batch_memory_cap
     be_kv = d.step("break_even_batch_with_kv", "Break-even batch, the engine's full step (KV read included)",
-                   break_even_batch(full, a, k, c), "1", noun="sequences",
+                   break_even_batch(full, full_verify, a, k, c), "1", noun="sequences",
                    formula="where verify = ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × decode; "
                            "while decode is bytes-bound and verify FLOP-bound: "
                            "(({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × ({weight_read_s} s + "
@@ -250,10 +221,17 @@ def solve(p: Params) -> Derivation:
         verdict = f"inside the KV cap of {cap:,}: a full replica loses by speculating"
     d.step("break_even_with_kv_verdict", "Where the full-step break-even falls", verdict,
            formula="{break_even_batch_with_kv} against {batch_memory_cap}")
+    # The same step without the all-reduces and the fixed cost: what each of them moves.
+    bare, bare_verify = (StepLines(x.memory, x.compute, (0.0, 0.0)) for x in (full, full_verify))
+    d.step("break_even_batch_kv_only", "Break-even batch with the KV read but no all-reduce or fixed cost",
+           break_even_batch(bare, bare_verify, a, k, c), "1", noun="sequences",
+           formula="while decode is bytes-bound and verify FLOP-bound: ({expected_tokens_per_pass} − "
+                   "{draft_tokens} × {draft_cost}) × {weight_read_s} s / (({draft_tokens} + 1) × {compute_per_token_s} s"
+                   " − ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × {kv_read_per_sequence_s} s)")
 
     # --- at the operating batch ---
     t1 = s.decode_step_s
-    v = verify_step(r, batch, s.decode_context_tokens, k + 1)
+    v = r.pass_step(batch, ctx, positions=k + 1)
     d.step("verify_step_compute_s", "Verify pass, FLOP side", v.compute_s, "s",
            formula="({draft_tokens} + 1) × {decode_step_compute_s} s")
     d.step("verify_step_allreduce_s", "Verify pass, tensor-parallel all-reduces", v.allreduce_s, "s",
@@ -269,19 +247,24 @@ def solve(p: Params) -> Derivation:
            "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_s} s / {iteration_s} s")
     t1w = d.step("decode_step_weights_only_s", "Plain decode step, weights-only view", ridge.step_s(batch), "s",
                  formula="max({weight_read_s} s, {decode_batch} × {weight_compute_per_token_s} s)")
-    tvw = d.step("verify_step_weights_only_s", "Verify pass, weights-only view", ridge.step_s(batch, k + 1), "s",
+    tvw = d.step("verify_step_weights_only_s", "Verify pass, weights-only view", ridge_verify.step_s(batch), "s",
                  formula="max({weight_read_s} s, ({draft_tokens} + 1) × {decode_batch} × {weight_compute_per_token_s} s)")
     d.step("speedup_at_operating_batch_weights_only", "Same batch, weights-only view", e_tok * t1w / (tvw + k * c * t1w),
            "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_weights_only_s} s / "
                                   "({verify_step_weights_only_s} s + {draft_tokens} × {draft_cost} × {decode_step_weights_only_s} s)")
+    d.step("speedup_at_operating_batch_kv_only", "Same batch, the KV read but no all-reduce or fixed cost",
+           speedup_at(bare, bare_verify, a, k, c, batch), "1", noun="×",
+           formula="{expected_tokens_per_pass} × max({decode_step_memory_s} s, {decode_step_compute_s} s) / "
+                   "(max({decode_step_memory_s} s, {verify_step_compute_s} s) + {draft_tokens} × {draft_cost} × "
+                   "max({decode_step_memory_s} s, {decode_step_compute_s} s))")
     d.step("tpot_plain_s", "Time per output token without speculation", t1, "s", formula="{decode_step_s} s")
     d.step("tpot_speculative_s", "Time per output token with speculation", it / e_tok, "s",
            formula="{iteration_s} s / {expected_tokens_per_pass}")
-    k_op = max(range(0, MAX_DRAFT_TOKENS + 1), key=lambda j: (speedup_at(full, a, j, c, batch), -j))
+    k_op = max(range(0, MAX_DRAFT_TOKENS + 1), key=lambda j: (speedup_at(full, verify[j], a, j, c, batch), -j))
     d.step("optimal_draft_tokens_at_operating_batch", "Best k at the operating batch (0 = speculation off)", k_op, "1",
            noun="", formula="argmax over k = 0…16 of the speedup at {decode_batch} sequences")
     d.step("speedup_at_operating_batch_best_k", "Speedup at the operating batch with that k",
-           speedup_at(full, a, k_op, c, batch), "1", noun="×",
+           speedup_at(full, verify[k_op], a, k_op, c, batch), "1", noun="×",
            formula="speedup at {decode_batch} sequences, k = {optimal_draft_tokens_at_operating_batch}")
 
     # --- where the draft runs and what it costs ---
@@ -305,7 +288,7 @@ def solve(p: Params) -> Derivation:
            100 * _acceptance_for(1.0, lambda x: expected_tokens(x, k) / (1 + k * c)), "%",
            formula="a where (1 − a^({draft_tokens} + 1)) / (1 − a) = 1 + {draft_tokens} × {draft_cost}")
     d.step("break_even_acceptance_at_operating_batch", "Acceptance below which it loses at the operating batch",
-           100 * _acceptance_for(1.0, lambda x: speedup_at(full, x, k, c, batch)), "%",
+           100 * _acceptance_for(1.0, lambda x: speedup_at(full, full_verify, x, k, c, batch)), "%",
            formula="a where the speedup at {decode_batch} sequences = 1 (100% = never pays)")
     ra = p.regressed_acceptance
     d.step("expected_tokens_regressed", "Tokens per pass after the regression", expected_tokens(ra, k), "1",
@@ -314,6 +297,6 @@ def solve(p: Params) -> Derivation:
            expected_tokens(ra, k) / (1 + k * c), "1", noun="×",
            formula="{expected_tokens_regressed} / {iteration_cost_small_batch}")
     d.step("speedup_at_operating_batch_regressed", "Operating-batch speedup after the regression",
-           speedup_at(full, ra, k, c, batch), "1", noun="×",
+           speedup_at(full, full_verify, ra, k, c, batch), "1", noun="×",
            formula="{expected_tokens_regressed} × {decode_step_s} s / {iteration_s} s")
     return d
