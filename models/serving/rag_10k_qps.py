@@ -356,6 +356,20 @@ def solve(p: Params) -> Derivation:
     e_p = SimpleNamespace(**dict(p), prompt_tokens=prompt)
     s = record_served(d, e_p)
     prefill_s = s.prefill_s_per_request
+    r = s.replica
+    # The prefill split in two, so the prose can set each half beside the seed's all-FLOP 12.2 ms.
+    ar_formula = "none on one accelerator"
+    if r.tp > 1:
+        ar_formula = (f"{m.layers} layers × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
+                      f"{{tokens}} × {m.d_model} × 2 B / {format_number(r.hw.link_Bps_per_direction)} B/s)")
+    prefill_ar_s = d.step(
+        "prefill_allreduce_s", "Prefill's tensor-parallel all-reduces", r.allreduce_s(s.uncached_prompt_tokens), "s",
+        formula=ar_formula.replace("{tokens}", "{uncached_prompt_tokens}"),
+    )
+    d.step(
+        "prefill_compute_s", "Prefill's FLOP at the prefill MFU", prefill_s - prefill_ar_s, "s",
+        formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s",
+    )
     d.step(
         "prefill_attention_share_pct", "Attention's share of prefill FLOP at this prompt length",
         100 * (1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request")), "%",
@@ -375,6 +389,10 @@ def solve(p: Params) -> Derivation:
         "llm_gpus_with_cache", "LLM GPUs with the cache", d.value("gpus"), "1", noun="GPUs", formula="{gpus}",
     )
     held = max(1.0, f.held_batch)
+    d.step(
+        "held_batch_allreduce_s", "All-reduces in the decode step at that batch", r.allreduce_s(held), "s",
+        formula=ar_formula.replace("{tokens}", "max(1, {held_batch})"),
+    )
     decode_s = d.step(
         "decode_node_seconds", "Decode: node-seconds per query at the batch each node holds",
         p.output_tokens * f.held_step_s / held, "s",

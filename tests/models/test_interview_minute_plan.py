@@ -55,7 +55,9 @@ H100_HBM_Bps, H100_BF16, H100_FP8, H100_HBM_B, NVLINK_Bps = 3.35e12, 989e12, 197
 L8 = 2 * 128_256 * 4096 + 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14_336)  # 8.030e9
 # Llama 3 70B: 80 layers, d_model 8,192, 64 heads, 8 KV heads of 128, SwiGLU width 28,672.
 L70 = 2 * 128_256 * 8192 + 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 8192 * 28_672)  # 70.55e9
-FIXED_S = 1e-3  # the engine's fixed cost per step (launches, sampling)
+# The engine's defaults (the accuracy page's fits): decode MBU 80%, 1.9 ms fixed per step (launches,
+# sampling), decode MFU 50%, prefill MFU 60%.
+MBU, FIXED_S, DECODE_MFU, PREFILL_MFU = 0.8, 1.9e-3, 0.5, 0.6
 
 
 def test_coding_assistant_opening_by_hand():
@@ -66,61 +68,69 @@ def test_coding_assistant_opening_by_hand():
     # 8,000 tokens of context, 90% cached: 800 to prefill
     assert d.value("uncached_prompt_tokens") == pytest.approx(800)
     # Llama-3-8B on one H100 (no tensor parallelism, so no all-reduce): weights 16.06 GB /
-    # (3.35 TB/s x 0.7) = 6.849 ms; KV 131,072 B/token x 8,025 average context / 2.345 TB/s =
-    # 0.4486 ms per sequence. The 15 ms TPOT, less the 1 ms fixed step cost, allows
-    # (15 - 1 - 6.849) / 0.4486 = 15.94 -> 15; memory (72 - 16.06) GB / (131,072 x 8,050) = 53
-    bw = H100_HBM_Bps * 0.7
+    # (3.35 TB/s x 0.8) = 5.993 ms; KV 131,072 B/token x 8,025 average context / 2.68 TB/s =
+    # 0.3925 ms per sequence. The 15 ms TPOT, less the 1.9 ms fixed step cost, allows
+    # (15 - 1.9 - 5.993) / 0.3925 = 18.11 -> 18 (the FLOP side, 20.27 GFLOP a token at 989 TFLOP/s
+    # x 50%, allows 319); memory (72 - 16.06) GB / (131,072 x 8,050) = 53
+    bw = H100_HBM_Bps * MBU
     w_s = 2 * L8 / bw
     kv_s = 131_072 * 8025 / bw
     assert d.value("batch_tpot_cap_continuous") == pytest.approx((0.015 - FIXED_S - w_s) / kv_s)
-    assert d.value("batch_tpot_cap") == math.floor((0.015 - FIXED_S - w_s) / kv_s) == 15
+    assert d.value("batch_tpot_cap") == math.floor((0.015 - FIXED_S - w_s) / kv_s) == 18
+    assert math.floor((0.015 - FIXED_S) / ((2 * L8 + 524_288 * 8025) / (H100_BF16 * DECODE_MFU))) == 319
     assert d.value("batch_memory_cap") == math.floor((0.9 * H100_HBM_B - 2 * L8) / (131_072 * 8050)) == 53
-    assert d.value("decode_batch") == 15
-    step = w_s + 15 * kv_s + FIXED_S  # 14.58 ms
+    assert d.value("decode_batch") == 18
+    step = w_s + 18 * kv_s + FIXED_S  # 5.993 + 7.065 + 1.9 = 14.96 ms
     assert d.value("decode_step_s") == pytest.approx(step)
+    assert step == pytest.approx(14.96e-3, rel=1e-3)
     # prefill: 800 new tokens after 7,200 cached attend to 800 x 7,200 + 800 x 799 / 2 earlier
     # positions, at 2 x 32 layers x 32 heads x (128 + 128) = 524,288 FLOP each:
-    # (800 x 2 x 8.03e9 + 524,288 x 6,079,600) / (989e12 x 0.5) = 32.43 ms
-    prefill = (800 * 2 * L8 + 524_288 * (800 * 7200 + 800 * 799 / 2)) / (H100_BF16 * 0.5)
+    # (800 x 2 x 8.03e9 + 524,288 x 6,079,600) / (989e12 x 0.6) = 16.04 TFLOP / 593.4 TFLOP/s = 27.02 ms
+    prefill = (800 * 2 * L8 + 524_288 * (800 * 7200 + 800 * 799 / 2)) / (H100_BF16 * PREFILL_MFU)
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    pre = 1000 * prefill  # 32.43 replicas' worth of prefill
+    assert prefill == pytest.approx(27.02e-3, rel=1e-3)
+    pre = 1000 * prefill  # 27.02 replicas' worth of prefill
     assert d.value("prefill_replica_equivalents") == pytest.approx(pre)
     # decode at the batch a replica really holds: the weight read plus the fixed cost,
-    # (6.849 + 1) / 15 ms = 52.3% of every replica's time, is paid however few ride.
-    # R = (32.43 + 1,000 x 50 x 0.4486 ms) / (0.7 - 0.5232) = 310.3 -> 311
+    # (5.993 + 1.9) / 15 ms = 52.6% of every replica's time, is paid however few ride.
+    # R = (27.02 + 1,000 x 50 x 0.3925 ms) / (0.7 - 0.5262) = 268.3 -> 269
     assert d.value("weight_read_floor_busy") == pytest.approx(100 * w_s / 0.015)
     r_cont = (pre + 1000 * 50 * kv_s) / (0.7 - (w_s + FIXED_S) / 0.015)
     assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
-    assert d.value("replicas") == math.ceil(r_cont) == 311
-    assert d.value("gpus") == 311
-    held = 1000 / 311 * 50 * 0.015  # 2.41 sequences each
+    assert d.value("replicas") == math.ceil(r_cont) == 269
+    assert d.value("gpus") == 269
+    held = 1000 / 269 * 50 * 0.015  # 2.79 sequences each
     assert d.value("held_batch") == pytest.approx(held)
-    assert d.value("decode_replica_equivalents") == pytest.approx(311 * (w_s + held * kv_s + FIXED_S) / 0.015)
+    assert d.value("decode_replica_equivalents") == pytest.approx(269 * (w_s + held * kv_s + FIXED_S) / 0.015)
     assert d.value("completion_latency_s") == pytest.approx(prefill + 50 * step)
 
 
 def test_the_mistakes_in_numbers():
     d = solve(Params())
-    bw = H100_HBM_Bps * 0.7
+    bw = H100_HBM_Bps * MBU
     w_s, kv_s = 2 * L8 / bw, 131_072 * 8025 / bw
-    # no prefix cache: (8,000 x 16.06 GFLOP + 524,288 x 8,000 x 7,999 / 2) / 494.5 TFLOP/s = 293.7 ms
-    full = (8000 * 2 * L8 + 524_288 * 8000 * 7999 / 2) / (H100_BF16 * 0.5)
+    # no prefix cache: (8,000 x 16.06 GFLOP + 524,288 x 8,000 x 7,999 / 2) / 593.4 TFLOP/s = 244.8 ms
+    full = (8000 * 2 * L8 + 524_288 * 8000 * 7999 / 2) / (H100_BF16 * PREFILL_MFU)
     assert d.value("prefill_s_without_prefix_cache") == pytest.approx(full)
-    # with that much prefill each replica holds under one sequence, so every token is a step of its
-    # own: (293.7 + 1,000 x 50 x (6.849 + 0.4486 + 1) ms) / 0.7 = 1,012.3 -> 1,013
+    assert full == pytest.approx(244.8e-3, rel=1e-3)
+    # with that much prefill the busy-time fleet, (244.8 + 50 x 0.3925) ms x 1,000 / 0.1738 = 1,521, would
+    # hold 1,000 x 50 x 15 ms / 1,521 = 0.49 of a sequence each: under one, so every token is a step of its
+    # own: (244.8 + 1,000 x 50 x (5.993 + 0.3925 + 1.9) ms) / 0.7 = 941.5 -> 942
+    assert 1000 * 50 * 0.015 / (1000 * (full + 50 * kv_s) / (0.7 - (w_s + FIXED_S) / 0.015)) < 1
     cold = (1000 * full + 1000 * 50 * (w_s + kv_s + FIXED_S)) / 0.7
     assert d.value("replicas_without_prefix_cache_continuous") == pytest.approx(cold, rel=1e-6)
-    assert d.value("replicas_without_prefix_cache") == math.ceil(cold) == 1013
-    # prefill forgotten: 1,000 x 50 x 0.4486 ms / (0.7 - 0.5232) = 126.9 -> 127
+    assert d.value("replicas_without_prefix_cache") == math.ceil(cold) == 942
+    # prefill forgotten: 1,000 x 50 x 0.3925 ms / (0.7 - 0.5262) = 112.9 -> 113
     only = 1000 * 50 * kv_s / (0.7 - (w_s + FIXED_S) / 0.015)
     assert d.value("replicas_decode_only_continuous") == pytest.approx(only, rel=1e-6)
-    assert d.value("replicas_decode_only") == math.ceil(only) == 127
-    # batch at the memory cap of 53: 6.849 ms + 53 x 0.4486 ms + 1 ms = 31.6 ms, twice the TPOT target
+    assert d.value("replicas_decode_only") == math.ceil(only) == 113
+    # batch at the memory cap of 53: 5.993 ms + 53 x 0.3925 ms + 1.9 ms = 28.69 ms, nearly twice the TPOT target
     at_mem = w_s + 53 * kv_s + FIXED_S
     assert d.value("tpot_at_memory_batch_s") == pytest.approx(at_mem)
-    # charged as full batches of 53: (32.43 + 1,000 x 50 x 31.6 ms / 53) / 0.7 = 88.9 -> 89
+    assert at_mem == pytest.approx(28.69e-3, rel=1e-3)
+    # charged as full batches of 53: (27.02 + 1,000 x 50 x 28.69 ms / 53) / 0.7 = 77.3 -> 78
     mem_fleet = (1000 * d.value("prefill_s_per_request") + 1000 * 50 * at_mem / 53) / 0.7
-    assert d.value("replicas_at_memory_batch") == math.ceil(mem_fleet) == 89
+    assert d.value("replicas_at_memory_batch") == math.ceil(mem_fleet) == 78
     assert d.value("developers_per_request_in_flight") == pytest.approx(10_000 / d.value("requests_in_flight"))
 
 
@@ -131,31 +141,35 @@ def test_variant_large_model_in_fp8():
                weight_precision="fp8", compute_precision="fp8")
     d = solve(p)
     rate = 20_000 * 3 / 60  # 1,000 req/s
-    bw = 8 * H100_HBM_Bps * 0.7  # 18.76 TB/s
-    flops = 8 * H100_FP8 * 0.5  # 7.916 PFLOP/s, decode and prefill MFU both 50%
-    w_s = L70 * 1 / bw  # 3.761 ms
-    kv_s = 327_680 * (4000 + 50) / bw  # 70.74 us
+    bw = 8 * H100_HBM_Bps * MBU  # 21.44 TB/s
+    flops = 8 * H100_FP8 * DECODE_MFU  # 7.916 PFLOP/s for decode
+    prefill_flops = 8 * H100_FP8 * PREFILL_MFU  # 9.499 PFLOP/s for prefill
+    w_s = L70 * 1 / bw  # 3.291 ms
+    kv_s = 327_680 * (4000 + 50) / bw  # 61.90 us
     # TP 8: 80 layers x 2 all-reduces, each 6 us + 2 x 7/8 x tokens x 8,192 x 2 B over 450 GB/s
     ar_fixed = 160 * 6e-6  # 0.96 ms a step
     ar_per_token = 160 * 2 * 7 / 8 * 8192 * 2 / NVLINK_Bps  # 10.19 us per sequence in the step
     fixed = FIXED_S + ar_fixed
     per_tok = 2 * L70 + 2 * 80 * 64 * 256 * 4050
     tpot_cap = min(math.floor((0.025 - fixed - w_s) / (kv_s + ar_per_token)),
-                   math.floor((0.025 - fixed) / (per_tok / flops + ar_per_token)))  # 238
+                   math.floor((0.025 - fixed) / (per_tok / flops + ar_per_token)))  # (25 - 2.86 - 3.291) / 72.09 us
     mem_cap = math.floor((0.9 * 8 * H100_HBM_B - L70) / (327_680 * 4100))  # 376
-    assert (d.value("batch_tpot_cap"), d.value("batch_memory_cap")) == (tpot_cap, mem_cap) == (238, 376)
-    step = w_s + 238 * kv_s + fixed + 238 * ar_per_token  # 24.98 ms, bytes-bound
+    assert (d.value("batch_tpot_cap"), d.value("batch_memory_cap")) == (tpot_cap, mem_cap) == (261, 376)
+    step = w_s + 261 * kv_s + fixed + 261 * ar_per_token  # 3.291 + 16.16 + 2.86 + 2.66 = 24.97 ms, bytes-bound
     assert d.value("decode_step_s") == pytest.approx(step)
-    assert d.value("decode_step_allreduce_s") == pytest.approx(ar_fixed + 238 * ar_per_token)
-    # prefill: 800 new tokens after 3,200 cached, plus the 800 tokens' all-reduces (9.1 ms over NVLink)
-    prefill = ((800 * 2 * L70 + 2 * 80 * 64 * 256 * (800 * 3200 + 800 * 799 / 2)) / flops
+    assert step == pytest.approx(24.97e-3, rel=1e-3)
+    assert d.value("decode_step_allreduce_s") == pytest.approx(ar_fixed + 261 * ar_per_token)
+    # prefill: 800 new tokens after 3,200 cached (12.68 ms of FLOP), plus the 800 tokens' all-reduces
+    # (9.1 ms over NVLink): 21.79 ms
+    prefill = ((800 * 2 * L70 + 2 * 80 * 64 * 256 * (800 * 3200 + 800 * 799 / 2)) / prefill_flops
                + ar_fixed + 800 * ar_per_token)
     assert d.value("prefill_s_per_request") == pytest.approx(prefill)
-    # (1,000 x 24.7 ms + 1,000 x 100 x (70.74 + 10.19) us) / (0.7 - (3.761 + 1.96) / 25 ms) = 70.9 -> 71
+    assert prefill == pytest.approx(21.79e-3, rel=1e-3)
+    # (1,000 x 21.79 ms + 1,000 x 100 x (61.90 + 10.19) us) / (0.7 - (3.291 + 2.86) / 25 ms) = 63.9 -> 64
     r_cont = (rate * prefill + rate * 100 * (kv_s + ar_per_token)) / (0.7 - (w_s + fixed) / 0.025)
     assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
-    assert d.value("replicas") == math.ceil(r_cont)
-    assert d.value("gpus") == math.ceil(r_cont) * 8
+    assert d.value("replicas") == math.ceil(r_cont) == 64
+    assert d.value("gpus") == math.ceil(r_cont) * 8 == 512
 
 
 def test_worked_problem_llama3_70b_int8_on_tpu_v5e_4x4():
