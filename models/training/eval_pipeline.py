@@ -164,6 +164,20 @@ def solve(p: Params) -> Derivation:
                        formula="{prefill_s_per_request} s + {decode_s_per_prompt} s")
     d.step("prefill_share", "Share of replica time spent in prefill", 100 * e.prefill_s_per_request / replica_s, "%",
            formula="100 × {prefill_s_per_request} s / {replica_s_per_prompt} s")
+    # What a bare roofline (no all-reduces, no fixed cost) would charge, to show what they add.
+    step = e.decode
+    d.step("decode_step_extras_share", "Share of the decode step spent in all-reduces and the fixed cost",
+           100 * (step.allreduce_s + step.overhead_s) / step.step_s, "%",
+           formula="100 × ({decode_step_allreduce_s} s + {step_overhead_s} s) / {decode_step_s} s")
+    roofline_s = d.step("roofline_s_per_prompt", "Replica time per prompt on a bare roofline (no all-reduces or "
+                        "fixed cost)",
+                        e.prefill_flops_per_request / d.value("replica_prefill_flops")
+                        + p.output_tokens * step.roofline_s / e.batch, "s",
+                        formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s + "
+                                "{output_tokens} × max({decode_step_memory_s} s, {decode_step_compute_s} s) / "
+                                "{decode_batch}")
+    d.step("over_roofline", "GPU-hours over what a bare roofline would size", replica_s / roofline_s, "1", noun="×",
+           formula="{replica_s_per_prompt} s / {roofline_s_per_prompt} s")
     per_replica = d.step("tokens_per_s_per_replica", "Tokens per second one replica gets through",
                          per_prompt / replica_s, "1/s", noun="tokens",
                          formula="{tokens_per_prompt} / {replica_s_per_prompt} s")
