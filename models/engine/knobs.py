@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import create_model, model_validator
 from pydantic.fields import FieldInfo
 
-from models.catalog import LLM, model as catalog_model
+from models.catalog import HBM_USABLE_FRACTION, LLM, model as catalog_model
 from models.core import Knob, StrictModel
 from models.engine import hardware
 from models.engine.defaults import (DEFAULT_ALLREDUCE_LATENCY_US, DEFAULT_DECODE_MFU, DEFAULT_HBM_EFFICIENCY,
@@ -115,33 +115,7 @@ class ReplicaKnobs(AcceleratorKnobs):
         draw=(0.85, 0.95), fold=ENGINE_FOLD)] = 0.9
 
 
-class PrefillEfficiencyKnobs(ReplicaKnobs):
-    """What a prompt's prefill runs at. A page that only prefills (a TTFT budget, recomputing evicted
-    KV) composes this group alone, so it shows no decode knob that would move nothing."""
-
-    prefill_mfu: Annotated[float, Knob(
-        "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
-        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak. The "
-             "default 60% is the accuracy page's fit to GPT-13B's prefills on A100.",
-        draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
-    allreduce_latency_us: Annotated[float, Knob(
-        "All-reduce latency", "µs", 0, 100, 0.5,
-        help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
-             "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
-             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = DEFAULT_ALLREDUCE_LATENCY_US
-    attention_flops: Annotated[bool, Knob(
-        "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
-                                     "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True
-
-    @model_validator(mode="after")
-    def _runs(self) -> "PrefillEfficiencyKnobs":
-        why = problem(self)
-        if why:
-            raise ValueError(why)
-        return self
-
-
-class EfficiencyKnobs(PrefillEfficiencyKnobs):
+class EfficiencyKnobs(ReplicaKnobs):
     hbm_efficiency: Annotated[float, Knob(
         "Decode MBU (HBM bandwidth achieved)", "", 0.1, 1.0, 0.01, percent=True,
         help="Model bandwidth utilization: the share of peak HBM bandwidth a decode step reads at. 100% is "
@@ -152,11 +126,32 @@ class EfficiencyKnobs(PrefillEfficiencyKnobs):
         "Decode MFU", "", 0.05, 1.0, 0.01, percent=True,
         help="Share of dense peak FLOP/s a decode step's skinny matrix multiplies reach when compute binds.",
         draw=(0.3, 0.6), fold=ENGINE_FOLD)] = DEFAULT_DECODE_MFU
+    prefill_mfu: Annotated[float, Knob(
+        "Prefill MFU", "", 0.05, 1.0, 0.01, percent=True,
+        help="Share of dense peak FLOP/s prefill reaches; thousands of rows per GEMM run near peak. The "
+             "default 60% is the accuracy page's fit to GPT-13B's prefills on A100.",
+        draw=(0.35, 0.65), fold=ENGINE_FOLD)] = DEFAULT_PREFILL_MFU
     step_overhead_ms: Annotated[float, Knob(
         "Fixed cost per step", "ms", 0, 20, 0.1,
         help="Kernel launches and sampling, paid every step; the tensor-parallel all-reduces are computed "
              "from the fabric on top of it. The default 1.9 ms is the accuracy page's fit (with the 80% MBU) "
              "to a vLLM run on 8 × H200.", draw=(0.5, 3), fold=ENGINE_FOLD)] = DEFAULT_STEP_OVERHEAD_MS
+    allreduce_latency_us: Annotated[float, Knob(
+        "All-reduce latency", "µs", 0, 100, 0.5,
+        help="The fixed cost of one tensor-parallel all-reduce (two per layer per step). 6 µs: a TP-8 "
+             "all-reduce of 512 B on H100 with SGLang's custom kernel; the payload's time over the link "
+             "is added on top.", draw=(3, 15), fold=ENGINE_FOLD)] = DEFAULT_ALLREDUCE_LATENCY_US
+    attention_flops: Annotated[bool, Knob(
+        "Count attention FLOP", help="Off: FLOP per token is the textbook 2 x parameters. On: plus QK^T and "
+                                     "AV over the context, which grows with every token.", fold=ENGINE_FOLD)] = True
+
+
+    @model_validator(mode="after")
+    def _runs(self) -> "EfficiencyKnobs":
+        why = problem(self)
+        if why:
+            raise ValueError(why)
+        return self
 
 
 EngineKnobs = EfficiencyKnobs
@@ -178,6 +173,21 @@ def subset(group: type[StrictModel], name: str, **defaults: Any) -> type[StrictM
         info = group.model_fields[knob]
         fields[knob] = (info.annotation, FieldInfo.merge_field_infos(info, default=value))
     return create_model(name, __base__=StrictModel, **fields)
+
+
+def without(group: type[StrictModel], *names: str) -> type[StrictModel]:
+    """`group` less the knobs `names`, its checks kept: a page that only prefills takes the engine
+    without its decode efficiencies, a page that never sizes a fleet the serving knobs without a
+    utilization target, so the page shows no knob that moves none of its figures. The engine reads
+    a knob that is not there at its default (`replica`)."""
+    missing = set(names) - set(group.model_fields)
+    if missing:
+        raise KeyError(f"{group.__name__} has no knob {', '.join(sorted(missing))}")
+    fields = {n: (info.annotation, info) for n, info in group.model_fields.items() if n not in names}
+    checks = {d.cls_var_name: model_validator(mode=d.info.mode)(d.func)
+              for d in group.__pydantic_decorators__.model_validators.values()
+              if d.cls_var_name != "_check_knob_bounds"}  # StrictModel's own, inherited anyway
+    return create_model(group.__name__, __base__=StrictModel, __validators__=checks, **fields)
 
 
 def with_defaults(group: type[StrictModel], **defaults: Any) -> type[StrictModel]:
@@ -248,13 +258,13 @@ def replica(p: Any) -> Replica:
 
 
 def _build_replica(p: Any) -> Replica:
-    # A prefill-only page composes PrefillEfficiencyKnobs: its replica decodes at the defaults,
-    # which it never reads (no decode figure), so that it can still say what a step would cost.
+    # A page built `without` some efficiency knobs (one that only prefills) runs those at the
+    # engine's defaults; it shows no figure they would move.
     return Replica(
         llm(p), accelerator(p), p.tp_degree, weight_fmt=p.weight_precision, kv_fmt=p.kv_precision,
         compute_fmt=p.compute_precision, hbm_efficiency=getattr(p, "hbm_efficiency", DEFAULT_HBM_EFFICIENCY),
         decode_mfu=getattr(p, "decode_mfu", DEFAULT_DECODE_MFU), prefill_mfu=p.prefill_mfu,
-        usable_hbm_fraction=p.usable_hbm_fraction,
+        usable_hbm_fraction=getattr(p, "usable_hbm_fraction", HBM_USABLE_FRACTION),
         step_overhead_s=getattr(p, "step_overhead_ms", DEFAULT_STEP_OVERHEAD_MS) / 1000,
         allreduce_latency_s=p.allreduce_latency_us / 1e6, attention_flops=p.attention_flops,
     )

@@ -36,16 +36,11 @@ class RequestKnobs(StrictModel):
         draw=(100, 1000))] = 400
 
 
-class TpotKnobs(StrictModel):
+class SloKnobs(StrictModel):
     tpot_target_ms: Annotated[float, Knob(
         "TPOT target", "ms", 1, 1000, log=True,
         help="Time per output token the engine must not exceed; 50 ms is 20 tokens/s, faster than reading.",
         draw=(30, 80))] = 50
-
-
-class SloKnobs(TpotKnobs):
-    """The TPOT target and the busy share a fleet is sized to: for pages that size a fleet."""
-
     target_utilization: Annotated[float, Knob(
         "Target utilization", "", 0.1, 1.0, 0.01, percent=True,
         help="Busy share each replica may reach at peak; the rest absorbs bursts and a lost replica.",
@@ -60,26 +55,12 @@ class BatchKnobs(StrictModel):
         draw=(0, 0))] = 0  # a mock draws the derived batch
 
 
-def _refuse_unservable(p: Any) -> None:
-    why = served_problem(served(p))
-    if why:
-        raise ValueError(why)
-
-
-class ReplicaServingKnobs(EngineKnobs, BatchKnobs, TpotKnobs, RequestKnobs):
-    """One replica serving the request shape: for pages that never size a fleet (no utilization
-    target to show that would move nothing)."""
-
-    @model_validator(mode="after")
-    def _servable(self) -> "ReplicaServingKnobs":
-        _refuse_unservable(self)
-        return self
-
-
 class ServingKnobs(EngineKnobs, BatchKnobs, SloKnobs, RequestKnobs):
     @model_validator(mode="after")
     def _servable(self) -> "ServingKnobs":
-        _refuse_unservable(self)
+        why = served_problem(served(self))
+        if why:
+            raise ValueError(why)
         return self
 
 

@@ -2,6 +2,7 @@
 custom shape that run the catalog's arithmetic, and a sentence for what cannot run."""
 
 import pytest
+from pydantic import ValidationError
 
 from models.engine.knobs import EngineKnobs, llm, problem, replica, with_defaults
 from models.mock import draw_scenario
@@ -65,3 +66,23 @@ def test_a_knob_shown_only_for_custom():
     assert not shown(by_field["custom_hbm_GB"], {"gpu": "H100 SXM"})
     assert shown(by_field["custom_hbm_GB"], {"gpu": "Custom"})
     assert shown(by_field["gpu"], {})
+
+
+def test_without_drops_knobs_and_keeps_the_checks():
+    from models.engine.knobs import without
+    from models.engine.serving_knobs import ServingKnobs
+
+    Prefill = without(EngineKnobs, "hbm_efficiency", "decode_mfu", "step_overhead_ms")
+    assert not {"hbm_efficiency", "decode_mfu", "step_overhead_ms"} & set(Prefill.model_fields)
+    assert Prefill.model_fields["prefill_mfu"].metadata == EngineKnobs.model_fields["prefill_mfu"].metadata
+    # the dropped knobs run at the engine's defaults: 1.9 ms a step, 80% MBU
+    r = replica(Prefill(tp_degree=8))
+    assert (r.step_overhead_s, r.hbm_efficiency) == (1.9e-3, 0.8)
+    with pytest.raises(ValidationError, match="141 GB of weights"):  # the engine's check is kept
+        Prefill(tp_degree=1)
+    Fleetless = without(ServingKnobs, "target_utilization")
+    assert "target_utilization" not in Fleetless.model_fields
+    with pytest.raises(ValidationError, match="GB of KV for one sequence"):  # and the serving check
+        Fleetless(tp_degree=4, prompt_tokens=1_000_000)
+    with pytest.raises(KeyError, match="no knob"):
+        without(EngineKnobs, "not_a_knob")
