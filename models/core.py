@@ -54,6 +54,9 @@ class Knob:
     # Drawn inside a folded section of this title, after the page's own knobs: the engine's
     # efficiencies and fixed costs, which a learner rarely moves first.
     fold: str = ""
+    # Read only by the page's live simulation (a scheduler policy, a run length): no step moves with
+    # it. tests/test_knobs_move.py lets such a knob move no step, and holds every other one to it.
+    simulation: bool = False
 
     def in_range(self, value: float) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)

@@ -260,13 +260,15 @@ def replica(p: Any) -> Replica:
 def _build_replica(p: Any) -> Replica:
     # A page built `without` some efficiency knobs (one that only prefills) runs those at the
     # engine's defaults; it shows no figure they would move.
+    knob = lambda name, default: getattr(p, name, default)  # noqa: E731
     return Replica(
         llm(p), accelerator(p), p.tp_degree, weight_fmt=p.weight_precision, kv_fmt=p.kv_precision,
-        compute_fmt=p.compute_precision, hbm_efficiency=getattr(p, "hbm_efficiency", DEFAULT_HBM_EFFICIENCY),
-        decode_mfu=getattr(p, "decode_mfu", DEFAULT_DECODE_MFU), prefill_mfu=p.prefill_mfu,
-        usable_hbm_fraction=getattr(p, "usable_hbm_fraction", HBM_USABLE_FRACTION),
-        step_overhead_s=getattr(p, "step_overhead_ms", DEFAULT_STEP_OVERHEAD_MS) / 1000,
-        allreduce_latency_s=p.allreduce_latency_us / 1e6, attention_flops=p.attention_flops,
+        compute_fmt=p.compute_precision, hbm_efficiency=knob("hbm_efficiency", DEFAULT_HBM_EFFICIENCY),
+        decode_mfu=knob("decode_mfu", DEFAULT_DECODE_MFU), prefill_mfu=knob("prefill_mfu", DEFAULT_PREFILL_MFU),
+        usable_hbm_fraction=knob("usable_hbm_fraction", HBM_USABLE_FRACTION),
+        step_overhead_s=knob("step_overhead_ms", DEFAULT_STEP_OVERHEAD_MS) / 1000,
+        allreduce_latency_s=knob("allreduce_latency_us", DEFAULT_ALLREDUCE_LATENCY_US) / 1e6,
+        attention_flops=knob("attention_flops", True),
     )
 
 

@@ -66,4 +66,6 @@ class ServingKnobs(EngineKnobs, BatchKnobs, SloKnobs, RequestKnobs):
 
 def served(p: Any, prefix_cache_hit: float | None = None) -> Served:
     hit = p.prefix_cache_hit if prefix_cache_hit is None else prefix_cache_hit
-    return Served(replica(p), p.prompt_tokens, p.output_tokens, hit, p.tpot_target_ms / 1000, p.given_batch)
+    # A page whose batch is observed (given) may leave the TPOT target out: it then sets no cap.
+    tpot_ms = getattr(p, "tpot_target_ms", SloKnobs.model_fields["tpot_target_ms"].default)
+    return Served(replica(p), p.prompt_tokens, p.output_tokens, hit, tpot_ms / 1000, p.given_batch)

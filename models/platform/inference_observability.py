@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import with_defaults
+from models.engine.knobs import with_defaults, without
 from models.engine.record import kv_formula
 from models.engine.serving_knobs import ServingKnobs, served
 # Gateway work before the engine sees a request (auth, rate limit, routing): an assumption.
@@ -120,8 +120,11 @@ class _ObservabilityKnobs(StrictModel):
 
 # The page's observed scenario: a batch of 64 reported by the engine, 1,800-token prompts with no
 # prefix cache, 400-token answers, on 4 H100s.
-class Params(with_defaults(ServingKnobs, tp_degree=4, given_batch=64, prompt_tokens=1800, output_tokens=400,
-                           prefix_cache_hit=0.0), _ObservabilityKnobs):
+# The batch is observed, not derived from a target, and no fleet is sized: no TPOT target or
+# utilization target to show.
+class Params(without(with_defaults(ServingKnobs, tp_degree=4, given_batch=64, prompt_tokens=1800, output_tokens=400,
+                                   prefix_cache_hit=0.0), "tpot_target_ms", "target_utilization"),
+             _ObservabilityKnobs):
     """What the fleet reports and what it costs, then the request and the engine."""
 
 

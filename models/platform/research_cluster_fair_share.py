@@ -123,7 +123,7 @@ class Params(StrictModel):
     job_hours: Annotated[
         float,
         Knob("Mean job length", "h", 0.5, 72, 0.5, log=True,
-             help="Durations are exponential with this mean (simulation only).", draw=(2, 24)),
+             help="Durations are exponential with this mean (simulation only).", draw=(2, 24), simulation=True),
     ] = 8
     checkpoint_minutes: Annotated[
         float,
@@ -140,21 +140,21 @@ class Params(StrictModel):
         float,
         Knob("Interpretability returns at", "h", 1, 336, 1,
              help="Hours after the start of the simulation; its whole guarantee is claimed at once.",
-             draw=(6, 48)),
+             draw=(6, 48), simulation=True),
     ] = 24
     sim_days: Annotated[
         float,
-        Knob("Simulated days", "days", 1, 14, 0.5, help="Length of the simulation.", draw=(2, 5)),
+        Knob("Simulated days", "days", 1, 14, 0.5, help="Length of the simulation.", draw=(2, 5), simulation=True),
     ] = 3
     victim_policy: Annotated[
         Literal["least work lost", "random"],
-        Knob("Preemption victims", help="Which borrowed jobs go first when an owner returns (simulation)."),
+        Knob("Preemption victims", help="Which borrowed jobs go first when an owner returns (simulation).", simulation=True),
     ] = "least work lost"
     checkpoint_on_signal: Annotated[
         bool,
         Knob("Checkpoint on the preemption signal",
              help="On: a victim saves during the grace period and loses only the save. Off: it loses the work "
-                  "since its last periodic checkpoint (simulation; the page shows both numbers)."),
+                  "since its last periodic checkpoint (simulation; the page shows both numbers).", simulation=True),
     ] = True
     charge_by_allocation: Annotated[
         bool,

@@ -58,7 +58,7 @@ class _WarmPoolKnobs(StrictModel):
         float,
         Knob("Burst lasts at peak", "s", 0, 3600, 10,
              help="How long the peak holds before traffic ramps back down (used by the live simulation).",
-             draw=(60, 600)),
+             draw=(60, 600), simulation=True),
     ] = 240
     cold_start_s: Annotated[
         float,

@@ -70,13 +70,13 @@ class _BatchingKnobs(StrictModel):
     stream_policy: Annotated[
         Literal["cut", "block"],
         Knob("When a client's buffer is full", help="cut: drop the stream and free its slot. "
-             "block: the engine waits for the client (the design to avoid)."),
+             "block: the engine waits for the client (the design to avoid).", simulation=True),
     ] = "cut"
     policy: Annotated[
         Literal["chunked", "continuous", "static"],
         Knob("Scheduler (simulation)",
              help="static: a batch runs until its longest request is done. continuous: admit every "
-                  "iteration, prompts as their own steps. chunked: continuous with chunked prefill."),
+                  "iteration, prompts as their own steps. chunked: continuous with chunked prefill.", simulation=True),
     ] = "chunked"
     arrival_rps: Annotated[
         float,
@@ -87,18 +87,18 @@ class _BatchingKnobs(StrictModel):
         float,
         Knob("Length spread (simulation)", "σ", 0, 2, 0.1,
              help="Lognormal sigma of prompt and output lengths around their means; 0 = all equal.",
-             draw=(0.3, 1.2)),
+             draw=(0.3, 1.2), simulation=True),
     ] = 0.8
     on_fraction: Annotated[
         float,
         Knob("Traffic on-time (simulation)", "", 0.1, 1, 0.05, percent=True,
              help="100% = steady Poisson. Below, traffic arrives in on/off bursts (20 s period) "
-                  "with the same mean rate.", draw=(0.3, 1)),
+                  "with the same mean rate.", draw=(0.3, 1), simulation=True),
     ] = 1.0
     slow_client_fraction: Annotated[
         float,
         Knob("Slow clients (simulation)", "", 0, 0.5, 0.01, percent=True,
-             help="Share of streams whose client reads slower than tokens are generated.", draw=(0, 0.1)),
+             help="Share of streams whose client reads slower than tokens are generated.", draw=(0, 0.1), simulation=True),
     ] = 0.02
     slow_client_tokens_per_s: Annotated[
         float,

@@ -39,7 +39,7 @@ from pydantic import model_validator
 
 from models.catalog import GPUS_PER_NODE, LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, without
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica
 from models.sim import kv_tiers
@@ -131,12 +131,14 @@ class _TierKnobs(StrictModel):
         int,
         Knob("Simulated window", "min", 20, 480, 10,
              help="Conversations start during this window; the run ends when the last one finishes.",
-             draw=(60, 240)),
+             draw=(60, 240), simulation=True),
     ] = 120
 
 
 
-class Params(with_defaults(EngineKnobs, tp_degree=8), _TierKnobs):
+# Recomputing evicted KV is a prefill: the decode efficiencies would move nothing here.
+class Params(without(with_defaults(EngineKnobs, tp_degree=8), "hbm_efficiency", "decode_mfu", "step_overhead_ms"),
+             _TierKnobs):
     """The page's own knobs first, then the shared engine (model, accelerator, formats, prefill MFU)."""
 
     @model_validator(mode="after")

@@ -35,7 +35,7 @@ from pydantic import model_validator
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults, without
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
@@ -141,7 +141,7 @@ class _LoraKnobs(StrictModel):
 
 
 # The seed's replica: the 70B base in bf16 on a tensor-parallel group of 8 ("800 GPUs" for 100).
-_Engine = with_defaults(EngineKnobs, tp_degree=8)
+_Engine = without(with_defaults(EngineKnobs, tp_degree=8), "prefill_mfu")  # the page sizes decode only
 _RequestKnobs = subset(RequestKnobs, "_RequestKnobs", prompt_tokens=2000, output_tokens=400)
 
 

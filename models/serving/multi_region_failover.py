@@ -68,11 +68,11 @@ class _FailoverKnobs(StrictModel):
     ] = 15
     shift: Annotated[
         Literal["immediate", "ramp"],
-        Knob("Traffic shift", help="Move the lost region's traffic at once, or along a linear weighted ramp."),
+        Knob("Traffic shift", help="Move the lost region's traffic at once, or along a linear weighted ramp.", simulation=True),
     ] = "immediate"
     ramp_s: Annotated[
         float,
-        Knob("Ramp length", "s", 1, 120, 1, help="Length of the weighted ramp, if the shift ramps.", draw=(10, 60)),
+        Knob("Ramp length", "s", 1, 120, 1, help="Length of the weighted ramp, if the shift ramps.", draw=(10, 60), simulation=True),
     ] = 30
     retry_policy: Annotated[
         Literal["immediate", "backoff", "backoff_jitter"],
@@ -106,13 +106,13 @@ class _FailoverKnobs(StrictModel):
              help="The rest is free tier, which admission control sheds first.", draw=(0.4, 0.9)),
     ] = 0.7
     admission_control: Annotated[
-        bool, Knob("Admission control", help="Off: nothing is shed and every queue grows without bound."),
+        bool, Knob("Admission control", help="Off: nothing is shed and every queue grows without bound.", simulation=True),
     ] = True
     queue_limit_s: Annotated[
         float,
         Knob("Queue bound", "s", 0.5, 120, log=True,
              help="Seconds of work at full capacity a region may hold queued before it sheds paid traffic too.",
-             draw=(1, 20)),
+             draw=(1, 20), simulation=True),
     ] = 5
     warm_pool_replicas: Annotated[
         int,

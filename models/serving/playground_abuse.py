@@ -26,7 +26,7 @@ import math
 from typing import Annotated, Literal
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import accelerator, with_defaults
+from models.engine.knobs import accelerator, with_defaults, without
 from models.engine.record import record_model
 from models.engine.serving_knobs import ServingKnobs, served
 from models.units import format_number
@@ -118,8 +118,9 @@ class _PlaygroundKnobs(StrictModel):
 
 # The page's own figures, not the seed's: a conversation of 8,000 tokens resumed, replies of 500
 # streamed at 50 tokens/s (a 20 ms TPOT), 64 streams a replica, no prefix cache left on resume.
-class Params(with_defaults(ServingKnobs, tp_degree=8, prompt_tokens=8000, output_tokens=500, tpot_target_ms=20,
-                           prefix_cache_hit=0.0, given_batch=64), _PlaygroundKnobs):
+# One replica's costs, no fleet sized: no utilization target.
+class Params(without(with_defaults(ServingKnobs, tp_degree=8, prompt_tokens=8000, output_tokens=500, tpot_target_ms=20,
+                                   prefix_cache_hit=0.0, given_batch=64), "target_utilization"), _PlaygroundKnobs):
     """The users and the transport, then the request, stream speed and batch, then the engine."""
 
 

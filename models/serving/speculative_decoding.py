@@ -32,7 +32,7 @@ from typing import Annotated
 
 from models.catalog import model as catalog_model
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import llm, with_defaults
+from models.engine.knobs import llm, with_defaults, without
 from models.engine.record import record_served
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import ServingKnobs
@@ -140,7 +140,8 @@ class _DraftKnobs(StrictModel):
 
 # The operating batch is the question's: "a busy fleet" at 256 sequences a replica. Eight H100s
 # hold Llama 3 70B in bf16 with room for 552 such sequences.
-class Params(with_defaults(ServingKnobs, tp_degree=8, given_batch=256), _DraftKnobs):
+# One replica's step at a batch, no fleet sized: no utilization target.
+class Params(without(with_defaults(ServingKnobs, tp_degree=8, given_batch=256), "target_utilization"), _DraftKnobs):
     """The draft, then the operating batch, the request, the target's engine."""
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults, without
 from models.engine.record import record_model
 from models.engine.roofline import Replica
 from models.sim import queue
@@ -98,7 +98,9 @@ class _TtftKnobs(StrictModel):
 
 
 
-class Params(with_defaults(EngineKnobs, tp_degree=8), _TtftKnobs):
+# TTFT is prefill and queueing: no decode step's fixed cost or MFU, nor the KV room, moves a figure here.
+class Params(without(with_defaults(EngineKnobs, tp_degree=8), "usable_hbm_fraction", "decode_mfu", "step_overhead_ms"),
+             _TtftKnobs):
     """The budget, the prompts and the traffic, then the engine: a tensor-parallel group of eight
     runs one prefill at a time."""
 

@@ -287,6 +287,10 @@ def solve(p: Params) -> Derivation:
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / hw.hbm_bytes, "%",
            formula="100 × {weight_bytes} / {gpu_memory_bytes}")
+    d.step("hbm_left_for_activations_bytes", "HBM left per GPU for activations once the weights are in",
+           p.usable_hbm_fraction * hw.hbm_bytes - wb, "B",
+           formula="{usable_hbm_fraction} × {gpu_memory_bytes} B − {weight_bytes} B",
+           note="What the VAE, the text encoder's outputs and the activations of a pass must fit in.")
     d.step("hidden_state_bytes", "One activation tensor of the whole clip (tokens × width, bf16)",
            n * w * ACT_BYTES, "B", formula="{tokens_per_pass} × {dit_width} × 2 B")
     d.step("attention_scores_bytes_per_layer", "Attention scores of one block if written out (all heads, bf16)",

@@ -69,8 +69,7 @@ class Params(StrictModel):
         Knob(
             "Slow peers", "", 0, 0.5, step=0.01, percent=True,
             help="Share of hosts whose NIC is congested or throttled (used by the swarm simulation).",
-            draw=(0, 0.2),
-        ),
+            draw=(0, 0.2), simulation=True),
     ] = 0.0
     slow_peer_speed: Annotated[
         float,
@@ -85,8 +84,7 @@ class Params(StrictModel):
         Knob(
             "Peers that die mid-transfer", "", 0, 0.3, step=0.01, percent=True,
             help="Share of hosts that crash during the first half of the rollout (swarm simulation).",
-            draw=(0, 0.1),
-        ),
+            draw=(0, 0.1), simulation=True),
     ] = 0.0
 
 

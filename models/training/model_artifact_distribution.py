@@ -124,7 +124,7 @@ class _RolloutKnobs(StrictModel):
     slow_peer_fraction: Annotated[
         float,
         Knob("Slow nodes", "", 0, 0.5, 0.01, percent=True,
-             help="Share of nodes with a congested or throttled NIC (swarm simulation).", draw=(0, 0.2)),
+             help="Share of nodes with a congested or throttled NIC (swarm simulation).", draw=(0, 0.2), simulation=True),
     ] = 0.0
     slow_peer_speed: Annotated[
         float,
@@ -135,7 +135,7 @@ class _RolloutKnobs(StrictModel):
         float,
         Knob("Nodes that die mid-rollout", "", 0, 0.3, 0.01, percent=True,
              help="Share of nodes that crash during the first half of the fan-out (swarm simulation).",
-             draw=(0, 0.1)),
+             draw=(0, 0.1), simulation=True),
     ] = 0.0
 
 

@@ -266,3 +266,12 @@ def test_solve_is_fast():
             solve(p)
         rounds.append((time.process_time() - t) / 50 * 1000)
     assert min(rounds) < 1.0, rounds
+
+
+def test_hbm_left_for_activations_by_hand():
+    # A 13B DiT in bf16 is 26 GB on each H100 (80 GB, 90% usable): 72 - 26 = 46 GB for the rest.
+    d = solve(Params())
+    assert d.value("hbm_left_for_activations_bytes") == pytest.approx(0.9 * 80e9 - 13e9 * 2)
+    # fp8 weights halve the 26 GB; the usable share moves the room one for one
+    assert solve(Params(weight_precision="fp8", usable_hbm_fraction=0.8)).value(
+        "hbm_left_for_activations_bytes") == pytest.approx(0.8 * 80e9 - 13e9 * 1)
