@@ -12,13 +12,22 @@ about a replica. On top of it:
     disaggregated node     1 / (prefill node-s + decode node-s) per request, each pool also capped by its NIC
     monolith node          prefill and decode take turns on one node, and co-scheduled prefill costs decode
                            a share `interference x prefill share of the node's time` of its throughput
-    one node saved         the load where the per-request saving adds up to one whole node:
-                           target utilization / (1/monolith - 1/disaggregated)
-    crossover load         from the fleets themselves: the lowest load from which the split's two pools,
-                           each rounded up, never need more nodes than the monolith rounded up. It is found
-                           by walking the loads where some pool gains a node, up to twice the one-node
-                           load, beyond which the two extra round-ups cannot outweigh the saving; with no
-                           interference the two tie and the crossover never comes.
+                           (that share taken at the full batch)
+    the fleets             the engine's (models/engine/serving.py): the decode pool and the monolith are
+                           the fewest nodes whose busy share, decode charged at the batch each node then
+                           holds, stays within the target utilization and whose decode slots hold the
+                           sequences in flight; interference divides the monolith's decode throughput.
+                           The prefill pool is prefill busy / target utilization. The NICs cap both pools.
+                           A node's busy share depends only on the requests it carries, so each fleet
+                           before its ceiling is proportional to the load: a slope, the node-seconds it
+                           provisions per request
+    one node saved         the load where the split's smaller slope adds up to one whole node:
+                           1 / (monolith slope - prefill slope - decode slope)
+    crossover load         the lowest load from which the split's two pools, each rounded up, never need
+                           more nodes than the monolith rounded up: the split can be larger only below the
+                           one-node load, so the monolith's sizes below it are checked from the top down
+                           and the first where the split is larger ends the search; with no saving the
+                           crossover never comes.
 
 Modelling choices, each stated on the page: the decode node's KV arrives over the scale-out NICs
 (RDMA, GPU memory to GPU memory) without costing GPU time; the hand-off carries the whole prompt's KV
@@ -31,8 +40,11 @@ import math
 from dataclasses import replace
 from typing import Annotated, Literal
 
+import numpy as np
+
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
+from models.engine import serving as sv
 from models.engine.knobs import with_defaults
 from models.engine.record import record_served
 from models.engine.serving import Served
@@ -51,7 +63,8 @@ class _SplitKnobs(StrictModel):
         Knob("Prefill interference on decode", "", 0, 1, 0.01, percent=True,
              help="The page's interference model: a monolith node whose time is a share s in prefill loses "
                   "interference × s of its decode throughput (the batch it can run at the TPOT target "
-                  "while prefill chunks share the step). 0% = perfect overlap, the two designs tie.",
+                  "while prefill chunks share the step). 0% = perfect overlap: a node at the full batch "
+                  "carries as much in either design.",
              draw=(0.1, 0.5)),
     ] = 0.3
     kv_link: Annotated[
@@ -73,38 +86,40 @@ class Params(with_defaults(ServingKnobs, tp_degree=8, prefix_cache_hit=0.0), _Sp
     """The load, the interference assumption and the hand-off NICs, then the shared serving knobs."""
 
 
-MAX_BREAKPOINTS = 200_000  # past this the walk stops at the sufficient bound (a sliver of saving)
+# Monolith sizes the crossover search checks, from the top down, before it settles for a load that
+# is sufficient but perhaps not the lowest: a split that saves under a thousandth of the monolith
+# rarely needs a few hundred, so only a split that saves a sliver gets that far.
+MAX_MONOLITH_SIZES = 4096
+CEIL_SLACK = 1e-9  # the engine's fleet forgives a round-off's worth of a node before its ceiling
 
 
-def _nodes(load: float, capacity: float, utilization: float) -> int:
-    return max(1, math.ceil(load / (capacity * utilization) - 1e-9))
+def _nodes(continuous: float) -> int:
+    return max(1, math.ceil(continuous - CEIL_SLACK))
 
 
-def crossover_load(cap_p: float, cap_d: float, cap_m: float, u: float) -> float:
-    """The load above which the disaggregated fleet (two pools, each rounded up) is never
-    larger than the monolith (rounded up), or inf when the split saves nothing.
+def crossover_load(prefill_s: float, decode_s: float, monolith_s: float) -> float:
+    """The load from which the split (two pools, each rounded up) never needs more nodes than the
+    monolith (rounded up), given each fleet's provisioned node-seconds per request; inf when the
+    split saves nothing.
 
-    Each fleet size is constant between the loads where one of its round-ups steps, so the fleets
-    are compared once on each such interval, up to the load 2 / (saving in nodes per req/s): from
-    there ceil(a) + ceil(b) <= a + b + 2 <= c <= ceil(c) holds at every load."""
-    a, b, c = 1 / (cap_p * u), 1 / (cap_d * u), 1 / (cap_m * u)  # nodes per req/s, before rounding
+    The split is larger only where ceil(aL) + ceil(bL) >= ceil(cL) + 1 >= cL + 1, and ceil(aL) +
+    ceil(bL) < (a + b) L + 2, so only below 1 / (c - a - b). While the monolith has m nodes, on
+    ((m - 1) / c, m / c], the split only grows with the load, so it is larger somewhere there exactly
+    when it is at m / c: walking m down from the top, the first such m is the crossover (m = 1
+    always is: two pools need two nodes)."""
+    a, b, c = prefill_s, decode_s, monolith_s
     saving = c - a - b
     if saving <= 1e-12:
         return math.inf
-    bound = 2 / saving
-    # count before listing: a sliver of saving puts the bound, and the step count, out of reach
-    if sum(rate * bound for rate in (a, b, c)) > MAX_BREAKPOINTS:
-        return bound
-    steps = [k / rate for rate in (a, b, c) for k in range(1, math.ceil(rate * bound) + 1)]
-    edges = sorted({0.0, *steps, bound})
-    crossover = 0.0
-    for lo, hi in zip(edges, edges[1:]):
-        mid = (lo + hi) / 2
-        if _nodes(mid, cap_p, u) + _nodes(mid, cap_d, u) > _nodes(mid, cap_m, u):
-            crossover = hi  # the split is larger somewhere on (lo, hi]: the crossover is no lower
-    # just past the last step: the fleets' own ceilings forgive 1e-9 of a node, so a margin of the
+    top = math.floor(c / saving) + 2  # one past the last span that can hold a larger split
+    bottom = max(0, top - MAX_MONOLITH_SIZES)
+    loads = np.arange(top, bottom, -1, dtype=float) / c
+    ceil = lambda x: np.maximum(1, np.ceil(x - CEIL_SLACK))  # noqa: E731  (as _nodes, on every size at once)
+    larger = np.flatnonzero(ceil(a * loads) + ceil(b * loads) > ceil(c * loads))
+    # just past the span's top: the fleets' own ceilings forgive 1e-9 of a node, so a margin of the
     # same size would land inside that band and still see the monolith one node smaller
-    return crossover * (1 + 1e-8)
+    last = float(loads[larger[0]]) if larger.size else bottom / c  # else: every size above it checked
+    return last * (1 + 1e-8)
 
 
 def solve(p: Params) -> Derivation:
@@ -212,32 +227,72 @@ def solve(p: Params) -> Derivation:
            1 / (pf_node_s - hidden + dec_node_s), "1/s", noun="requests",
            formula="1 / ({prefill_s_per_request} s − {prefill_hidden_s_per_request} s + {decode_node_s_per_request} s)")
 
+    # --- the fleets: the engine's, decode charged at the batch each node holds ---
+    lam, u = p.request_rate, p.target_utilization
+    d.step("prefill_nodes_continuous", "Prefill pool before rounding up: prefill busy / target utilization",
+           lam / (cap_p * u), "1", noun="nodes",
+           formula="{request_rate} req/s / ({prefill_node_capacity} req/s × {target_utilization})")
+    d.step("decode_nodes_linear", "Decode pool sized at the full batch, before rounding up",
+           lam / (cap_d * u), "1", noun="nodes",
+           formula="{request_rate} req/s / ({decode_node_capacity} req/s × {target_utilization})")
+    decode_fleet = sv.fleet(e, lam, u, prefill_s_per_request=0.0)
+    d.step("decode_nodes_continuous", "Decode pool before rounding up (the engine's fleet, or the NICs)",
+           max(decode_fleet.replicas_continuous, lam * prompt_kv / (node_link * u)), "1", noun="nodes",
+           formula="max(the fewest R with decode busy at the batch each holds ≤ {target_utilization} and "
+                   "slots for the sequences in flight, {request_rate} req/s × {kv_transfer_bytes_per_request} B "
+                   "/ ({kv_node_link_Bps} B/s × {target_utilization}))")
+    d.step("monolith_nodes_linear", "Monolith sized at the full batch, before rounding up",
+           lam / (cap_m * u), "1", noun="nodes",
+           formula="{request_rate} req/s / ({monolith_capacity_per_node} req/s × {target_utilization})")
+    # Interference divides the monolith's decode throughput by (1 - loss): the engine's fleet carries
+    # that exactly when both its prefill cost and its target shrink by (1 - loss), since
+    # prefill + decode / (1 - loss) <= u is prefill x (1 - loss) + decode <= u x (1 - loss). Its own slot
+    # check then forgets the slowdown, so the slots are checked here: flat out at the full batch,
+    # a node carries the monolith's capacity per node.
+    # (rounded to 1e-12, far below anything shown, so that a hair more interference can never come out
+    # a hair fewer monolith nodes through the round-off of the scaled inputs)
+    keep = round(1 - loss / 100, 12)
+    mono_fleet = sv.fleet(e, lam, u * keep, prefill_s_per_request=pf_node_s * keep)
+    mono_cont = d.step("monolith_nodes_continuous", "Monolith before rounding up (the engine's fleet, with interference)",
+                       max(mono_fleet.replicas_continuous, lam / cap_m), "1", noun="nodes",
+                       formula="the fewest R with {prefill_s_per_request} s × {request_rate} req/s / R + decode busy at "
+                               "the batch each holds / (1 − {monolith_decode_loss}%) ≤ {target_utilization}, and "
+                               "slots for the sequences in flight")
+    d.step("monolith_held_batch", "Sequences a monolith node decodes at once at that size",
+           lam / mono_cont * p.output_tokens * e.tpot_s, "1", noun="sequences",
+           formula="{request_rate} req/s / {monolith_nodes_continuous} × {output_tokens} × {tpot_target_s} s")
+
     # --- the crossover ---
-    saving = d.step("node_s_saved_per_request", "Node-seconds disaggregation saves per request",
-                    1 / cap_m - 1 / cap_dis, "s",
-                    formula="1 / {monolith_capacity_per_node} − 1 / {disaggregated_capacity_per_node}")
-    u = p.target_utilization
+    a = d.step("prefill_fleet_s_per_request", "Prefill pool provisioned per request (node-seconds)",
+               d.value("prefill_nodes_continuous") / lam, "s",
+               formula="{prefill_nodes_continuous} / {request_rate} req/s")
+    b = d.step("decode_fleet_s_per_request", "Decode pool provisioned per request (node-seconds)",
+               d.value("decode_nodes_continuous") / lam, "s", formula="{decode_nodes_continuous} / {request_rate} req/s")
+    c = d.step("monolith_fleet_s_per_request", "Monolith provisioned per request (node-seconds)", mono_cont / lam, "s",
+               formula="{monolith_nodes_continuous} / {request_rate} req/s")
+    saving = d.step("node_s_saved_per_request", "Node-seconds the split saves per request", c - a - b, "s",
+                    formula="{monolith_fleet_s_per_request} s − {prefill_fleet_s_per_request} s − "
+                            "{decode_fleet_s_per_request} s")
     d.step("one_node_saving_load", "Load where the saving adds up to one whole node",
-           math.inf if saving <= 1e-12 else u / saving, "1/s", noun="requests",
-           formula="{target_utilization} / {node_s_saved_per_request} s")
-    cross = crossover_load(cap_p, cap_d, cap_m, u)
+           math.inf if saving <= 1e-12 else 1 / saving, "1/s", noun="requests",
+           formula="1 / {node_s_saved_per_request} s")
+    cross = crossover_load(a, b, c)
     d.step("crossover_load", "Load from which the split never needs more nodes (both fleets rounded up)",
            cross, "1/s", noun="requests",
-           formula="lowest load from which ceil(load / ({prefill_node_capacity} × {target_utilization})) + "
-                   "ceil(load / ({decode_node_capacity} × {target_utilization})) ≤ ceil(load / "
-                   "({monolith_capacity_per_node} × {target_utilization})) at every higher load (a search)")
+           formula="lowest load from which ceil(load × {prefill_fleet_s_per_request} s) + ceil(load × "
+                   "{decode_fleet_s_per_request} s) ≤ ceil(load × {monolith_fleet_s_per_request} s) at every "
+                   "higher load (a search below {one_node_saving_load})")
     d.step("crossover_monolith_nodes", "Monolith fleet size at the crossover",
-           cross / (cap_m * u) if math.isfinite(cross) else math.inf, "1", noun="nodes",
-           formula="{crossover_load} req/s / ({monolith_capacity_per_node} × {target_utilization})")
+           cross * c if math.isfinite(cross) else math.inf, "1", noun="nodes",
+           formula="{crossover_load} req/s × {monolith_fleet_s_per_request} s")
 
     # --- the fleets at the scenario's load ---
-    lam = p.request_rate
-    n_m = d.step("monolith_nodes", "Monolith nodes at the load", max(1, math.ceil(lam / (cap_m * u) - 1e-9)),
-                 "1", noun="nodes", formula="ceil({request_rate} / ({monolith_capacity_per_node} × {target_utilization}))")
-    n_p = d.step("prefill_nodes", "Prefill pool at the load", max(1, math.ceil(lam / (cap_p * u) - 1e-9)), "1",
-                 noun="nodes", formula="ceil({request_rate} / ({prefill_node_capacity} × {target_utilization}))")
-    n_d = d.step("decode_nodes", "Decode pool at the load", max(1, math.ceil(lam / (cap_d * u) - 1e-9)), "1",
-                 noun="nodes", formula="ceil({request_rate} / ({decode_node_capacity} × {target_utilization}))")
+    n_m = d.step("monolith_nodes", "Monolith nodes at the load", _nodes(mono_cont), "1", noun="nodes",
+                 formula="ceil({monolith_nodes_continuous})")
+    n_p = d.step("prefill_nodes", "Prefill pool at the load", _nodes(d.value("prefill_nodes_continuous")), "1",
+                 noun="nodes", formula="ceil({prefill_nodes_continuous})")
+    n_d = d.step("decode_nodes", "Decode pool at the load", _nodes(d.value("decode_nodes_continuous")), "1",
+                 noun="nodes", formula="ceil({decode_nodes_continuous})")
     n_dis = d.step("disaggregated_nodes", "Disaggregated nodes at the load", n_p + n_d, "1", noun="nodes",
                    formula="{prefill_nodes} + {decode_nodes}")
     d.step("nodes_saved", "Nodes disaggregation saves at the load", n_m - n_dis, "1", noun="nodes",
@@ -250,7 +305,7 @@ def solve(p: Params) -> Derivation:
 
     # --- the router and what a stall costs ---
     d.step("decode_accept_rate", "Hand-offs one decode node accepts per second at the target",
-           cap_d * u, "1/s", noun="requests", formula="{decode_node_capacity} × {target_utilization}")
+           1 / b, "1/s", noun="requests", formula="1 / {decode_fleet_s_per_request} s")
     park = d.step("prefill_park_requests", "Finished prompts a prefill node can hold if decode stops accepting",
                   max(0, math.floor(r.kv_room_bytes / prompt_kv)), "1", noun="prompts",
                   formula="floor({kv_room_bytes} B / {kv_transfer_bytes_per_request} B)")

@@ -87,7 +87,7 @@ def capacity_vs_interference(ctx):
 @page.chart("crossover_vs_interference")
 def crossover_vs_interference(ctx):
     p = ctx.params
-    xs = [x for x in sweep_values(p, "interference", 60) if x > 0]
+    xs = sweep_values(p, "interference", 60)
     ys = sweep(ctx.slug, p, "interference", ["crossover_load"], xs)["crossover_load"]
     fig = go.Figure(go.Scatter(x=[x * 100 for x in xs], y=[y if math.isfinite(y) else None for y in ys],
                                mode="lines", name="crossover load", line=dict(color=PALETTE[0], width=2.5)))

@@ -27,19 +27,36 @@ L70_PARAMS = 2 * 128_256 * 8192 + 80 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * 
 LAYERS, HEADS, KV_HEADS, HEAD_DIM, D_MODEL = 80, 64, 8, 128, 8192
 NDR_Bps = 400e9 / 8  # InfiniBand NDR, 400 Gb/s per port
 GBE100_Bps = 100e9 / 8
-FIXED_S, AR_LATENCY_S = 1e-3, 6e-6  # the engine's fixed cost per step and per all-reduce
+# The engine's defaults (models/engine/defaults.py, the accuracy page's fits): decode MBU 80%, decode MFU
+# 50%, prefill MFU 60%, 1.9 ms fixed per step, 6 us per all-reduce.
+MBU, DECODE_MFU, PREFILL_MFU = 0.8, 0.5, 0.6
+FIXED_S, AR_LATENCY_S = 1.9e-3, 6e-6
 
 
-def _scanned_crossover(cap_p, cap_d, cap_m, util, step=0.01):
-    """The fleets compared at every 0.01 req/s up to twice the one-node load (where the saving
-    outgrows two extra round-ups): the last load where the split needs more nodes."""
-    fleet = lambda load, cap: max(1, math.ceil(load / (cap * util) - 1e-9))  # noqa: E731
-    last_bad, limit = 0.0, 2 * util / (1 / cap_m - 1 / cap_p - 1 / cap_d)
+def _scanned_crossover(s_p, s_d, s_m, step=0.01):
+    """The fleets, each `load x node-seconds per request` rounded up, compared at every 0.01 req/s up
+    to twice the one-node load (where the saving outgrows two extra round-ups): the last load where
+    the split needs more nodes."""
+    fleet = lambda load, s: max(1, math.ceil(load * s - 1e-9))  # noqa: E731
+    last_bad, limit = 0.0, 2 / (s_m - s_p - s_d)
     for i in range(1, int(limit / step) + 2):
         load = i * step
-        if fleet(load, cap_p) + fleet(load, cap_d) > fleet(load, cap_m):
+        if fleet(load, s_p) + fleet(load, s_d) > fleet(load, s_m):
             last_bad = load
     return last_bad
+
+
+def _fleet_s_per_request(*, pf, f, o, tpot, util, sides, full_step, batch):
+    """Node-seconds a fleet provisions per request, from what one node carries, x req/s. Busy share:
+    x pf of prefill plus f x step(b) / TPOT of decode paced at the TPOT target, with b = x o TPOT
+    sequences held (Little's law) and f the monolith's interference slowdown. On each side of the
+    step, step(b) = i + k b, so busy reaches the target at x = (util - f i / TPOT) / (pf + f k o),
+    and the side that gets there first binds. Below one sequence held, every token is a step of its
+    own. Slots: stepping flat out at the full batch, the node carries 1 / (pf + f o step(B) / B)."""
+    x = min((util - f * i / tpot) / (pf + f * k * o) for i, k in sides)
+    if x * o * tpot < 1:
+        x = util / (pf + f * o * max(i + k for i, k in sides))
+    return 1 / min(x, 1 / (pf + f * o * full_step / batch))
 
 
 def _allreduce_s(gpus, tokens, link_Bps, latency=AR_LATENCY_S):
@@ -50,11 +67,12 @@ def _allreduce_s(gpus, tokens, link_Bps, latency=AR_LATENCY_S):
 
 
 def _by_hand(*, gpu, gpus, bpp, peak, prompt, output, tpot, k, util, load, link_Bps, nics,
-             kv_bpe=2, eff=0.7, dec_mfu=0.5, pf_mfu=0.5, hit=0.0, fixed=FIXED_S, ar_latency=AR_LATENCY_S,
+             kv_bpe=2, eff=MBU, dec_mfu=DECODE_MFU, pf_mfu=PREFILL_MFU, hit=0.0, fixed=FIXED_S, ar_latency=AR_LATENCY_S,
              attention=True, usable=0.9, batch=None):
     """The page's chain written out from first principles, with the engine's conventions: decode step =
     max(bytes / achieved bandwidth, FLOP / (peak x decode MFU)) + all-reduces + fixed cost; prefill at
-    the prefill MFU with exact attention pairs, plus its all-reduces."""
+    the prefill MFU with exact attention pairs, plus its all-reduces; the fleets as the engine sizes
+    them, decode charged at the batch each node holds."""
     weights = L70_PARAMS * bpp
     kv_tok = 2 * LAYERS * KV_HEADS * HEAD_DIM * kv_bpe
     room = usable * gpus * gpu["mem"] - weights
@@ -84,17 +102,23 @@ def _by_hand(*, gpu, gpus, bpp, peak, prompt, output, tpot, k, util, load, link_
     share = prefill_s / (prefill_s + dec_s)
     cap_dis = 1 / (1 / cap_p + 1 / cap_d)
     cap_m = 1 / (prefill_s + dec_s / (1 - k * share))
-    saving = 1 / cap_m - 1 / cap_dis
-    one_node = math.inf if saving <= 0 else util / saving  # nodes saved = load x saving / util = 1
+    # the fleets: node-seconds provisioned per request, decode charged at the batch each node holds
+    sides = [(w_s + fixed_all, kv_s + ar_seq), (fixed_all, per_tok / dec_flops + ar_seq)]
+    fleet = dict(o=output, tpot=tpot, util=util, sides=sides, full_step=step, batch=batch)
+    s_p = max(prefill_s, kv_req / node_link) / util
+    s_d = max(_fleet_s_per_request(pf=0.0, f=1.0, **fleet), kv_req / (node_link * util))
+    s_m = _fleet_s_per_request(pf=prefill_s, f=1 / (1 - k * share), **fleet)
+    saving = s_m - s_p - s_d
+    one_node = math.inf if saving <= 0 else 1 / saving  # nodes saved = load x saving = 1
     return dict(
         ridge=peak / gpu["hbm"], batch=batch, mem_cap=mem_cap, tpot_cap=tpot_cap, step=step, prefill_s=prefill_s,
         prefill_ar=ar(uncached), dec_s=dec_s, pf_ai=pf_flops / (weights + kv_req),
         dec_ai=batch * per_tok / (weights + batch * kv_tok * ctx),
         ratio=cap_d / cap_p, kv_req=kv_req, egress=kv_req / prefill_s, cap_p=cap_p, cap_d=cap_d,
-        cap_dis=cap_dis, cap_m=cap_m, one_node=one_node,
-        cross=_scanned_crossover(cap_p, cap_d, cap_m, util) if saving > 0 else math.inf,
-        n_m=math.ceil(load / (cap_m * util)), n_p=math.ceil(load / (cap_p * util)),
-        n_d=math.ceil(load / (cap_d * util)),
+        cap_dis=cap_dis, cap_m=cap_m, s_p=s_p, s_d=s_d, s_m=s_m, one_node=one_node,
+        held_m=output * tpot / s_m,  # sequences a monolith node holds: its req/s x output x TPOT
+        cross=_scanned_crossover(s_p, s_d, s_m) if saving > 0 else math.inf,
+        n_m=math.ceil(load * s_m), n_p=math.ceil(load * s_p), n_d=math.ceil(load * s_d),
     )
 
 
@@ -115,9 +139,12 @@ def test_seed_phases_against_the_ridge():
     assert d.value("prefill_arithmetic_intensity") > 5 * d.value("ridge_flops_per_byte")
     # decode at batch 1: ~1 FLOP per byte; at the operating batch still under the ridge -> bandwidth-bound
     assert d.value("decode_ai_batch_1") == pytest.approx(1.04, abs=0.01)
-    # memory: floor((576 - 141.1) GB / (327,680 B x 2,400)) = 552; TPOT: (50 - 1 - 0.96 - 7.52 ms) /
-    # (38.4 + 10.2 us of KV read and all-reduce per sequence) = 833, so memory binds
-    assert (d.value("batch_memory_cap"), d.value("batch_tpot_cap")) == (h["mem_cap"], h["tpot_cap"]) == (552, 833)
+    # memory: floor((576 - 141.1) GB / (327,680 B x 2,400)) = 552; TPOT, at 8 x 3.35 TB/s x 0.8 = 21.44 TB/s:
+    # (50 - 1.9 - 0.96 - 6.58 ms) / (33.6 + 10.2 us of KV read and all-reduce per sequence) = 925, so memory binds
+    assert (d.value("batch_memory_cap"), d.value("batch_tpot_cap")) == (h["mem_cap"], h["tpot_cap"]) == (552, 925)
+    assert d.value("batch_tpot_cap_continuous") == pytest.approx(
+        (50e-3 - 1.9e-3 - 160 * 6e-6 - L70_PARAMS * 2 / (8 * 3.35e12 * 0.8))
+        / (327_680 * 2200 / (8 * 3.35e12 * 0.8) + 160 * 2 * 7 / 8 * 8192 * 2 / 450e9))
     assert d.value("decode_batch") == h["batch"] == 552
     assert d.value("decode_arithmetic_intensity") == pytest.approx(h["dec_ai"], rel=1e-9)
     assert d.value("decode_arithmetic_intensity") < d.value("ridge_flops_per_byte")
@@ -128,32 +155,35 @@ def test_seed_phases_against_the_ridge():
 def test_seed_pool_ratio_from_prompt_and_output_lengths():
     d = solve(Params())
     h = _by_hand(**SEED)
-    # prefill FLOP: (2,000 x 2 x 70.55e9 + 2,621,440 x 2,000 x 1,999 / 2) / (8 x 989e12 x 0.5) = 72.7 ms;
-    # its all-reduces: 160 x (6 us + 2 x 7/8 x 2,000 x 8,192 x 2 B / 450 GB/s) = 21.3 ms; 94.0 ms in all
-    flops_s = (2000 * 2 * L70_PARAMS + 2_621_440 * 2000 * 1999 / 2) / (8 * 989e12 * 0.5)
+    # prefill FLOP: (2,000 x 2 x 70.55e9 + 2,621,440 x 2,000 x 1,999 / 2) / (8 x 989e12 x 0.6) = 60.6 ms;
+    # its all-reduces: 160 x (6 us + 2 x 7/8 x 2,000 x 8,192 x 2 B / 450 GB/s) = 21.3 ms; 81.9 ms in all
+    flops_s = (2000 * 2 * L70_PARAMS + 2_621_440 * 2000 * 1999 / 2) / (8 * 989e12 * 0.6)
     ar_s = 160 * (6e-6 + 2 * 7 / 8 * 2000 * 8192 * 2 / 450e9)
     assert d.value("prefill_compute_s") == pytest.approx(flops_s)
     assert d.value("prefill_allreduce_s") == pytest.approx(ar_s)
-    assert d.value("prefill_s_per_request") == pytest.approx(flops_s + ar_s) == pytest.approx(0.0940, abs=1e-4)
-    # decode step: 7.52 ms of weights + 552 x 38.4 us of KV, plus 160 x (6 us + 2 x 7/8 x 552 x 16 kB /
-    # 450 GB/s) = 6.59 ms of all-reduce and 1 ms fixed = 36.3 ms; 400 tokens cost 400 x 36.3 ms / 552
+    assert d.value("prefill_s_per_request") == pytest.approx(flops_s + ar_s) == pytest.approx(0.0819, abs=1e-4)
+    # decode step at 21.44 TB/s: 6.58 ms of weights + 552 x 33.6 us of KV, plus 160 x (6 us + 2 x 7/8 x 552 x
+    # 16 kB / 450 GB/s) = 6.59 ms of all-reduce and 1.9 ms fixed = 33.6 ms; 400 tokens cost 400 x 33.6 ms / 552
     assert d.value("decode_step_allreduce_s") == pytest.approx(160 * (6e-6 + 2 * 7 / 8 * 552 * 8192 * 2 / 450e9))
-    assert d.value("decode_step_s") == pytest.approx(h["step"]) == pytest.approx(0.03632, abs=1e-5)
+    assert d.value("decode_step_s") == pytest.approx(
+        (L70_PARAMS * 2 + 552 * 327_680 * 2200) / (8 * 3.35e12 * 0.8) + 160 * (6e-6 + 2 * 7 / 8 * 552 * 8192 * 2 / 450e9)
+        + 1.9e-3)
+    assert d.value("decode_step_s") == pytest.approx(h["step"]) == pytest.approx(0.03363, abs=1e-5)
     assert d.value("decode_node_s_per_request") == pytest.approx(h["dec_s"], rel=1e-9)
-    assert d.value("decode_node_s_per_request") == pytest.approx(0.0263, abs=0.0002)
+    assert d.value("decode_node_s_per_request") == pytest.approx(0.02437, abs=0.0002)
     assert d.value("prefill_to_decode_node_ratio") == pytest.approx(h["ratio"], rel=1e-9)
-    assert d.value("prefill_to_decode_node_ratio") == pytest.approx(3.57, abs=0.01)
+    assert d.value("prefill_to_decode_node_ratio") == pytest.approx(3.36, abs=0.01)
 
 
 def test_seed_kv_transfer_and_the_link_it_needs():
     d = solve(Params())
     # 2 (K, V) x 80 layers x 8 KV heads x 128 x 2 B = 327,680 B per token; x 2,000 = 655 MB per request
     assert d.value("kv_transfer_bytes_per_request") == 327_680 * 2000
-    # one every 94.0 ms -> 6.97 GB/s = 55.8 Gb/s per prefill node
+    # one every 81.9 ms -> 8.00 GB/s = 64.0 Gb/s per prefill node
     egress = 327_680 * 2000 / d.value("prefill_s_per_request")
     assert d.value("kv_egress_per_prefill_node_Bps") == pytest.approx(egress)
-    assert egress * 8 / 1e9 == pytest.approx(55.8, abs=0.2)
-    # 8 NDR ports carry 400 GB/s: 1.74% busy; one request moves in 655 MB / 400 GB/s = 1.64 ms
+    assert egress * 8 / 1e9 == pytest.approx(64.0, abs=0.2)
+    # 8 NDR ports carry 400 GB/s: 2.0% busy; one request moves in 655 MB / 400 GB/s = 1.64 ms
     assert d.value("kv_egress_link_utilization") == pytest.approx(100 * egress / (8 * NDR_Bps))
     assert d.value("kv_transfer_s") == pytest.approx(655.36e6 / 400e9)
     # the decode side takes in the egress times the pool ratio
@@ -164,22 +194,47 @@ def test_seed_kv_transfer_and_the_link_it_needs():
 def test_seed_load_where_the_split_beats_the_monolith():
     d = solve(Params())
     h = _by_hand(**SEED)
-    # the split: 1 / (94.0 ms + 26.3 ms) = 8.31 req/s per node
+    # per node at the full batch, the split: 1 / (81.9 ms + 24.4 ms) = 9.41 req/s
     assert d.value("disaggregated_capacity_per_node") == pytest.approx(h["cap_dis"], rel=1e-9)
-    assert d.value("disaggregated_capacity_per_node") == pytest.approx(8.31, abs=0.01)
-    # the monolith: prefill share 78.1%, decode loses 30% x 78.1% = 23.4% -> 7.79 req/s per node
-    assert d.value("prefill_share") == pytest.approx(78.13, abs=0.01)
-    assert d.value("monolith_decode_loss") == pytest.approx(0.3 * 78.13, abs=0.01)
+    assert d.value("disaggregated_capacity_per_node") == pytest.approx(9.41, abs=0.01)
+    # the monolith: prefill share 77.1%, decode loses 30% x 77.1% = 23.1% -> 8.80 req/s per node
+    assert d.value("prefill_share") == pytest.approx(77.07, abs=0.01)
+    assert d.value("monolith_decode_loss") == pytest.approx(0.3 * 77.07, abs=0.01)
     assert d.value("monolith_capacity_per_node") == pytest.approx(h["cap_m"], rel=1e-9)
-    # one node saved: 0.7 / (1/7.789 - 1/8.310 s) = 86.9 req/s; from the fleets themselves the split is
-    # never larger from 60.0 req/s (a bare roofline, with no all-reduce or fixed cost, gave 110.5 and 77.1)
+    assert d.value("monolith_capacity_per_node") == pytest.approx(8.80, abs=0.01)
+    # Sized linearly at those capacities, 400 req/s would take 400 / (8.80 x 0.7) = 64.9 monolith nodes
+    # and 400 / (41.0 x 0.7) = 13.9 decode nodes.
+    assert d.value("monolith_nodes_linear") == pytest.approx(400 / (h["cap_m"] * 0.7), rel=1e-9)
+    assert d.value("decode_nodes_linear") == pytest.approx(400 / (h["cap_d"] * 0.7), rel=1e-9)
+    # The fleets charge decode at the batch a node holds, paced at the 50 ms TPOT: busy = x pf + f x step(b)
+    # / 50 ms with b = x x 400 x 50 ms. The bytes side binds: step(b) = 9.44 ms + b x 43.8 us (6.58 ms of
+    # weights, 0.96 ms of all-reduce latency, 1.9 ms fixed; 33.6 us of KV and 10.2 us of all-reduce each).
+    # Decode pool (pf = 0, f = 1): x = (0.7 - 9.44 / 50) / (400 x 43.8 us) = 29.2 req/s per node, 583
+    # sequences held, so 0.0343 node-s per request (the slots, at 41.0 req/s flat out, do not bind).
+    assert d.value("decode_fleet_s_per_request") == pytest.approx(h["s_d"], rel=1e-9)
+    assert d.value("decode_fleet_s_per_request") == pytest.approx(0.0343, abs=1e-4)
+    assert d.value("decode_accept_rate") == pytest.approx(1 / h["s_d"], rel=1e-9) == pytest.approx(29.16, abs=0.01)
+    # Monolith (pf = 81.9 ms, f = 1 / (1 - 23.1%) = 1.30): x = (0.7 - 1.30 x 9.44 / 50) / (81.9 ms + 1.30 x
+    # 400 x 43.8 us) = 4.34 req/s per node, holding only 86.8 sequences: 0.230 node-s per request.
+    assert d.value("monolith_fleet_s_per_request") == pytest.approx(h["s_m"], rel=1e-9)
+    assert d.value("monolith_fleet_s_per_request") == pytest.approx(0.2304, abs=1e-4)
+    assert d.value("monolith_held_batch") == pytest.approx(h["held_m"], rel=1e-9) == pytest.approx(86.8, abs=0.1)
+    # Prefill pool: 81.9 ms / 0.7 = 0.117 node-s per request.
+    assert d.value("prefill_fleet_s_per_request") == pytest.approx(h["s_p"], rel=1e-9)
+    assert d.value("prefill_fleet_s_per_request") == pytest.approx(0.0819 / 0.7, abs=1e-4)
+    # one node saved: 1 / (0.2304 - 0.1170 - 0.0343 s) = 12.6 req/s; from the fleets themselves the split
+    # is never larger from 8.68 req/s, 2 / 0.2304: just below it the monolith has two nodes and the split
+    # 2 + 1, since the prefill pool passes one node at 1 / 0.117 = 8.55 req/s
     assert d.value("one_node_saving_load") == pytest.approx(h["one_node"], rel=1e-9)
-    assert d.value("one_node_saving_load") == pytest.approx(86.9, abs=0.1)
+    assert d.value("one_node_saving_load") == pytest.approx(12.64, abs=0.01)
     assert d.value("crossover_load") == pytest.approx(h["cross"], abs=0.011)
-    assert d.value("crossover_load") == pytest.approx(60.0, abs=0.05)
-    # at 400 req/s: 74 monolith nodes against 54 + 16
+    assert d.value("crossover_load") == pytest.approx(2 / h["s_m"], rel=1e-6) == pytest.approx(8.68, abs=0.01)
+    # at 400 req/s: 92.2 -> 93 monolith nodes against 46.8 + 13.7 -> 47 + 14
+    assert d.value("monolith_nodes_continuous") == pytest.approx(400 * h["s_m"], rel=1e-9)
+    assert d.value("prefill_nodes_continuous") == pytest.approx(400 * h["s_p"], rel=1e-9)
+    assert d.value("decode_nodes_continuous") == pytest.approx(400 * h["s_d"], rel=1e-9)
     assert (d.value("monolith_nodes"), d.value("prefill_nodes"), d.value("decode_nodes")) == (
-        h["n_m"], h["n_p"], h["n_d"]) == (74, 54, 16)
+        h["n_m"], h["n_p"], h["n_d"]) == (93, 47, 14)
     assert d.value("verdict") == "disaggregate"
 
 
@@ -217,12 +272,22 @@ def test_worked_problem_llama3_70b_int8_on_tpu_v5e_4x4():
     assert d.value("decode_over_ridge") < 1  # bandwidth-bound at batch 1
 
 
-def test_assumption_without_interference_the_two_designs_tie():
-    # The popular claim that the split wins holds only under an interference model: with none,
-    # the monolith carries exactly the split's load and the crossover never arrives.
+def test_assumption_without_interference_a_node_ties_but_the_fleets_do_not():
+    # With no interference a monolith node at the full batch carries exactly the split's load per node.
+    # The fleets still differ: a monolith node, its time mostly prefill, holds 102.8 sequences where a
+    # decode node holds 583, and each small step rereads every weight. Monolith: x = (0.7 - 9.44 / 50) /
+    # (81.9 ms + 400 x 43.8 us) = 5.14 req/s per node, 0.1945 node-s per request against the split's
+    # 0.1170 + 0.0343: one node saved at 1 / 0.0432 = 23.1 req/s, never larger from 2 / 0.1945 = 10.3 req/s.
     d = solve(Params(interference=0))
+    h = _by_hand(**{**SEED, "k": 0.0})
     assert d.value("monolith_capacity_per_node") == pytest.approx(d.value("disaggregated_capacity_per_node"))
-    assert math.isinf(d.value("crossover_load"))
+    assert d.value("monolith_fleet_s_per_request") == pytest.approx(h["s_m"], rel=1e-9)
+    assert d.value("monolith_fleet_s_per_request") == pytest.approx(0.1945, abs=1e-4)
+    assert d.value("monolith_held_batch") == pytest.approx(h["held_m"], rel=1e-9) == pytest.approx(102.8, abs=0.1)
+    assert d.value("one_node_saving_load") == pytest.approx(h["one_node"], rel=1e-9)
+    assert d.value("one_node_saving_load") == pytest.approx(23.14, abs=0.01)
+    assert d.value("crossover_load") == pytest.approx(h["cross"], abs=0.011)
+    assert d.value("crossover_load") == pytest.approx(10.28, abs=0.01)
     # and on a perfect-overlap roofline the monolith is ahead: prefill hides in decode's idle tensor time
     assert d.value("roofline_monolith_capacity_per_node") > d.value("disaggregated_capacity_per_node")
 
@@ -254,13 +319,28 @@ def test_variant_h200_fp8_long_prompts_on_frontend_ethernet():
         h["n_m"], h["n_p"], h["n_d"])
 
 
-def test_a_single_slow_nic_makes_the_decode_side_bind_and_the_split_never_pays():
+def test_a_single_slow_nic_makes_the_decode_side_bind_and_halves_the_saving():
     d = solve(Params(kv_link="100GbE", kv_nics_per_node=1))
-    # 12.5 GB/s / 655 MB = 19.1 hand-offs per second, below the decode node's 38 req/s of HBM work
+    h = _by_hand(**{**SEED, "link_Bps": GBE100_Bps, "nics": 1})
+    # 12.5 GB/s / 655 MB = 19.1 hand-offs per second, below the decode node's 41 req/s of HBM work
     assert d.value("decode_node_capacity") == pytest.approx(12.5e9 / 655.36e6)
-    assert d.value("kv_egress_link_utilization") == pytest.approx(100 * 6.97e9 / 12.5e9, abs=0.1)
-    assert math.isinf(d.value("crossover_load"))
-    assert d.value("verdict") == "stay monolithic"
+    assert d.value("kv_egress_link_utilization") == pytest.approx(100 * 8.00e9 / 12.5e9, abs=0.1)
+    # per node at the full batch the split now carries less than the monolith, 7.44 against 8.80 req/s
+    assert d.value("disaggregated_capacity_per_node") == pytest.approx(h["cap_dis"], rel=1e-9)
+    assert d.value("disaggregated_capacity_per_node") < d.value("monolith_capacity_per_node")
+    # but the decode pool, sized by its NICs at 655.36 MB / (12.5 GB/s x 0.7) = 0.0749 node-s per request,
+    # still leaves the split 0.2304 - 0.1170 - 0.0749 = 0.0385 node-s ahead of the monolith per request:
+    # one node at 26.0 req/s, and never larger from 4 / 0.2304 = 17.4 req/s, twice the seed's crossover
+    assert d.value("decode_fleet_s_per_request") == pytest.approx(655.36e6 / (12.5e9 * 0.7))
+    assert d.value("one_node_saving_load") == pytest.approx(h["one_node"], rel=1e-9)
+    assert d.value("one_node_saving_load") == pytest.approx(25.96, abs=0.01)
+    assert d.value("crossover_load") == pytest.approx(h["cross"], abs=0.011)
+    assert d.value("crossover_load") == pytest.approx(4 / h["s_m"], rel=1e-6) == pytest.approx(17.36, abs=0.01)
+    assert d.value("crossover_load") > 1.9 * solve(Params()).value("crossover_load")
+    # at 400 req/s: 93 monolith nodes against 47 + 30
+    assert (d.value("monolith_nodes"), d.value("prefill_nodes"), d.value("decode_nodes")) == (
+        h["n_m"], h["n_p"], h["n_d"]) == (93, 47, 30)
+    assert d.value("verdict") == "disaggregate"
 
 
 def test_infeasible_scenario_is_refused_in_plain_words():
@@ -291,7 +371,9 @@ def test_more_interference_never_helps_the_monolith(a, b):
 def test_beyond_the_crossover_the_split_is_never_larger(k, load_factor):
     cross = solve(Params(interference=k)).value("crossover_load")
     assume(math.isfinite(cross) and cross * load_factor <= 10_000)
-    d = solve(Params(interference=k, request_rate=cross * load_factor))
+    # near 100% interference the monolith cannot hold a batch at the target and the crossover falls
+    # below the knob's 1 req/s: every load the page takes is then beyond it
+    d = solve(Params(interference=k, request_rate=max(1.0, cross * load_factor)))
     assert d.value("disaggregated_nodes") <= d.value("monolith_nodes")
 
 
