@@ -40,7 +40,7 @@ from pydantic import model_validator
 
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, without
 from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
 from models.engine.roofline import Replica, floor_batch
@@ -99,8 +99,10 @@ class _ExpertParallelKnobs(StrictModel):
 
 # The rack: GB200 NVL72's 72 GPUs on one NVLink domain; Kimi K2 ships its weights in FP8, and its
 # expert GEMMs run in FP8 (the KV cache stays bf16).
-_Engine = with_defaults(EngineKnobs, model="Kimi-K2 1T", gpu="GB200 (NVL72)", tp_degree=72,
-                        weight_precision="fp8", compute_precision="fp8")
+# Decode only, and its collectives are expert-parallel all-to-alls the page computes itself: no prefill
+# MFU or tensor-parallel all-reduce latency to show.
+_Engine = without(with_defaults(EngineKnobs, model="Kimi-K2 1T", gpu="GB200 (NVL72)", tp_degree=72,
+                                weight_precision="fp8", compute_precision="fp8"), "prefill_mfu", "allreduce_latency_us")
 
 
 class Params(_Engine, _ExpertParallelKnobs):
