@@ -17,6 +17,7 @@ from models.catalog import gpu as catalog_gpu, model as catalog_model
 from models.validation import (
     ENGINE_ALLREDUCE_LATENCY_S,
     ENGINE_DEFAULTS,
+    ENGINE_STEP_OVERHEAD_S,
     FIT_TOLERANCE,
     FT_A100_13B_PROFILE,
     LLM_ANALYSIS_TP2_PREFILL_MS,

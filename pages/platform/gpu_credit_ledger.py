@@ -6,8 +6,9 @@ import streamlit as st
 
 from models.platform import gpu_credit_ledger as model
 from models.units import format_number
-from ui.charts import MUTED, PALETTE, base_layout, sweep_figure
+from ui.charts import MUTED, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure
 from ui.question_page import QuestionPage
 
 page = QuestionPage("gpu-credit-ledger")
@@ -146,6 +147,25 @@ def ledger_panel(ctx):
                    "runs only as a weight-0 scavenger until a new grant arrives.")
 
 
+def _water_fill_figure(teams: list[str], weights: list[float], demands: list[float], cap: float, trace,
+                       alloc: list[int]) -> go.Figure:
+    """Each team's demand and allocation, and the final water level times its weight; as plain
+    dicts, not validated (ui/figures.py)."""
+    traces = [
+        dict(type="bar", x=teams, y=demands, name="Demand", marker=dict(color=MUTED)),
+        dict(type="bar", x=teams, y=alloc, name="Allocation", marker=dict(color=PALETTE[0]),
+             text=[f"{a:,}" for a in alloc], textposition="outside"),
+    ]
+    if math.isfinite(trace.level):
+        traces.append(dict(type="scatter", x=teams, y=[trace.level * w for w in weights], mode="markers",
+                           name="Final level × weight", marker=dict(symbol="line-ew-open", size=28,
+                                                                    color=PALETTE[1], line=dict(width=3))))
+    layout = layout_dict(f"{sum(alloc):,} of {int(cap):,} GPUs allocated; demand {format_number(sum(demands))}",
+                         "Team", "GPUs")
+    layout.update(barmode="overlay", hovermode="closest")
+    return figure(traces, layout)
+
+
 @page.sim("water_fill")
 def water_fill_panel(ctx):
     p = ctx.params
@@ -176,18 +196,8 @@ def water_fill_panel(ctx):
         return
     trace = model.water_fill_trace(float(cap), demands, weights)
     alloc = model.whole_units(trace.allocation, demands, int(cap))
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=teams, y=demands, name="Demand", marker_color=MUTED))
-    fig.add_trace(go.Bar(x=teams, y=alloc, name="Allocation", marker_color=PALETTE[0],
-                         text=[f"{a:,}" for a in alloc], textposition="outside"))
-    if math.isfinite(trace.level):
-        fig.add_trace(go.Scatter(x=teams, y=[trace.level * w for w in weights], mode="markers",
-                                 name="Final level × weight", marker=dict(symbol="line-ew-open", size=28,
-                                                                          color=PALETTE[1], line=dict(width=3))))
-    base_layout(fig, f"{sum(alloc):,} of {int(cap):,} GPUs allocated; demand {format_number(sum(demands))}",
-                "Team", "GPUs")
-    fig.update_layout(barmode="overlay", hovermode="closest")
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.water_fill.chart")
+    st.plotly_chart(_water_fill_figure(teams, weights, demands, cap, trace, alloc),
+                    key=f"{ctx.slug}.sim.water_fill.chart")
     lines = []
     for n, r in enumerate(trace.rounds, start=1):
         who = ", ".join(teams[i] for i in r.satisfied) or "nobody"

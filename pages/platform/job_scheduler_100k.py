@@ -4,8 +4,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.platform import job_scheduler_100k as model
-from ui.charts import INK, MUTED, PALETTE, base_layout, legend_line, sweep_figure
+from ui.charts import INK, MUTED, PALETTE, layout_dict, legend_line, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
 
@@ -53,13 +54,20 @@ def scan_vs_jobs(ctx):
         log_y=True, n=50,
     )
     budget = ctx.params.tick_s * ctx.params.scan_budget_fraction
+    marks = ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"), (budget, "placement budget", "dot"))
+    # Added as dicts (ui/figures.py): add_hline and add_annotation validate the figure's shapes and notes.
+    fig.layout.shapes = (*fig.layout.shapes, *(
+        _hline(y, color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5) for y, _, style in marks))
     # On log axes an annotation's coordinate is given in log10 units (shapes take data units).
-    for y, text, style in ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"),
-                           (budget, "placement budget", "dot")):
-        fig.add_hline(y=y, line=dict(color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5))
-        fig.add_annotation(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left",
-                           yanchor="bottom", font=dict(size=11))
+    fig.layout.annotations = (*fig.layout.annotations, *(
+        dict(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left", yanchor="bottom",
+             font=dict(size=11)) for y, text, _ in marks))
     return fig
+
+
+def _hline(y: float, **line) -> dict:
+    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 @page.chart("loss_vs_write")
@@ -71,37 +79,38 @@ def loss_vs_write(ctx):
         title="GPU-hours the preemption loses against the checkpoint write time", y_title="GPU-hours",
         n=80, line_shape="linear",
     )
-    fig.add_vline(x=ctx.params.grace_min, line=dict(color="#dc2626", dash="dash", width=1.5))
-    # In the legend: beside the line, the label sat on the signal curve, which climbs there.
-    fig.add_trace(legend_line(f"grace period ({ctx.params.grace_min:g} min)", color="#dc2626", dash="dash", width=1.5))
+    grace = dict(color="#dc2626", dash="dash", width=1.5)
+    fig.layout.shapes = (*fig.layout.shapes, vline(ctx.params.grace_min, **grace))  # a dict: see scan_vs_jobs
+    # In the legend: beside the line, the label sat on the signal curve, which climbs there. (A trace
+    # added to a built figure is validated: plotly has no unvalidated add_trace.)
+    fig.add_trace(legend_line(f"grace period ({ctx.params.grace_min:g} min)", **grace))
     return fig
 
 
 def _ledger_figure(frame: model.Frame) -> go.Figure:
     """One bar of the ledger (what the scheduler believes) and one of the devices (what is really on them)."""
     c = frame.cluster
-    fig = go.Figure()
     rows = ("Ledger", "On the GPUs")
+    traces = []  # plain dicts, not validated (ui/figures.py)
     for job in c.jobs:
         ledger = job.gpus if job.holds else 0
         real = job.gpus if job.state in model.HOLDING else 0
-        fig.add_trace(go.Bar(
-            y=rows, x=[ledger, real], orientation="h", name=f"{job.name} ({job.gpus})",
+        traces.append(dict(
+            type="bar", y=rows, x=[ledger, real], orientation="h", name=f"{job.name} ({job.gpus})",
             marker=dict(color=JOB_COLORS.get(job.name, PALETTE[1]),
                         pattern=dict(shape="/" if job.state == "PREEMPTING" else "")),
             text=[job.name if ledger else "", job.name if real else ""], textposition="inside",
             hovertemplate=f"{job.name}: {job.state}<extra></extra>",
         ))
-    fig.add_trace(go.Bar(y=rows, x=[c.free, max(0, c.capacity - c.occupied)], orientation="h", name="free",
-                         marker=dict(color=MUTED), hovertemplate="free: %{x}<extra></extra>"))
+    traces.append(dict(type="bar", y=rows, x=[c.free, max(0, c.capacity - c.occupied)], orientation="h", name="free",
+                       marker=dict(color=MUTED), hovertemplate="free: %{x}<extra></extra>"))
     capacity = dict(color="#dc2626" if frame.overcommitted else INK, width=2, dash="dash")
-    fig.add_vline(x=c.capacity, line=capacity)
-    fig.add_trace(legend_line(f"capacity {c.capacity}", **capacity))  # beside the line it ran off a phone's screen
-    base_layout(fig, "The GPU ledger against the devices (hatched: PREEMPTING, still writing)", "GPUs", "")
-    fig.update_layout(barmode="stack", height=300, hovermode="closest",
-                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows))),
-                      xaxis=dict(range=[0, max(c.capacity, c.occupied) * 1.08]))
-    return fig
+    traces.append(legend_line(f"capacity {c.capacity}", **capacity))  # beside the line it ran off a phone's screen
+    layout = layout_dict("The GPU ledger against the devices (hatched: PREEMPTING, still writing)", "GPUs", "")
+    layout.update(barmode="stack", height=300, hovermode="closest", shapes=[vline(c.capacity, **capacity)])
+    layout["yaxis"].update(categoryorder="array", categoryarray=list(reversed(rows)))
+    layout["xaxis"].update(range=[0, max(c.capacity, c.occupied) * 1.08])
+    return figure(traces, layout)
 
 
 @page.sim("lifecycle")

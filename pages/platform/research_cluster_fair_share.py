@@ -4,8 +4,9 @@ import streamlit as st
 
 from models.platform import research_cluster_fair_share as model
 from ui.replay import replay
-from ui.charts import INK, PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -90,9 +91,11 @@ def last_week_vs_half_life(ctx):
         {"weight_of_last_week": "Weight of a GPU-hour used a week ago"},
         title="What last week still costs, against the half-life", y_title="Weight (1 = counts in full)", n=80,
     )
-    fig.add_vline(x=model.HOURS_PER_WEEK, line=dict(color=INK, dash="dash", width=1))
-    fig.add_annotation(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="Slurm default (7 days)",
-                       showarrow=False, xanchor="right", xshift=-3, yanchor="top", font=dict(size=11))
+    # Added as dicts (ui/figures.py): add_vline and add_annotation validate the figure's shapes and notes.
+    fig.layout.shapes = (*fig.layout.shapes, vline(model.HOURS_PER_WEEK, color=INK, dash="dash", width=1))
+    fig.layout.annotations = (*fig.layout.annotations, dict(
+        x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="Slurm default (7 days)", showarrow=False,
+        xanchor="right", xshift=-3, yanchor="top", font=dict(size=11)))
     return fig
 
 
@@ -122,8 +125,13 @@ def hoarding(ctx):
         title="Holding idle GPUs: what it does to the hoarder's fair-share factor", y_title="Fair-share factor F",
         x_scale=100, n=41,
     )
-    fig.add_hline(y=0.5, line=dict(color=GREY, dash="dot", width=1))
+    fig.layout.shapes = (*fig.layout.shapes, _hline(0.5, color=GREY, dash="dot", width=1))  # a dict: see above
     return fig
+
+
+def _hline(y: float, **line) -> dict:
+    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 # --- the live simulation ---------------------------------------------------------------------
@@ -137,25 +145,85 @@ def _mean_wait_min(w: np.ndarray) -> str:
     return f"{w.mean() * 60:,.1f} min" if w.size else "no jobs"
 
 
-def _replay(ctx, r, t: int) -> None:
+# The simulation's figures, as plain dicts (ui/figures.py): the JSON plotly's add_trace/add_hline wrote.
+
+
+def _replay_figure(r, t: int) -> go.Figure:
+    """Every team at one tick: running, saving and idle GPUs stacked, against guarantee and target."""
     names = list(r.team_names)
     idle = r.alloc[t] - r.busy[t] - r.saving[t]
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=r.busy[t], name="Running jobs", marker_color=PALETTE[0]))
-    fig.add_trace(go.Bar(x=names, y=r.saving[t], name="Saving a checkpoint (preempted)", marker_color=PALETTE[1]))
-    fig.add_trace(go.Bar(x=names, y=idle, name="Held idle", marker_color="#fbbf24"))
-    fig.add_trace(go.Scatter(x=names, y=r.guarantee, mode="markers", name="Guarantee",
-                             marker=dict(symbol="line-ew", size=44, line=dict(width=3, color=INK))))
-    fig.add_trace(go.Scatter(x=names, y=r.target[t], mode="markers", name="Water-filling target",
-                             marker=dict(symbol="diamond", size=11, color=PALETTE[2])))
+    traces = [
+        dict(type="bar", x=names, y=r.busy[t], name="Running jobs", marker=dict(color=PALETTE[0])),
+        dict(type="bar", x=names, y=r.saving[t], name="Saving a checkpoint (preempted)", marker=dict(color=PALETTE[1])),
+        dict(type="bar", x=names, y=idle, name="Held idle", marker=dict(color="#fbbf24")),
+        dict(type="scatter", x=names, y=r.guarantee, mode="markers", name="Guarantee",
+             marker=dict(symbol="line-ew", size=44, line=dict(width=3, color=INK))),
+        dict(type="scatter", x=names, y=r.target[t], mode="markers", name="Water-filling target",
+             marker=dict(symbol="diamond", size=11, color=PALETTE[2])),
+    ]
     top = max(float(r.alloc[t].max()), float(r.guarantee.max()), float(r.target[t].max())) * 1.25
-    for i, name in enumerate(names):
-        fig.add_annotation(x=name, y=max(r.alloc[t, i], r.guarantee[i]), text=f"{r.queued[t, i]:,.0f} queued",
-                           showarrow=False, yshift=16, font=dict(size=11, color=GREY))
-    base_layout(fig, f"The cluster at hour {r.t_h[t]:,.2f}", "", "GPUs")
-    fig.update_layout(barmode="stack", height=380, hovermode="closest")
-    fig.update_yaxes(range=[0, max(top, 1)])
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.replay")
+    layout = layout_dict(f"The cluster at hour {r.t_h[t]:,.2f}", "", "GPUs")
+    layout.update(barmode="stack", height=380, hovermode="closest")
+    layout["yaxis"]["range"] = [0, max(top, 1)]
+    layout["annotations"] = [dict(x=name, y=max(r.alloc[t, i], r.guarantee[i]), text=f"{r.queued[t, i]:,.0f} queued",
+                                  showarrow=False, yshift=16, font=dict(size=11, color=GREY))
+                             for i, name in enumerate(names)]
+    return figure(traces, layout)
+
+
+def _alloc_figure(r, p, t_ret: int | None) -> go.Figure:
+    """GPUs each team holds over the run, against its guarantee (dotted), and the preemptions."""
+    traces, shapes, notes = [], [], []
+    for i, name in enumerate(r.team_names):
+        color = PALETTE[i % len(PALETTE)]
+        traces.append(dict(type="scatter", x=r.t_h, y=r.alloc[:, i], name=name,
+                           line=dict(color=color, width=2, shape="hv")))
+        shapes.append(_hline(r.guarantee[i], color=color, dash="dot", width=1))
+    if r.ev_tick.size:
+        ticks = np.unique(r.ev_tick)
+        traces.append(dict(type="scatter", x=r.t_h[ticks], y=r.preempted[ticks].sum(axis=1), mode="markers",
+                           name="GPUs preempted", marker=dict(symbol="x", size=9, color=INK)))
+    if t_ret is not None:
+        shapes.append(vline(p.return_hour, color=GREY, dash="dash", width=1))
+        notes.append(dict(x=p.return_hour, y=1, yref="paper", text="Interpretability returns", showarrow=False,
+                          xanchor="left", xshift=3, yanchor="top", font=dict(size=11)))
+    layout = layout_dict("GPUs held per team (dotted: its guarantee)", "Hours", "GPUs")
+    layout.update(height=400, shapes=shapes, **({"annotations": notes} if notes else {}))
+    return figure(traces, layout)
+
+
+def _factor_figure(r) -> go.Figure:
+    traces = [dict(type="scatter", x=r.t_h, y=r.factor[:, i], name=name, line=dict(color=PALETTE[i], width=2))
+              for i, name in enumerate(r.team_names)]
+    layout = layout_dict("Fair-share factor per team (0.5 = usage at share)", "Hours", "F = 2^(−u/s)")
+    layout["yaxis"]["range"] = [0, 1.05]
+    layout["shapes"] = [_hline(0.5, color=GREY, dash="dot", width=1)]
+    return figure(traces, layout)
+
+
+def _utilization_figure(r) -> go.Figure:
+    traces = [
+        dict(type="scatter", x=r.t_h, y=100 * np.minimum(r.demand.sum(axis=1) / r.total_gpus, 2),
+             name="Demand (capped at 200%)", line=dict(color=GREY, width=1.5, dash="dot")),
+        dict(type="scatter", x=r.t_h, y=100 * r.utilization, name="GPUs held", line=dict(color=PALETTE[0], width=2)),
+        dict(type="scatter", x=r.t_h, y=100 * r.busy_utilization, name="GPUs running jobs",
+             line=dict(color=PALETTE[2], width=2)),
+    ]
+    return figure(traces, layout_dict("Utilization: held versus running jobs (the gap is the hoard and the saves)",
+                                      "Hours", "% of the cluster"))
+
+
+def _waits_figure(r) -> go.Figure:
+    traces = [dict(type="box", y=w, name=name, marker=dict(color=PALETTE[i]), boxmean=True)
+              for i, (name, w) in enumerate(zip(r.team_names, r.waits_by_team())) if w.size]
+    layout = layout_dict("Wait from submission to first start, per job", "", "Hours")
+    layout.update(showlegend=False, hovermode="closest")
+    return figure(traces, layout)
+
+
+def _replay(ctx, r, t: int) -> None:
+    names = list(r.team_names)
+    st.plotly_chart(_replay_figure(r, t), key=f"{ctx.slug}.sim.replay")
     lines = []
     borrowed = [f"{names[i]} {r.borrowed[t, i]:,.0f}" for i in range(len(names)) if r.borrowed[t, i] > 0.5]
     lines.append("Borrowing: " + (", ".join(borrowed) + " GPUs above guarantee" if borrowed else "nobody") + ".")
@@ -229,48 +297,10 @@ def fair_share_panel(ctx):
                    f"{_mean_wait_min(hoard_run.waits_by_team()[3])} / {_mean_wait_min(free_run.waits_by_team()[3])}",
                    delta=f"hoard buys at most {d['owner_wait_s'].display('min')}", delta_color="off", border=True)
 
-    # allocation against guarantee
-    fig = go.Figure()
-    for i, name in enumerate(r.team_names):
-        color = PALETTE[i % len(PALETTE)]
-        fig.add_trace(go.Scatter(x=r.t_h, y=r.alloc[:, i], name=name, line=dict(color=color, width=2, shape="hv")))
-        fig.add_hline(y=r.guarantee[i], line=dict(color=color, dash="dot", width=1))
-    if r.ev_tick.size:
-        ticks = np.unique(r.ev_tick)
-        fig.add_trace(go.Scatter(x=r.t_h[ticks], y=r.preempted[ticks].sum(axis=1), mode="markers",
-                                 name="GPUs preempted", marker=dict(symbol="x", size=9, color=INK)))
-    if t_ret is not None:
-        fig.add_vline(x=p.return_hour, line=dict(color=GREY, dash="dash", width=1))
-        fig.add_annotation(x=p.return_hour, y=1, yref="paper", text="Interpretability returns", showarrow=False,
-                           xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
-    base_layout(fig, "GPUs held per team (dotted: its guarantee)", "Hours", "GPUs")
-    fig.update_layout(height=400)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.alloc")
-
-    fig = go.Figure()
-    for i, name in enumerate(r.team_names):
-        fig.add_trace(go.Scatter(x=r.t_h, y=r.factor[:, i], name=name, line=dict(color=PALETTE[i], width=2)))
-    fig.add_hline(y=0.5, line=dict(color=GREY, dash="dot", width=1))
-    base_layout(fig, "Fair-share factor per team (0.5 = usage at share)", "Hours", "F = 2^(−u/s)")
-    fig.update_yaxes(range=[0, 1.05])
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.factor")
-
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=r.t_h, y=100 * np.minimum(r.demand.sum(axis=1) / r.total_gpus, 2), name="Demand (capped at 200%)",
-                             line=dict(color=GREY, width=1.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=r.t_h, y=100 * r.utilization, name="GPUs held", line=dict(color=PALETTE[0], width=2)))
-    fig.add_trace(go.Scatter(x=r.t_h, y=100 * r.busy_utilization, name="GPUs running jobs",
-                             line=dict(color=PALETTE[2], width=2)))
-    base_layout(fig, "Utilization: held versus running jobs (the gap is the hoard and the saves)", "Hours", "% of the cluster")
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.util")
-
-    fig = go.Figure()
-    for i, (name, w) in enumerate(zip(r.team_names, r.waits_by_team())):
-        if w.size:
-            fig.add_trace(go.Box(y=w, name=name, marker_color=PALETTE[i], boxmean=True))
-    base_layout(fig, "Wait from submission to first start, per job", "", "Hours")
-    fig.update_layout(showlegend=False, hovermode="closest")
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.waits")
+    st.plotly_chart(_alloc_figure(r, p, t_ret), key=f"{ctx.slug}.sim.alloc")
+    st.plotly_chart(_factor_figure(r), key=f"{ctx.slug}.sim.factor")
+    st.plotly_chart(_utilization_figure(r), key=f"{ctx.slug}.sim.util")
+    st.plotly_chart(_waits_figure(r), key=f"{ctx.slug}.sim.waits")
 
     key = f"{ctx.slug}.replay_t"
     st.markdown("**Replay** the run: press Play to watch the owner return and the borrowers get preempted.")

@@ -1,10 +1,10 @@
-import plotly.graph_objects as go
 import streamlit as st
 
 from models.product import design_doc_review as model
 from models.units import format_number, format_quantity
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure
 from ui.question_page import QuestionPage
 
 SLUG = "design-doc-review"
@@ -69,14 +69,14 @@ def risk_costs(ctx):
             texts.append(f"{p.p_capacity:.0%} × {d['capacity_impact_usd'].display()}")
         else:
             texts.append(f"{getattr(p, f'p_{key}'):.0%} × {format_quantity(getattr(p, f'{key}_impact_usd'), 'USD')}")
-    fig = go.Figure(go.Bar(
-        y=labels, x=[costs[k] for k in order], orientation="h", text=texts, textposition="auto",
+    bars = dict(  # a plain dict, not validated (ui/figures.py)
+        type="bar", y=labels, x=[costs[k] for k in order], orientation="h", text=texts, textposition="auto",
         marker=dict(color=[PALETTE[1] if k == order[-1] else PALETTE[0] for k in order]),
         hovertemplate="%{y}: $%{x:,.0f} a year<extra></extra>",
-    ))
-    base_layout(fig, "Expected annual cost of each risk (probability × impact), worst on top", "USD per year", "")
-    fig.update_layout(hovermode="closest", height=340)
-    return fig
+    )
+    layout = layout_dict("Expected annual cost of each risk (probability × impact), worst on top", "USD per year", "")
+    layout.update(hovermode="closest", height=340)
+    return figure([bars], layout)
 
 
 def _score():

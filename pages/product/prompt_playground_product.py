@@ -6,8 +6,9 @@ import streamlit as st
 from ui.safe import escape_markdown
 
 from models.product import prompt_playground_product as model
-from ui.charts import INK, LEGEND, PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, LEGEND, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
 SLUG = "prompt-playground-product"
@@ -67,24 +68,29 @@ def staleness_vs_ttl(ctx):
     xs = sweep_values(ctx.params, "permission_cache_ttl_s", 80)
     keys = ["revocation_staleness_bound_s", "body_link_staleness_bound_s", "authz_reads_per_s"]
     ys = sweep(ctx.slug, ctx.params, "permission_cache_ttl_s", keys, xs)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=ys["revocation_staleness_bound_s"], name="Revocation bound (s)",
-                             line=dict(color=PALETTE[0], width=2.5)))
-    fig.add_trace(go.Scatter(x=xs, y=ys["body_link_staleness_bound_s"], name="Body URL bound (s)",
-                             line=dict(color=PALETTE[1], width=2, dash="dash")))
-    fig.add_trace(go.Scatter(x=xs, y=ys["authz_reads_per_s"], name="Permission reads/s (right)", yaxis="y2",
-                             line=dict(color=PALETTE[2], width=2)))
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = [
+        dict(type="scatter", x=xs, y=ys["revocation_staleness_bound_s"], name="Revocation bound (s)",
+             line=dict(color=PALETTE[0], width=2.5)),
+        dict(type="scatter", x=xs, y=ys["body_link_staleness_bound_s"], name="Body URL bound (s)",
+             line=dict(color=PALETTE[1], width=2, dash="dash")),
+        dict(type="scatter", x=xs, y=ys["authz_reads_per_s"], name="Permission reads/s (right)", yaxis="y2",
+             line=dict(color=PALETTE[2], width=2)),
+    ]
     d = ctx.derivation
     x = ctx.params.permission_cache_ttl_s
     for key, color, axis in (("revocation_staleness_bound_s", PALETTE[0], "y"), ("authz_reads_per_s", PALETTE[2], "y2")):
-        fig.add_trace(go.Scatter(x=[x], y=[d.value(key)], mode="markers", yaxis=axis, showlegend=False,
-                                 marker=dict(color=color, size=11, line=dict(color="white", width=2)),
-                                 hovertemplate=f"{d[key].label}: {d[key].display()}<extra></extra>"))
-    fig.add_vline(x=x, line=dict(color="#64748b", dash="dot", width=1))
-    base_layout(fig, "Staleness after a revocation against database reads, by cache TTL (log-log)",
-                "Permission cache TTL (s)", "Seconds", log_x=True, log_y=True)
-    fig.update_layout(yaxis2=dict(title="Reads/s", overlaying="y", side="right", type="log", showgrid=False,
-                                  dtick=1, exponentformat="none", separatethousands=True))
+        traces.append(dict(type="scatter", x=[x], y=[d.value(key)], mode="markers", yaxis=axis, showlegend=False,
+                           marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+                           hovertemplate=f"{d[key].label}: {d[key].display()}<extra></extra>"))
+    layout = layout_dict("Staleness after a revocation against database reads, by cache TTL (log-log)",
+                         "Permission cache TTL (s)", "Seconds", log_x=True, log_y=True)
+    layout["shapes"] = [vline(x, color="#64748b", dash="dot", width=1)]
+    fig = figure(traces, layout)
+    # The right axis keeps its own ticks (decades, digits in full): set after figure(), which
+    # would give a log axis without a tickformat the SI labels of the others.
+    fig.layout.yaxis2 = dict(title=dict(text="Reads/s"), overlaying="y", side="right", type="log", showgrid=False,
+                             dtick=1, exponentformat="none", separatethousands=True)
     return fig
 
 
@@ -112,25 +118,25 @@ def _reset(ops: str) -> None:
 
 def _tree_figure(tree: model.VersionTree, selected: int, every: int) -> go.Figure:
     pos = model.layout(tree)
-    fig = go.Figure()
+    traces, arrows = [], []  # plain dicts, not validated (ui/figures.py)
     for v in tree.versions:
         if v.parent is not None:
             (x0, y0), (x1, y1) = pos[v.parent], pos[v.id]
-            fig.add_annotation(x=x1, y=-y1, ax=x0, ay=-y0, xref="x", yref="y", axref="x", ayref="y", text="",
+            arrows.append(dict(x=x1, y=-y1, ax=x0, ay=-y0, xref="x", yref="y", axref="x", ayref="y", text="",
                                showarrow=True, arrowhead=2, arrowsize=1.1, arrowwidth=1.6, arrowcolor=INK,
-                               standoff=14, startstandoff=14)
+                               standoff=14, startstandoff=14))
         if v.restores is not None:
             (x0, y0), (x1, y1) = pos[v.id], pos[v.restores]
-            fig.add_trace(go.Scatter(x=[x0, (x0 + x1) / 2, x1], y=[-y0, -y0 - 0.45, -y1], mode="lines",
-                                     line=dict(color=KIND_COLOR["undo"], width=1.5, dash="dot", shape="spline"),
-                                     hoverinfo="skip", showlegend=False))
+            traces.append(dict(type="scatter", x=[x0, (x0 + x1) / 2, x1], y=[-y0, -y0 - 0.45, -y1], mode="lines",
+                               line=dict(color=KIND_COLOR["undo"], width=1.5, dash="dot", shape="spline"),
+                               hoverinfo="skip", showlegend=False))
     tips = set(tree.tips())
     for kind in ("root", "edit", "undo"):
         vs = [v for v in tree.versions if v.kind == kind]
         if not vs:
             continue
-        fig.add_trace(go.Scatter(
-            x=[pos[v.id][0] for v in vs], y=[-pos[v.id][1] for v in vs], mode="markers+text",
+        traces.append(dict(
+            type="scatter", x=[pos[v.id][0] for v in vs], y=[-pos[v.id][1] for v in vs], mode="markers+text",
             name={"root": "first save", "edit": "edit / branch", "undo": "undo (dotted: the body it restores)"}[kind],
             text=[f"v{v.id}" for v in vs], textposition="top center",
             marker=dict(size=[30 if v.id == selected else 22 for v in vs], color=KIND_COLOR[kind],
@@ -143,12 +149,14 @@ def _tree_figure(tree: model.VersionTree, selected: int, every: int) -> go.Figur
         ))
     lanes = max(p[1] for p in pos.values())
     depth = max(p[0] for p in pos.values())
-    fig.update_xaxes(title="Depth from the first save (squares: stored as snapshots)", range=[-0.6, depth + 0.6],
-                     dtick=1, zeroline=False)
-    fig.update_yaxes(visible=False, range=[-lanes - 0.9, 0.7])
-    fig.update_layout(height=max(220, 110 + 80 * (lanes + 1)), margin=dict(l=10, r=10, t=10, b=10),
-                      legend=LEGEND, dragmode=False)
-    return fig
+    layout = dict(
+        xaxis=dict(title=dict(text="Depth from the first save (squares: stored as snapshots)"),
+                   range=[-0.6, depth + 0.6], dtick=1, zeroline=False),
+        yaxis=dict(visible=False, range=[-lanes - 0.9, 0.7]),
+        height=max(220, 110 + 80 * (lanes + 1)), margin=dict(l=10, r=10, t=10, b=10), legend=dict(LEGEND),
+        dragmode=False, **({"annotations": arrows} if arrows else {}),
+    )
+    return figure(traces, layout)
 
 
 @page.sim("version_tree")

@@ -2,8 +2,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.serving import autoscaling_warm_pool as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -51,6 +52,32 @@ def _run(params_json: str, seed: int):
     return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
 
 
+def _burst_figure(r) -> go.Figure:
+    """Requests queued (left axis) and replicas ready (right), with the warm pool and without it.
+    Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote."""
+    w, n = r.with_pool, r.without_pool
+    t = [x - r.burst_start_s for x in w.t]
+    cold_s = r.first_cold_replica_at_s - r.burst_start_s
+    traces = [
+        dict(type="scatter", x=t, y=n.queue, name="Queued, no pool", line=dict(color=PALETTE[1], width=2.5)),
+        dict(type="scatter", x=t, y=w.queue, name="Queued, warm pool", line=dict(color=PALETTE[0], width=2.5)),
+        dict(type="scatter", x=t, y=n.ready, name="Ready replicas, no pool", yaxis="y2",
+             line=dict(color=PALETTE[1], width=1.5, dash="dot", shape="hv")),
+        dict(type="scatter", x=t, y=w.ready, name="Ready replicas, warm pool", yaxis="y2",
+             line=dict(color=PALETTE[0], width=1.5, dash="dot", shape="hv")),
+    ]
+    layout = layout_dict("Requests waiting for a slot, and replicas ready", "Seconds since the burst began",
+                         "Requests queued")
+    top = max(float(w.ready.max()), float(n.ready.max()))
+    layout.update(height=420, yaxis2=dict(title=dict(text="Ready replicas"), overlaying="y", side="right",
+                                          showgrid=False, range=[0, top * 1.15], tickmode="auto", nticks=6,
+                                          tickformat=",d"))
+    layout["shapes"] = [vline(cold_s, color="#64748b", dash="dash", width=1)]
+    layout["annotations"] = [dict(x=cold_s, y=1, yref="paper", text="first cold replica", showarrow=False,
+                                  xanchor="left", xshift=3, yanchor="top", font=dict(size=11))]
+    return figure(traces, layout)
+
+
 @page.sim("burst")
 def burst_panel(ctx):
     p, d = ctx.params, ctx.derivation
@@ -67,22 +94,7 @@ def burst_panel(ctx):
     cols[2].metric("Longest wait, warm pool", f"{w.max_wait_s:,.1f} s", border=True)
     cols[3].metric("Replica-hours, pool / none", f"{w.replica_seconds / 3600:,.1f} / {n.replica_seconds / 3600:,.1f}",
                    border=True)
-    t = [x - r.burst_start_s for x in w.t]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=t, y=n.queue, name="Queued, no pool", line=dict(color=PALETTE[1], width=2.5)))
-    fig.add_trace(go.Scatter(x=t, y=w.queue, name="Queued, warm pool", line=dict(color=PALETTE[0], width=2.5)))
-    fig.add_trace(go.Scatter(x=t, y=n.ready, name="Ready replicas, no pool", yaxis="y2",
-                             line=dict(color=PALETTE[1], width=1.5, dash="dot", shape="hv")))
-    fig.add_trace(go.Scatter(x=t, y=w.ready, name="Ready replicas, warm pool", yaxis="y2",
-                             line=dict(color=PALETTE[0], width=1.5, dash="dot", shape="hv")))
-    fig.add_vline(x=t_cold - r.burst_start_s, line=dict(color="#64748b", dash="dash", width=1))
-    fig.add_annotation(x=t_cold - r.burst_start_s, y=1, yref="paper", text="first cold replica", showarrow=False,
-                       xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
-    base_layout(fig, "Requests waiting for a slot, and replicas ready", "Seconds since the burst began", "Requests queued")
-    top = max(float(w.ready.max()), float(n.ready.max()))
-    fig.update_layout(height=420, yaxis2=dict(title="Ready replicas", overlaying="y", side="right", showgrid=False,
-                                              range=[0, top * 1.15], tickmode="auto", nticks=6, tickformat=",d"))
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.burst.chart")
+    st.plotly_chart(_burst_figure(r), key=f"{ctx.slug}.sim.burst.chart")
     st.caption(
         f"{len(w.t):,} steps of {w.step_s:g} s; Poisson arrivals, exponential request lengths of mean "
         f"{d['request_duration_s'].display()}; the autoscaler reads the arrival rate {p.signal_delay_s:g} s late, counts "

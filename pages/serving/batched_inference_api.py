@@ -1,5 +1,6 @@
-from ui.charts import sweep_figure
+from ui.charts import layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("batched-inference-api")
@@ -50,22 +51,21 @@ def gpus_vs_timeout(ctx):
 
 @page.chart("latency_vs_timeout")
 def latency_vs_timeout(ctx):
-    import plotly.graph_objects as go
-
-    from ui.charts import base_layout, sweep, sweep_values
-
     xs = sweep_values(ctx.params, "flush_timeout_ms", 120)
-    fig = go.Figure()
     # A quiet-hours comparison: the same fleet at 1/40 of the scenario's traffic.
     quiet_rps = ctx.params.arrival_rps / 40
+    traces = []
     for rate, name, color in ((ctx.params.arrival_rps, "scenario traffic", "#2563eb"),
                               (quiet_rps, "quiet hours (1/40)", "#dc2626")):
         p = ctx.params.model_copy(update={"arrival_rps": rate})
         ys = sweep(ctx.slug, p, "flush_timeout_ms", ["worst_latency_s"], xs)["worst_latency_s"]
-        fig.add_trace(go.Scatter(x=xs, y=[y * 1000 for y in ys], name=f"{name}: {rate:,.0f} req/s", line=dict(color=color, width=2.5)))
-    fig.add_vline(x=ctx.params.flush_timeout_ms, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "Worst latency (batching wait + call) against the flush timeout",
-                       "Flush timeout (ms)", "ms", log_x=True)
+        traces.append(dict(type="scatter", x=xs, y=[y * 1000 for y in ys], name=f"{name}: {rate:,.0f} req/s",
+                           line=dict(color=color, width=2.5)))
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    layout = layout_dict("Worst latency (batching wait + call) against the flush timeout",
+                         "Flush timeout (ms)", "ms", log_x=True)
+    layout["shapes"] = [vline(ctx.params.flush_timeout_ms, color="#64748b", dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 page.render()

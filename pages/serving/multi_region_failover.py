@@ -7,8 +7,9 @@ import streamlit as st
 from models.serving import multi_region_failover as model
 from models.sim import failover as sim
 from ui.replay import replay
-from ui.charts import INK, MUTED, PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -63,8 +64,14 @@ def n_minus_1_vs_regions(ctx):
         title="How many regions make a loss cheap", y_title="Multiple of one region's capacity",
         x_title="Regions",
     )
-    fig.add_hline(y=1, line=dict(color=GREY, dash="dash", width=1))
+    # The 1x line as a dict (ui/figures.py): add_hline validates the figure's shapes.
+    fig.layout.shapes = (*fig.layout.shapes, _hline(1, color=GREY, dash="dash", width=1))
     return fig
+
+
+def _hline(y: float, **line) -> dict:
+    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 @page.chart("retry_wave")
@@ -73,23 +80,21 @@ def retry_wave(ctx):
     xs = sweep_values(p, "retry_base_s", 60)
     keys = ["retry_rate_jittered_per_s", "retry_rate_synchronized_per_s", "live_capacity_rps"]
     ys = sweep(ctx.slug, p, "retry_base_s", keys, xs)
-    fig = go.Figure()
     names = {
         "retry_rate_jittered_per_s": "Full jitter over the first back-off",
         "retry_rate_synchronized_per_s": "No jitter: every client on the same tick",
         "live_capacity_rps": "Capacity still alive",
     }
-    for i, key in enumerate(keys):
-        fig.add_trace(go.Scatter(
-            x=xs, y=ys[key], name=names[key], mode="lines",
-            line=dict(color=CAPACITY if key == "live_capacity_rps" else PALETTE[i], width=2.5,
-                      dash="dash" if key == "live_capacity_rps" else "solid"),
-        ))
-    fig.add_vline(x=p.retry_base_s, line=dict(color=GREY, dash="dot", width=1))
-    base_layout(fig, "The in-flight loss coming back as retries (log-log)", "Back-off base (s)",
-                "Requests/s", log_x=True, log_y=True)
-    fig.update_yaxes(dtick=1, tickformat=",")
-    return fig
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = [dict(type="scatter", x=xs, y=ys[key], name=names[key], mode="lines",
+                   line=dict(color=CAPACITY if key == "live_capacity_rps" else PALETTE[i], width=2.5,
+                             dash="dash" if key == "live_capacity_rps" else "solid"))
+              for i, key in enumerate(keys)]
+    layout = layout_dict("The in-flight loss coming back as retries (log-log)", "Back-off base (s)",
+                         "Requests/s", log_x=True, log_y=True)
+    layout["yaxis"].update(dtick=1, tickformat=",")
+    layout["shapes"] = [vline(p.retry_base_s, color=GREY, dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 # --- the live simulation ---------------------------------------------------------------------
@@ -113,15 +118,83 @@ def _survivor(x: np.ndarray) -> np.ndarray:
     return np.nanmean(x[:, 1:], axis=1)
 
 
-def _events(fig: go.Figure, r) -> None:
+def _events(layout: dict, r) -> dict:
+    """The drop, the shift and the cold replicas: a dotted line and a label each, into `layout`."""
     marks = [(r.config.drop_at_s, "drop"), (r.detection_at_s, "shift")]
     if not math.isnan(r.capacity_added_s):
         marks.append((r.capacity_added_s, "cold replicas"))
     # The drop and the shift are seconds apart, a few pixels on a phone: each label a line lower.
-    for i, (x, label) in enumerate(marks):
-        fig.add_vline(x=x, line=dict(color=GREY, dash="dot", width=1))
-        fig.add_annotation(x=x, y=1, yref="paper", text=label, showarrow=False, xanchor="left", yanchor="top",
-                           xshift=3, yshift=-15 * i, font=dict(size=11))
+    layout["shapes"] = [vline(x, color=GREY, dash="dot", width=1) for x, _ in marks]
+    layout["annotations"] = [dict(x=x, y=1, yref="paper", text=label, showarrow=False, xanchor="left", yanchor="top",
+                                  xshift=3, yshift=-15 * i, font=dict(size=11)) for i, (x, label) in enumerate(marks)]
+    return layout
+
+
+# The simulation's figures, as plain dicts (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+
+
+def _load_figure(r, offered: np.ndarray, served: np.ndarray, k: int) -> go.Figure:
+    t = r.t_s[::k]
+    traces = [
+        dict(type="scatter", x=t, y=_survivor(offered)[::k], name="Survivor: offered (incl. retries)",
+             line=dict(color=SURVIVOR, width=2)),
+        dict(type="scatter", x=t, y=_survivor(served)[::k], name="Survivor: served",
+             line=dict(color=PALETTE[2], width=2)),
+        dict(type="scatter", x=r.t_s, y=_survivor(r.capacity_rps), name="Survivor: capacity",
+             line=dict(color=CAPACITY, width=2, dash="dash", shape="hv")),
+        dict(type="scatter", x=t, y=offered[::k, 0], name="Region A: offered", line=dict(color=LOST, width=1.5),
+             opacity=0.8),
+        dict(type="scatter", x=r.t_s, y=r.capacity_rps[:, 0], name="Region A: capacity",
+             line=dict(color=LOST, width=1.5, dash="dash", shape="hv")),
+    ]
+    layout = layout_dict("Load against capacity, per region (1 s averages)", "Seconds", "Requests/s")
+    layout["height"] = 400
+    return figure(traces, _events(layout, r))
+
+
+def _failures_figure(r, k: int) -> go.Figure:
+    dt = r.step_s
+    series = [
+        (_per_s(r.retries, dt), "Retries arriving", PALETTE[3]),
+        (_per_s(r.shed_free, dt), "Shed, free tier", PALETTE[4]),
+        (_per_s(r.shed_paid, dt), "Shed, paid tier", LOST),
+        (_per_s(r.failed.sum(axis=1), dt), "Sent to dead capacity / lost in flight", CAPACITY),
+    ]
+    traces = [dict(type="scatter", x=r.t_s[::k], y=y[::k], name=name, line=dict(color=color, width=1.8))
+              for y, name, color in series]
+    layout = layout_dict("What became of the unserved requests (1 s averages, log scale)", "Seconds", "Requests/s",
+                         log_y=True)
+    layout["yaxis"].update(dtick=1, tickformat=",")
+    layout["height"] = 360
+    return figure(traces, _events(layout, r))
+
+
+def _replay_figure(r, names: list[str], offered: np.ndarray, served: np.ndarray, at_s: float) -> go.Figure:
+    """Every region at one instant of the run."""
+    i = r.at(at_s)
+    phase = ("before the drop" if at_s < r.config.drop_at_s else
+             "detecting: the router still sends region A its traffic" if at_s < r.detection_at_s else
+             "shifted; waiting for cold replicas" if not math.isnan(r.capacity_added_s) and at_s < r.capacity_added_s
+             else "shifted")
+    traces = [dict(type="bar", x=names, y=y, name=name, marker=dict(color=color)) for y, name, color in (
+        (r.capacity_rps[i], "Capacity", MUTED), (offered[i], "Offered (1 s avg)", SURVIVOR),
+        (served[i], "Served (1 s avg)", PALETTE[2]), (r.queued[i], "Queued (requests)", PALETTE[4]))]
+    layout = layout_dict(f"At {at_s:,.1f} s: {phase}", "Region", "Requests/s (queue: requests)")
+    layout.update(barmode="group", hovermode="x", height=340)
+    return figure(traces, layout)
+
+
+def _policies_figure(r, runs: dict, policy: str) -> go.Figure:
+    """Retries arriving under each client policy, on the same seed."""
+    dt = r.step_s
+    traces = [dict(type="scatter", x=r.t_s[::2], y=_per_s(run.retries, dt, 0.5)[::2], name=POLICY_NAMES[pol],
+                   line=dict(color=PALETTE[k], width=2 if pol == policy else 1.2))
+              for k, (pol, run) in enumerate(runs.items())]
+    layout = layout_dict("Retries arriving under each client policy (0.5 s averages, same seed, log scale)", "Seconds",
+                         "Retries/s", log_y=True)
+    layout["yaxis"].update(dtick=1, tickformat=",")
+    layout["height"] = 340
+    return figure(traces, _events(layout, r))
 
 
 def _fmt_s(x: float) -> str:
@@ -175,40 +248,10 @@ def failover_panel(ctx):
     # Plotted series are 1 s averages: every fifth step (0.5 s apart) loses nothing visible and
     # keeps the page light. Peaks and totals above come from the full-resolution run.
     k = max(1, int(round(0.5 / dt)))
-    t = r.t_s[::k]
     offered = _per_s(r.offered, dt)
     served = _per_s(r.served, dt)
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=t, y=_survivor(offered)[::k], name="Survivor: offered (incl. retries)",
-                             line=dict(color=SURVIVOR, width=2)))
-    fig.add_trace(go.Scatter(x=t, y=_survivor(served)[::k], name="Survivor: served",
-                             line=dict(color=PALETTE[2], width=2)))
-    fig.add_trace(go.Scatter(x=r.t_s, y=_survivor(r.capacity_rps), name="Survivor: capacity",
-                             line=dict(color=CAPACITY, width=2, dash="dash", shape="hv")))
-    fig.add_trace(go.Scatter(x=t, y=offered[::k, 0], name="Region A: offered", line=dict(color=LOST, width=1.5),
-                             opacity=0.8))
-    fig.add_trace(go.Scatter(x=r.t_s, y=r.capacity_rps[:, 0], name="Region A: capacity",
-                             line=dict(color=LOST, width=1.5, dash="dash", shape="hv")))
-    _events(fig, r)
-    base_layout(fig, "Load against capacity, per region (1 s averages)", "Seconds", "Requests/s")
-    fig.update_layout(height=400)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.load")
-
-    fig = go.Figure()
-    series = [
-        (_per_s(r.retries, dt), "Retries arriving", PALETTE[3]),
-        (_per_s(r.shed_free, dt), "Shed, free tier", PALETTE[4]),
-        (_per_s(r.shed_paid, dt), "Shed, paid tier", LOST),
-        (_per_s(r.failed.sum(axis=1), dt), "Sent to dead capacity / lost in flight", CAPACITY),
-    ]
-    for y, name, color in series:
-        fig.add_trace(go.Scatter(x=t, y=y[::k], name=name, line=dict(color=color, width=1.8)))
-    _events(fig, r)
-    base_layout(fig, "What became of the unserved requests (1 s averages, log scale)",
-                "Seconds", "Requests/s", log_y=True)
-    fig.update_yaxes(dtick=1, tickformat=",")
-    fig.update_layout(height=360)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.failures")
+    st.plotly_chart(_load_figure(r, offered, served, k), key=f"{ctx.slug}.sim.load")
+    st.plotly_chart(_failures_figure(r, k), key=f"{ctx.slug}.sim.failures")
 
     # Replay: the state of every region at one instant; play it to watch the failover happen.
     replay_dt = 0.5
@@ -218,18 +261,7 @@ def failover_panel(ctx):
     def draw(step: int) -> None:
         at_s = step * replay_dt
         i = r.at(at_s)
-        phase = ("before the drop" if at_s < r.config.drop_at_s else
-                 "detecting: the router still sends region A its traffic" if at_s < r.detection_at_s else
-                 "shifted; waiting for cold replicas" if not math.isnan(r.capacity_added_s) and at_s < r.capacity_added_s
-                 else "shifted")
-        fig = go.Figure()
-        fig.add_trace(go.Bar(x=names, y=r.capacity_rps[i], name="Capacity", marker_color=MUTED))
-        fig.add_trace(go.Bar(x=names, y=offered[i], name="Offered (1 s avg)", marker_color=SURVIVOR))
-        fig.add_trace(go.Bar(x=names, y=served[i], name="Served (1 s avg)", marker_color=PALETTE[2]))
-        fig.add_trace(go.Bar(x=names, y=r.queued[i], name="Queued (requests)", marker_color=PALETTE[4]))
-        base_layout(fig, f"At {at_s:,.1f} s: {phase}", "Region", "Requests/s (queue: requests)")
-        fig.update_layout(barmode="group", hovermode="x", height=340)
-        st.plotly_chart(fig, key=f"{ctx.slug}.sim.replay")
+        st.plotly_chart(_replay_figure(r, names, offered, served, at_s), key=f"{ctx.slug}.sim.replay")
         wait = r.latency_proxy_s[i] - p.mean_request_s
         st.caption(" · ".join(
             f"{name}: utilization {r.utilization[i, k]:.0%}, queue wait {wait[k]:,.1f} s" if r.capacity_rps[i, k] > 0
@@ -243,16 +275,7 @@ def failover_panel(ctx):
                   cached_simulation(ctx.slug, _run, p.model_copy(update={"retry_policy": pol}), seed,
                                     "Simulating the other retry policies…"))
             for pol in sim.RETRY_POLICIES}
-    fig = go.Figure()
-    for k, (pol, run) in enumerate(runs.items()):
-        fig.add_trace(go.Scatter(x=r.t_s[::2], y=_per_s(run.retries, dt, 0.5)[::2], name=POLICY_NAMES[pol],
-                                 line=dict(color=PALETTE[k], width=2 if pol == p.retry_policy else 1.2)))
-    _events(fig, r)
-    base_layout(fig, "Retries arriving under each client policy (0.5 s averages, same seed, log scale)", "Seconds",
-                "Retries/s", log_y=True)
-    fig.update_yaxes(dtick=1, tickformat=",")
-    fig.update_layout(height=340)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.policies")
+    st.plotly_chart(_policies_figure(r, runs, p.retry_policy), key=f"{ctx.slug}.sim.policies")
     st.markdown(
         "| Client retries | Peak retries in one 100 ms tick | Peak survivor load | Portable requests lost |\n"
         "| --- | --- | --- | --- |\n" + "\n".join(

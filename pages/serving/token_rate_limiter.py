@@ -2,8 +2,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.serving import token_rate_limiter as model
-from ui.charts import INK, MUTED, PALETTE, base_layout, sweep_figure
+from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -71,12 +72,44 @@ def utilization_vs_peak_use(ctx):
         title="Fleet utilization against the share of summed limits in use",
         y_title="Fleet busy (%)", x_scale=100, n=100,
     )
-    fig.add_hline(y=100, line=dict(color="#dc2626", dash="dash", width=1))
+    # The 100% line as a dict (ui/figures.py): add_hline validates the figure's shapes.
+    fig.layout.shapes = (*fig.layout.shapes, _hline(100, color="#dc2626", dash="dash", width=1))
     return fig
+
+
+def _hline(y: float, **line) -> dict:
+    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 def _run(params_json: str, seed: int):
     return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
+
+
+def _levels_figure(result, max_tokens: float) -> go.Figure:
+    """Each tenant's output bucket over the run, under the settle policy (plain dicts: ui/figures.py)."""
+    settle = result.settle
+    traces = [dict(type="scatter", x=settle.t, y=settle.output_level[i], name=t.name,
+                   line=dict(color=PALETTE[i], width=1.8)) for i, t in enumerate(result.workload.tenants)]
+    layout = layout_dict("Output bucket level per tenant, reserve then settle", "Seconds", "Tokens in the bucket")
+    layout["height"] = 400
+    layout["shapes"] = [_hline(max_tokens, color=INK, dash="dash", width=1)]
+    layout["annotations"] = [dict(x=1, xref="paper", xanchor="right", y=max_tokens,
+                                  text="one reservation (max_tokens)", showarrow=False, yanchor="bottom",
+                                  font=dict(size=11))]
+    return figure(traces, layout)
+
+
+def _admitted_figure(result) -> go.Figure:
+    """Requests admitted per tenant under each policy, against those requested."""
+    names = [t.name for t in result.workload.tenants]
+    settle, reserve = result.settle, result.reserve
+    traces = [dict(type="bar", x=names, y=run.admitted, name=f"admitted, {mode}", marker=dict(color=colour))
+              for mode, run, colour in (("reserve only", reserve, "#94a3b8"), ("reserve + settle", settle, PALETTE[0]))]
+    traces.append(dict(type="bar", x=names, y=settle.requested, name="requested", marker=dict(color=MUTED)))
+    layout = layout_dict("Requests admitted over the run", "", "Requests")
+    layout["barmode"] = "group"
+    return figure(traces, layout)
 
 
 @page.sim("token_trace")
@@ -94,23 +127,8 @@ def token_trace(ctx):
             f"{settle.admitted[i]:,} / {settle.requested[i]:,} admitted",
             delta=f"{reserve.admitted[i]:,} reserve-only", delta_color="off", border=True,
         )
-    fig = go.Figure()
-    for i, name in enumerate(names):
-        fig.add_trace(go.Scatter(x=settle.t, y=settle.output_level[i], name=name,
-                                 line=dict(color=PALETTE[i], width=1.8)))
-    fig.add_hline(y=p.max_tokens, line=dict(color=INK, dash="dash", width=1))
-    fig.add_annotation(x=1, xref="paper", xanchor="right", y=p.max_tokens, text="one reservation (max_tokens)",
-                       showarrow=False, yanchor="bottom", font=dict(size=11))
-    base_layout(fig, "Output bucket level per tenant, reserve then settle", "Seconds", "Tokens in the bucket")
-    fig.update_layout(height=400)
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.token_trace.levels")
-    bars = go.Figure()
-    for mode, run, dash in (("reserve only", reserve, "#94a3b8"), ("reserve + settle", settle, PALETTE[0])):
-        bars.add_trace(go.Bar(x=names, y=run.admitted, name=f"admitted, {mode}", marker_color=dash))
-    bars.add_trace(go.Bar(x=names, y=settle.requested, name="requested", marker_color=MUTED))
-    base_layout(bars, "Requests admitted over the run", "", "Requests")
-    bars.update_layout(barmode="group")
-    st.plotly_chart(bars, key=f"{ctx.slug}.sim.token_trace.bars")
+    st.plotly_chart(_levels_figure(result, p.max_tokens), key=f"{ctx.slug}.sim.token_trace.levels")
+    st.plotly_chart(_admitted_figure(result), key=f"{ctx.slug}.sim.token_trace.bars")
     late = result.workload.steps * result.workload.dt > 120
     over = len(names) - 1
     st.caption(

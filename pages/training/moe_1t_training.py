@@ -1,11 +1,11 @@
 import typing
 
-import plotly.graph_objects as go
 from pydantic import ValidationError
 
 from models.training import moe_1t_training as model
-from ui.charts import INK, PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure
 from ui.question_page import QuestionPage
 from ui.solve_cache import solve
 
@@ -63,20 +63,19 @@ def _ep_points(ctx):
 def a2a_vs_ep(ctx):
     points = _ep_points(ctx)
     xs = [str(ep) for ep, _ in points]
-    fig = go.Figure()
     series = (("a2a_share_nvlink", "NVLink time / compute"), ("a2a_share_nic", "NIC time / compute"))
-    for i, (key, name) in enumerate(series):
-        fig.add_trace(go.Bar(x=xs, y=[float(d.value(key)) for _, d in points], name=name,
-                             marker_color=PALETTE[i],
-                             marker_line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points],
-                                              color=INK)))
-    fig.add_trace(go.Scatter(x=xs, y=[float(d.value("state_per_gpu_GB")) for _, d in points], yaxis="y2",
-                             name="State per GPU (GB)", mode="lines+markers", line=dict(color=PALETTE[2], width=2)))
-    base_layout(fig, f"All-to-all against compute, by expert-parallel size (now {ctx.params.ep_size}, outlined)",
-                "Expert-parallel size (GPUs; 8 per node)", "% of compute time")
-    fig.update_layout(barmode="group", yaxis2=dict(title="GB per GPU", overlaying="y", side="right", showgrid=False,
-                                                   rangemode="tozero"))
-    return fig
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace wrote.
+    traces = [dict(type="bar", x=xs, y=[float(d.value(key)) for _, d in points], name=name,
+                   marker=dict(color=PALETTE[i],
+                               line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points], color=INK)))
+              for i, (key, name) in enumerate(series)]
+    traces.append(dict(type="scatter", x=xs, y=[float(d.value("state_per_gpu_GB")) for _, d in points], yaxis="y2",
+                       name="State per GPU (GB)", mode="lines+markers", line=dict(color=PALETTE[2], width=2)))
+    layout = layout_dict(f"All-to-all against compute, by expert-parallel size (now {ctx.params.ep_size}, outlined)",
+                         "Expert-parallel size (GPUs; 8 per node)", "% of compute time")
+    layout.update(barmode="group", yaxis2=dict(title=dict(text="GB per GPU"), overlaying="y", side="right",
+                                               showgrid=False, rangemode="tozero"))
+    return figure(traces, layout)
 
 
 @page.chart("node_limit")

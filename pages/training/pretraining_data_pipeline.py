@@ -1,8 +1,7 @@
-import plotly.graph_objects as go
-
 from models.training import pretraining_data_pipeline as model
-from ui.charts import PALETTE, base_layout, sweep_figure
+from ui.charts import PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure
 from ui.question_page import QuestionPage
 
 page = QuestionPage("pretraining-data-pipeline")
@@ -38,15 +37,16 @@ def core_hours_by_stage(ctx):
     d = ctx.derivation
     names = [model.STAGE_NAMES[s] for s in model.STAGES]
     hours = [d.value(f"{s}_core_hours") for s in model.STAGES]
-    fig = go.Figure(go.Bar(
-        x=names, y=hours, marker_color=[PALETTE[1] if h >= sorted(hours)[-2] else PALETTE[0] for h in hours],
+    bars = dict(  # a plain dict, not validated (ui/figures.py)
+        type="bar", x=names, y=hours,
+        marker=dict(color=[PALETTE[1] if h >= sorted(hours)[-2] else PALETTE[0] for h in hours]),
         # Short labels ("417k"): plotly shrinks a label to its bar's width, and "416,667 core-hours"
         # over a phone's 50 px bar came out a few pixels high. The axis says core-hours.
         texttemplate="%{y:.3~s}", textposition="outside",
-    ))
-    base_layout(fig, "Where the time goes: core-hours per stage (log scale)", "Stage", "Core-hours", log_y=True)
-    fig.update_layout(hovermode="closest", showlegend=False)
-    return fig
+    )
+    layout = layout_dict("Where the time goes: core-hours per stage (log scale)", "Stage", "Core-hours", log_y=True)
+    layout.update(hovermode="closest", showlegend=False)
+    return figure([bars], layout)
 
 
 @page.chart("cores_vs_keep")
