@@ -76,9 +76,16 @@ def record_served(d: Derivation, p: Any) -> Served:
     attn = r.attention_flops_per_position
     d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", attn, "FLOP",
            note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    mla = r.model.attention == "MLA" and r.attention_flops
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           formula=(f"2 × {r.model.layers} layers × {r.model.heads} heads × (2 × {r.model.kv_lora_rank} latent + "
+                    f"{r.model.qk_rope_head_dim} RoPE)") if mla else "{attention_flops_per_position} FLOP",
+           note="MLA decodes with its up-projections absorbed: each query meets the cached latent itself."
+           if mla else "The same as a prompt token's.")
     d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
-           r.flops_per_token(s.decode_context_tokens), "FLOP",
-           formula="2 × {active_params} + {attention_flops_per_position} FLOP × {decode_context_tokens}")
+           r.decode_flops_per_token(s.decode_context_tokens), "FLOP",
+           formula="2 × {active_params} + {decode_attention_flops_per_position} FLOP × {decode_context_tokens}")
     d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
            formula="{step_overhead_ms} ms / 1000")
     d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", r.allreduce_s(0), "s",

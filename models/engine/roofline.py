@@ -123,6 +123,7 @@ class Replica:
         put("achieved_hbm_Bps", self.hbm_Bps * self.hbm_efficiency)
         put("weight_flops_per_token", INFER_FLOPS_PER_PARAM_TOKEN * m.active_params)
         put("attention_flops_per_position", self._attention_flops_per_position())
+        put("decode_attention_flops_per_position", self._decode_attention_flops_per_position())
         # All-reduces of a pass over n tokens: fixed + per_token x n (0 and 0 on one accelerator).
         if self.tp == 1:
             fixed = per_token = 0.0
@@ -180,8 +181,25 @@ class Replica:
             v = m.v_head_dim or m.head_dim
         return ATTENTION_FLOPS_PER_MAC * m.layers * m.heads * (qk + v)
 
+    def _decode_attention_flops_per_position(self) -> float:
+        """What a decoded token spends per cached token. MLA decodes with its up-projections absorbed
+        into the query and the output (vLLM's "data-movement friendly" path for decode, FlashMLA,
+        SGLang): each head's query meets the cached latent and RoPE key, and the attention sums the
+        latent, 2 x layers x heads x ((latent + rope) + latent), 3.4 times the count on decompressed
+        K and V for DeepSeek-V3 (which prefill runs, the "compute friendly" path). Other attention
+        decodes as it prefills. (vllm/v1/attention/backends/mla/common.py explains both paths.)"""
+        m = self.model
+        if m.attention != "MLA" or not self.attention_flops:
+            return self.attention_flops_per_position
+        return ATTENTION_FLOPS_PER_MAC * m.layers * m.heads * (2 * m.kv_lora_rank + (m.qk_rope_head_dim or 0))
+
     def flops_per_token(self, position: float) -> float:
+        """A prompt token's FLOP at `position` (prefill's attention)."""
         return self.weight_flops_per_token + self.attention_flops_per_position * position
+
+    def decode_flops_per_token(self, context_tokens: float) -> float:
+        """A decoded token's FLOP over `context_tokens` of cache (decode's attention)."""
+        return self.weight_flops_per_token + self.decode_attention_flops_per_position * context_tokens
 
     # --- the tensor-parallel all-reduce -------------------------------------------------------------
 
@@ -207,7 +225,7 @@ class Replica:
         times), plus a prompt chunk of `chunk_tokens` starting at position `chunk_start` (chunked
         prefill: it reads that prefix's KV once and runs at the prefill MFU)."""
         read = self.weight_bytes + batch * self.kv_bytes_per_token * context_tokens
-        flops = batch * positions * self.flops_per_token(context_tokens)
+        flops = batch * positions * self.decode_flops_per_token(context_tokens)
         compute_s = flops / (self.peak_flops * self.decode_mfu)
         tokens = batch * positions
         if chunk_tokens:

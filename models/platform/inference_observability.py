@@ -164,8 +164,8 @@ def solve(p: Params) -> Derivation:
     d.step("replica_peak_flops", f"Replica dense {p.compute_precision} peak", peak_flops, "FLOP/s",
            formula=f"{{tp_degree}} × {hw.peak(p.compute_precision) / 1e12:g} TFLOP/s")
     fpt = d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
-                 r.flops_per_token(ctx), "FLOP",
-                 formula=f"2 × {m.active_params:.4g} + {r.attention_flops_per_position:.4g} FLOP × {{context_tokens}}")
+                 r.decode_flops_per_token(ctx), "FLOP",
+                 formula=f"2 × {m.active_params:.4g} + {r.decode_attention_flops_per_position:.4g} FLOP × {{context_tokens}}")
     d.step("mfu", "Model FLOP utilization (MFU)", 100 * fpt * p.tokens_per_s_replica / peak_flops, "%",
            formula="100 × {decode_flops_per_token} FLOP × {tokens_per_s_replica} / {replica_peak_flops} FLOP/s")
     per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.tokens_per_s_replica / tp,

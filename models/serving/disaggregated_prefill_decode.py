@@ -152,7 +152,7 @@ def solve(p: Params) -> Derivation:
            formula="{prefill_arithmetic_intensity} / {ridge_flops_per_byte}")
     kv_read = d.step("kv_read_per_sequence_bytes", "KV one sequence reads per decode step",
                      r.kv_bytes_per_token * e.decode_context_tokens, "B", formula="{kv_bytes_per_token} B × {decode_context_tokens}")
-    dec_flops = r.flops_per_token(e.decode_context_tokens)
+    dec_flops = r.decode_flops_per_token(e.decode_context_tokens)
     d.step("decode_ai_batch_1", "Decode at batch 1: FLOP per byte",
            dec_flops / (r.weight_bytes + kv_read), "FLOP/B",
            formula="{decode_flops_per_token} FLOP / ({weight_bytes} B + {kv_read_per_sequence_bytes} B)")

@@ -205,17 +205,6 @@ class StepTimes:
         return max(self.memory_s, self.compute_s) + self.a2a_s + self.overhead_s
 
 
-def decode_attention_flops_per_position(r: Replica) -> float:
-    """Attention FLOP a decoded token spends per cached token. MLA decodes with its up-projections
-    absorbed (FlashMLA, SGLang): each head's query meets the latent + RoPE key and sums the latent,
-    2 x heads x (2 x latent + rope) per layer, 3.4 times the per-head count of attention run on
-    decompressed K and V (which is the engine's, right for prefill). Other attention: the engine's."""
-    m = r.model
-    if m.attention != "MLA" or not r.attention_flops:
-        return r.attention_flops_per_position
-    return 2 * m.layers * m.heads * (2 * m.kv_lora_rank + m.qk_rope_head_dim)
-
-
 def a2a_bytes_per_elem(p: Params) -> float:
     """Dispatch carries activations in the format the expert GEMMs run in; combine returns bf16."""
     return bytes_per_element(p.compute_precision) + ACTIVATION_BYTES
@@ -230,7 +219,7 @@ def step_times(p: Params, batch: float, imbalance: float, link_Bps: float | None
     w_bytes = lay.always_on_bytes_per_gpu + lay.expert_bytes_per_gpu * touched
     kv_bytes = batch * p.context_tokens * lay.kv_bytes_per_token
     routed = INFER_FLOPS_PER_PARAM_TOKEN * k * lay.expert_params
-    per_token = r.weight_flops_per_token + decode_attention_flops_per_position(r) * p.context_tokens
+    per_token = r.weight_flops_per_token + r.decode_attention_flops_per_position * p.context_tokens
     flops = batch * (per_token + (imbalance - 1) * routed)
     a2a_bytes = lay.moe_layers * imbalance * batch * k * m.d_model * a2a_bytes_per_elem(p) * (gpus - 1) / gpus
     link = lay.link_Bps if link_Bps is None else link_Bps
@@ -352,7 +341,7 @@ def solve(p: Params) -> Derivation:
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
     d.step("gpu_decode_flops", "One GPU's decode compute at the decode MFU", lay.decode_flops, "FLOP/s",
            formula="{gpu_peak_flops} FLOP/s × {decode_mfu}")
-    attn = decode_attention_flops_per_position(r)
+    attn = r.decode_attention_flops_per_position
     width = (f"2 × {m.kv_lora_rank} + {m.qk_rope_head_dim}" if mla else f"{m.head_dim} + {m.head_dim}")
     d.step("attention_flops_per_position",
            ("MLA decode attention FLOP per cached token, all layers (latent absorbed)" if mla

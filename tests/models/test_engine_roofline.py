@@ -147,3 +147,17 @@ def test_the_step_lines_are_the_pass_at_every_batch():
         (m0, m1), (c0, c1) = lines.sides
         assert m0 + m1 * mem_cap == pytest.approx(0.05, rel=1e-12)
         assert c0 + c1 * flop_cap == pytest.approx(0.05, rel=1e-12)
+
+
+def test_mla_decodes_absorbed_and_prefills_decompressed():
+    # DeepSeek-V3: 61 layers, 128 heads, latent 512, RoPE key 64, nope and V head 128. Decode meets the
+    # cached latent: 2 x 61 x 128 x ((512 + 64) + 512) = 16,990,208 FLOP per cached token; prefill runs
+    # on decompressed K and V: 2 x 61 x 128 x ((128 + 64) + 128) = 4,997,120 (vLLM's two MLA paths).
+    ds = Replica(with_counted_params(model("DeepSeek-V3")), named("H200"), 8, weight_fmt="fp8", compute_fmt="fp8")
+    assert ds.decode_attention_flops_per_position == 2 * 61 * 128 * (512 + 64 + 512) == 16_990_208
+    assert ds.attention_flops_per_position == 2 * 61 * 128 * (128 + 64 + 128) == 4_997_120
+    step = ds.decode_step(10, 4000)
+    assert step.flops == pytest.approx(10 * (2 * ds.model.active_params + 16_990_208 * 4000), rel=1e-12)
+    assert ds.prefill_flops(100) == pytest.approx(100 * 2 * ds.model.active_params + 4_997_120 * 100 * 99 / 2)
+    # grouped-query attention decodes as it prefills
+    assert Replica(LLAMA70, named("H100 SXM"), 4).decode_attention_flops_per_position == 2 * 80 * 64 * 256
