@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from models.units import format_number, format_quantity
+from models.units import format_number, format_quantity, parse_unit
 
 Phase = Literal["numbers", "shape", "arithmetic", "depth", "failure_modes"]
 PHASES: tuple[Phase, ...] = typing.get_args(Phase)
@@ -93,6 +93,9 @@ def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
     return out
 
 
+STEP_KINDS = ("", "lookup", "verdict", "search", "given")  # see Step.kind
+
+
 @dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__,
 class Step:              # and sweeps build tens of thousands of steps per rerun
     """One named figure of a derivation.
@@ -109,7 +112,13 @@ class Step:              # and sweeps build tens of thousands of steps per rerun
     noun: str = ""
     formula: str = ""
     note: str = ""
+    # "" (arithmetic: the formula, evaluated with units, is the value; tests/test_formulas.py holds it
+    # to that) or what else the value is: "lookup" (a catalog or table entry), "verdict" (a word chosen
+    # by comparing figures the formula names), "search" (the least or largest whole number meeting a
+    # condition the formula states), "given" (a knob's value restated).
+    kind: str = ""
     bindings: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    units: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)  # of the bindings
 
     @property
     def is_numeric(self) -> bool:
@@ -126,7 +135,12 @@ class Step:              # and sweeps build tens of thousands of steps per rerun
         result = self.display()
         if not self.formula:
             return result
-        return f"{render_formula(self.formula, self.bindings)} = {result}"
+        return f"{render_formula(self.formula, self.bindings, self.units)} = {result}"
+
+    def symbolic(self) -> str:
+        """The formula in the names it is made of, as a textbook states it before the numbers go in:
+        `checkpoint_bytes / link_Bps`."""
+        return symbolic_formula(self.formula, self.units)
 
 
 _FORMULA_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -137,19 +151,76 @@ def _formula_names(template: str) -> tuple[str, ...]:
     return tuple(_FORMULA_FIELD.findall(template))
 
 
-def render_formula(template: str, bindings: Mapping[str, Any]) -> str:
-    def sub(m: re.Match[str]) -> str:
+_WORD_AFTER = re.compile(r"\s*([A-Za-zµ%][A-Za-zµ%0-9]*(?:/[A-Za-zµ]+)?)")
+
+
+@lru_cache(maxsize=4096)
+def _annotation_end(template: str, end: int, unit: str) -> int:
+    """Where the unit written after the placeholder ending at `end` stops ("{x} GB/s", "{rate}
+    req/s", "{n} copies"), or `end` if none follows: a worked formula shows the placeholder as a
+    quantity in its own unit, so the written one is dropped."""
+    m = _WORD_AFTER.match(template, end)
+    if not m:
+        return end
+    word = m.group(1)
+    if word == unit or "/" in word:
+        return m.end()
+    try:
+        parse_unit(word)
+    except Exception:  # noqa: BLE001 - not a unit: a word of the sentence
+        return end
+    return m.end()
+
+
+def _pieces(template: str, units: Mapping[str, str]):
+    """(text, name) pieces of a template: text runs and placeholders, written units dropped."""
+    i = 0
+    for m in _FORMULA_FIELD.finditer(template):
+        if m.start() < i:
+            continue
+        yield template[i:m.start()], None
         name = m.group(1)
+        yield "", name
+        i = _annotation_end(template, m.end(), units.get(name, ""))
+    yield template[i:], None
+
+
+def render_formula(template: str, bindings: Mapping[str, Any], units: Mapping[str, str] | None = None) -> str:
+    """The template with each placeholder's value in its unit ("1.9 ms", "141.1 GB")."""
+    units = units or {}
+    out = []
+    for text, name in _pieces(template, units):
+        out.append(text)
+        if name is None:
+            continue
         if name not in bindings:
             raise KeyError(f"formula names '{name}', which is neither a param nor an earlier step")
         value = bindings[name]
         if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, (int, float)):
-            return format_number(value)
-        return str(value)
+            out.append("yes" if value else "no")
+        elif isinstance(value, (int, float)):
+            unit = units.get(name, "")
+            if unit and unit != "1":
+                try:
+                    out.append(format_quantity(float(value), unit, hint=False))
+                except Exception:  # noqa: BLE001 - a noun the registry does not know ("tokens")
+                    out.append(f"{format_number(value)} {unit}")
+            else:
+                out.append(format_number(value))
+        else:
+            out.append(str(value))
+    return "".join(out)
 
-    return _FORMULA_FIELD.sub(sub, template)
+
+def symbolic_formula(template: str, units: Mapping[str, str] | None = None) -> str:
+    """The template in its names, written units dropped: `weight_bytes / replica_hbm_Bps`."""
+    return "".join(text if name is None else name for text, name in _pieces(template, units or {}))
+
+
+@lru_cache(maxsize=None)
+def _param_units(params_cls: type) -> tuple[tuple[str, str], ...]:
+    """Each knob's unit as a formula reads it: a fraction shown as a percent is a plain number."""
+    return tuple((name, "" if knob.percent else knob.unit) for name, knob in knobs_of(params_cls).items())
 
 
 class Derivation:
@@ -170,6 +241,7 @@ class Derivation:
         self._steps: dict[str, Step] = {}
         # The params' own fields (pydantic keeps them in __dict__; model_dump would copy them again).
         self._scope: dict[str, Any] = dict(params.__dict__) if params is not None else {}
+        self._units: dict[str, str] = dict(_param_units(type(params))) if params is not None else {}
 
     def step(
         self,
@@ -181,9 +253,12 @@ class Derivation:
         noun: str = "",
         formula: str = "",
         note: str = "",
+        kind: str = "",
     ) -> Any:
         if key in self._rows:
             raise ValueError(f"step '{key}' recorded twice")
+        if kind and kind not in STEP_KINDS:
+            raise ValueError(f"step '{key}': kind must be one of {STEP_KINDS}, not {kind!r}")
         scope = self._scope
         if formula:  # fail now, not when someone opens the derivation
             for name in _formula_names(formula):
@@ -195,8 +270,11 @@ class Derivation:
         # param's name: then the scope is copied first, so earlier steps keep the param's value.
         if key in scope:
             scope = self._scope = dict(scope)
-        self._rows[key] = (label, value, unit, noun, formula, note, scope)
+        self._rows[key] = (label, value, unit, noun, formula, note, kind, scope, self._units)
         scope[key] = value
+        # what a worked formula shows beside this value: its unit, with the noun of a count or rate
+        # ("552 sequences", "125 requests/s")
+        self._units[key] = (noun if unit in ("1", "") else unit.replace("1/", f"{noun}/", 1)) if noun else unit
         return value
 
     def __getitem__(self, key: str) -> Step:

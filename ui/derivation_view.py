@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from models.core import Derivation, Step
 
 
 def _line(step: Step) -> str:
-    return f"**{step.label}** · `{step.key}`  \n`{step.worked()}`"
+    """Label and key, then the formula in names (as a textbook states it), then with the numbers in.
+    A formula that only restates one figure in another unit goes straight to the numbers."""
+    symbolic = step.symbolic()
+    names = f"  \n`{step.key} = {symbolic}`" if step.formula and symbolic.strip() != step.formula.strip("{} ") \
+        and not _single_name(step.formula) else ""
+    kind = f" *({KIND_WORDS[step.kind]})*" if step.kind in KIND_WORDS else ""
+    return f"**{step.label}** · `{step.key}`{kind}{names}  \n`{step.worked()}`"
+
+
+KIND_WORDS = {"lookup": "looked up", "verdict": "a verdict", "search": "found by a search", "given": "given"}
+
+
+def _single_name(formula: str) -> bool:
+    return bool(re.fullmatch(r"\s*\{[A-Za-z_][A-Za-z0-9_]*\}\s*", formula))
 
 
 def derivation_view(derivation: Derivation, *, expanded: bool = False, title: str = "Worked derivation: every step") -> None:

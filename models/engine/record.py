@@ -14,15 +14,13 @@ from models.engine.knobs import accelerator, llm
 from models.engine.precision import bytes_per_element
 from models.engine.serving import Fleet, Served
 from models.engine.serving_knobs import served
-from models.units import format_number
 
 
 def kv_formula(p: Any, fmt_key: str = "bytes_per_kv_element") -> str:
     m = llm(p)
     if m.attention == "MLA":
-        return (f"{m.layers} layers × ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} RoPE key) × "
-                f"{{{fmt_key}}} B")
-    return f"2 (K and V) × {m.layers} layers × {m.kv_heads} KV heads × {m.head_dim} × {{{fmt_key}}} B"
+        return f"{m.layers} layers × ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} RoPE key) × {{{fmt_key}}}"
+    return f"2 (K and V) × {m.layers} layers × {m.kv_heads} KV heads × {m.head_dim} × {{{fmt_key}}}"
 
 
 def record_model(d: Derivation, p: Any) -> None:
@@ -31,12 +29,12 @@ def record_model(d: Derivation, p: Any) -> None:
     d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
     d.step("active_params", "Parameters each token runs through", m.active_params, "1", noun="parameters",
            note="All of them for a dense model; the shared part plus the routed experts for a mixture of experts.")
-    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", bytes_per_element(p.weight_precision), "1",
-           noun="bytes")
+    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", bytes_per_element(p.weight_precision), "B",
+           kind="lookup")
     d.step("weight_bytes", "Weights, resident on every replica", d.value("model_params") * d.value("bytes_per_param"),
-           "B", formula="{model_params} × {bytes_per_param} B")
-    d.step("bytes_per_kv_element", f"Bytes per KV element in {p.kv_precision}", bytes_per_element(p.kv_precision), "1",
-           noun="bytes")
+           "B", formula="{model_params} × {bytes_per_param}")
+    d.step("bytes_per_kv_element", f"Bytes per KV element in {p.kv_precision}", bytes_per_element(p.kv_precision), "B",
+           kind="lookup")
     d.step("kv_bytes_per_token", f"KV cache per token ({p.kv_precision}, all layers)",
            m.kv_bytes_per_token(d.value("bytes_per_kv_element")), "B", formula=kv_formula(p))
 
@@ -49,7 +47,7 @@ def record_served(d: Derivation, p: Any) -> Served:
     d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
            formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
     d.step("kv_room_bytes", "Room left for KV after the weights", r.kv_room_bytes, "B",
-           formula="{usable_hbm_bytes} B − {weight_bytes} B")
+           formula="{usable_hbm_bytes} − {weight_bytes}")
     d.step("kv_bytes_per_sequence", "KV of one sequence at its longest (prompt + output)", s.kv_bytes_per_sequence,
            "B", formula="{kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens})")
     d.step("batch_memory_cap_continuous", "Sequences whose KV fits at once, before the floor",
@@ -79,56 +77,65 @@ def record_served(d: Derivation, p: Any) -> Served:
     mla = r.model.attention == "MLA" and r.attention_flops
     d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
            r.decode_attention_flops_per_position, "FLOP",
-           formula=(f"2 × {r.model.layers} layers × {r.model.heads} heads × (2 × {r.model.kv_lora_rank} latent + "
-                    f"{r.model.qk_rope_head_dim} RoPE)") if mla else "{attention_flops_per_position} FLOP",
+           formula=(f"2 FLOP × {r.model.layers} layers × {r.model.heads} heads × (2 × {r.model.kv_lora_rank} latent + "
+                    f"{r.model.qk_rope_head_dim} RoPE)") if mla else "{attention_flops_per_position}",
            note="MLA decodes with its up-projections absorbed: each query meets the cached latent itself."
            if mla else "The same as a prompt token's.")
     d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
            r.decode_flops_per_token(s.decode_context_tokens), "FLOP",
-           formula="2 × {active_params} + {decode_attention_flops_per_position} FLOP × {decode_context_tokens}")
+           formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {decode_context_tokens}")
     d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
-           formula="{step_overhead_ms} ms / 1000")
+           formula="{step_overhead_ms}" if "step_overhead_ms" in d.params.__dict__ else "", kind="" if "step_overhead_ms" in d.params.__dict__ else "lookup")
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
     d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", r.allreduce_s(0), "s",
-           formula=f"{r.model.layers} layers × 2 × {{allreduce_latency_us}} µs" if r.tp > 1 else "",
+           formula=f"{r.model.layers} layers × 2 × {{allreduce_latency_us}}" if r.tp > 1 else "",
            note="None on one accelerator." if r.tp == 1 else "")
 
-    d.step("tpot_target_s", "TPOT target", s.tpot_s, "s", formula="{tpot_target_ms} ms / 1000")
+    d.step("tpot_target_s", "TPOT target", s.tpot_s, "s",
+           formula="{tpot_target_ms}" if "tpot_target_ms" in d.params.__dict__ else "",
+           kind="" if "tpot_target_ms" in d.params.__dict__ else "lookup")
+    d.step("allreduce_per_sequence_s", "Tensor-parallel all-reduces per step, per sequence in the batch",
+           r.allreduce_s(1) - r.allreduce_s(0), "s",
+           formula=(f"{r.model.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {r.model.d_model} × 2 B / "
+                    "{link_Bps_per_direction}") if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
+    d.step("compute_per_sequence_s", "FLOP side per sequence in the batch", s.lines.compute[1], "s",
+           formula="{decode_flops_per_token} / {replica_decode_flops}")
     d.step("batch_tpot_cap_continuous", "Largest batch whose step meets the TPOT target, before the floor",
            s.batch_tpot_cap_continuous, "1", noun="sequences",
-           formula="min(({tpot_target_s} s − fixed − {weight_read_s} s) / (KV read + all-reduce per sequence), "
-                   "({tpot_target_s} s − fixed) / (FLOP + all-reduce per sequence)), "
-                   "fixed = {step_overhead_s} s + {allreduce_fixed_s} s")
+           formula="max(0, min(({tpot_target_s} − {step_overhead_s} − {allreduce_fixed_s} − {weight_read_s}) / "
+                   "({kv_read_per_sequence_s} + {allreduce_per_sequence_s}), ({tpot_target_s} − {step_overhead_s} − "
+                   "{allreduce_fixed_s}) / ({compute_per_sequence_s} + {allreduce_per_sequence_s})))")
     d.step("batch_tpot_cap", "Whole sequences whose step meets the TPOT target", s.batch_tpot_cap, "1",
            noun="sequences", formula="floor({batch_tpot_cap_continuous})")
     d.step("derived_batch", "Decode batch the caps allow: the tighter one", s.derived_batch, "1", noun="sequences",
            formula="max(1, min({batch_memory_cap}, {batch_tpot_cap}))")
     d.step("decode_batch", "Decode batch per replica", s.batch, "1", noun="sequences",
-           formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+           formula="{given_batch}" if p.given_batch else "{derived_batch}")
     d.step("batch_limited_by", "What sets the batch",
            "given" if p.given_batch else ("TPOT" if s.batch_tpot_cap < s.batch_memory_cap else "memory"),
-           formula="TPOT cap {batch_tpot_cap} against memory cap {batch_memory_cap}")
+           formula="TPOT cap {batch_tpot_cap} against memory cap {batch_memory_cap}", kind="verdict")
 
     step = s.decode
     d.step("decode_step_memory_s", "Decode step, bytes side", step.memory_s, "s",
-           formula="{weight_read_s} s + {decode_batch} × {kv_read_per_sequence_s} s")
+           formula="{weight_read_s} + {decode_batch} × {kv_read_per_sequence_s}")
     d.step("decode_step_compute_s", "Decode step, FLOP side", step.compute_s, "s",
-           formula="{decode_batch} × {decode_flops_per_token} FLOP / {replica_decode_flops} FLOP/s")
+           formula="{decode_batch} × {compute_per_sequence_s}")
     d.step("decode_step_allreduce_s", "Decode step, tensor-parallel all-reduces", step.allreduce_s, "s",
-           formula=(f"{r.model.layers} × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
-                    f"{{decode_batch}} × {r.model.d_model} × 2 B / {format_number(r.hw.link_Bps_per_direction)} B/s)")
-           if r.tp > 1 else "")
+           formula="{allreduce_fixed_s} + {decode_batch} × {allreduce_per_sequence_s}" if r.tp > 1 else "")
     d.step("decode_step_s", "Decode step (= TPOT at that batch)", step.step_s, "s",
-           formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) + {decode_step_allreduce_s} s + "
-                   "{step_overhead_s} s")
+           formula="max({decode_step_memory_s}, {decode_step_compute_s}) + {decode_step_allreduce_s} + "
+                   "{step_overhead_s}")
     d.step("decode_bound", "What bounds the decode step", step.bound,
-           formula="bytes side {decode_step_memory_s} s against FLOP side {decode_step_compute_s} s")
+           formula="bytes side {decode_step_memory_s} against FLOP side {decode_step_compute_s}", kind="verdict")
     d.step("decode_tokens_per_s", "Decode tokens per second per replica", s.decode_tokens_per_s, "1/s",
-           noun="tokens", formula="{decode_batch} / {decode_step_s} s")
+           noun="tokens", formula="{decode_batch} / {decode_step_s}")
     d.step("decode_mbu", "MBU over the whole step (bytes read / step / peak bandwidth)", 100 * r.mbu(step), "%",
-           formula="100 × ({weight_bytes} B + {decode_batch} × {kv_bytes_per_token} B × {decode_context_tokens}) / "
-                   "({decode_step_s} s × {tp_degree} × {gpu_hbm_Bps} B/s)")
+           formula="({weight_bytes} + {decode_batch} × {kv_bytes_per_token} × {decode_context_tokens}) / "
+                   "({decode_step_s} × {tp_degree} × {gpu_hbm_Bps})")
     d.step("critical_batch", "Batch where weight FLOP catch up with weight bytes, at peak", r.critical_batch, "1",
-           noun="sequences", formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s × {bytes_per_param} B / 2 FLOP")
+           noun="sequences", formula="{gpu_peak_flops} / {gpu_hbm_Bps} × {bytes_per_param} / 2 FLOP")
 
     d.step("uncached_prompt_tokens", "Prompt tokens per request the prefix cache misses", s.uncached_prompt_tokens,
            "1", noun="tokens", formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
@@ -136,13 +143,17 @@ def record_served(d: Derivation, p: Any) -> Served:
            s.cached_prompt_tokens, "1", noun="tokens", formula="{prompt_tokens} − {uncached_prompt_tokens}")
     d.step("prefill_flops_textbook", "Prefill FLOP by the textbook 2 × parameters × tokens",
            2 * r.model.active_params * s.uncached_prompt_tokens, "FLOP",
-           formula="2 × {active_params} × {uncached_prompt_tokens}")
+           formula="2 FLOP × {active_params} × {uncached_prompt_tokens}")
     d.step("prefill_flops_per_request", "Prefill FLOP per request, attention included", s.prefill_flops_per_request,
-           "FLOP", formula="{prefill_flops_textbook} FLOP + {attention_flops_per_position} FLOP × "
+           "FLOP", formula="{prefill_flops_textbook} + {attention_flops_per_position} × "
                            "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
                            "({uncached_prompt_tokens} − 1) / 2)")
+    d.step("prefill_allreduce_s", "Prefill's tensor-parallel all-reduces, one request",
+           r.allreduce_s(s.uncached_prompt_tokens) if s.uncached_prompt_tokens > 0 else 0.0, "s",
+           formula="{allreduce_fixed_s} + {uncached_prompt_tokens} × {allreduce_per_sequence_s}"
+           if r.tp > 1 and s.uncached_prompt_tokens > 0 else "")
     d.step("prefill_s_per_request", "Prefill time per request on one replica", s.prefill_s_per_request, "s",
-           formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s + its all-reduces")
+           formula="{prefill_flops_per_request} / {replica_prefill_flops} + {prefill_allreduce_s}")
     return s
 
 
@@ -151,22 +162,23 @@ def record_fleet(d: Derivation, p: Any, rate_key: str, s: Served) -> Fleet:
     rate = d.value(rate_key)
     f = sv.fleet(s, rate, p.target_utilization)
     d.step("prefill_replica_equivalents", "Replicas busy with nothing but prefill", f.prefill_replica_equivalents,
-           "1", noun="replicas", formula=f"{{{rate_key}}} req/s × {{prefill_s_per_request}} s")
+           "1", noun="replicas", formula=f"{{{rate_key}}} × {{prefill_s_per_request}}")
     d.step("weight_read_floor_busy", "Decode busy share the weight read alone sets (one step per TPOT)",
-           100 * d.value("weight_read_s") / s.tpot_s, "%", formula="100 × {weight_read_s} s / {tpot_target_s} s")
+           100 * d.value("weight_read_s") / s.tpot_s, "%", formula="{weight_read_s} / {tpot_target_s}")
     d.step("replicas_continuous", "Replicas the work needs, before rounding up", f.replicas_continuous, "1",
            noun="replicas",
-           formula="the fewest R with prefill / R + decode busy at the batch each holds ≤ {target_utilization} "
-                   "(a search)")
+           formula="the R at which prefill / R + decode busy at the batch each holds = {target_utilization}",
+           kind="search")
     d.step("replicas", "Replicas at the target utilization", f.replicas, "1", noun="replicas",
-           formula="ceil({replicas_continuous}), more if the decode slots cannot hold the sequences in flight")
+           formula="ceil({replicas_continuous}), more if the decode slots cannot hold the sequences in flight",
+           kind="search")
     d.step("held_batch", "Sequences each replica decodes at once, each served at the TPOT target",
            f.held_batch, "1", noun="sequences",
-           formula=f"{{{rate_key}}} req/s / {{replicas}} × {{output_tokens}} × {{tpot_target_s}} s")
+           formula=f"{{{rate_key}}} / {{replicas}} × {{output_tokens}} × {{tpot_target_s}}")
     d.step("held_batch_step_s", "Decode step at that batch", f.held_step_s, "s",
-           formula="the decode step at max(1, {held_batch}) sequences")
+           formula="the decode step at max(1, {held_batch}) sequences", kind="search")
     d.step("decode_replica_equivalents", "Replicas busy with decode at the batch they hold",
            f.decode_replica_equivalents, "1", noun="replicas",
-           formula=f"{{{rate_key}}} req/s × {{output_tokens}} × {{held_batch_step_s}} s / max(1, {{held_batch}})")
+           formula=f"{{{rate_key}}} × {{output_tokens}} × {{held_batch_step_s}} / max(1, {{held_batch}})")
     d.step("gpus", "GPUs", f.replicas * p.tp_degree, "1", noun="GPUs", formula="{replicas} × {tp_degree}")
     return f

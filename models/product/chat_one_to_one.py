@@ -203,7 +203,7 @@ def solve(p: Params) -> Derivation:
     )
     hb = d.step(
         "heartbeats_per_s", "Heartbeats arriving per second", online / p.heartbeat_interval_s, "1/s",
-        noun="heartbeats", formula="{online_users_peak} online / {heartbeat_interval_s} s",
+        noun="heartbeats", formula="{online_users_peak} / {heartbeat_interval_s} s",
     )
     d.step(
         "heartbeat_to_message_ratio", "Heartbeats per message at peak", hb / peak, "1", noun="×",

@@ -131,12 +131,6 @@ def solve(p: Params) -> Derivation:
     d.step("prefill_compute_s", "Prefill FLOP per request at the prefill MFU",
            e.prefill_flops_per_request / (r.peak_flops * r.prefill_mfu), "s",
            formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s")
-    d.step("prefill_allreduce_s", "Prefill's tensor-parallel all-reduces per request",
-           r.allreduce_s(e.uncached_prompt_tokens), "s",
-           formula=(f"{r.model.layers} × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
-                    f"{{uncached_prompt_tokens}} × {r.model.d_model} × 2 B / "
-                    f"{r.hw.link_Bps_per_direction / 1e9:g} GB/s)") if r.tp > 1 else "",
-           note="None on one accelerator." if r.tp == 1 else "")
 
     # --- arithmetic intensity against the ridge ---
     ridge = d.step("ridge_flops_per_byte", f"{p.gpu} ridge: dense {p.compute_precision} FLOP/s over HBM B/s",

@@ -357,15 +357,9 @@ def solve(p: Params) -> Derivation:
     s = record_served(d, e_p)
     prefill_s = s.prefill_s_per_request
     r = s.replica
-    # The prefill split in two, so the prose can set each half beside the seed's all-FLOP 12.2 ms.
-    ar_formula = "none on one accelerator"
-    if r.tp > 1:
-        ar_formula = (f"{m.layers} layers × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
-                      f"{{tokens}} × {m.d_model} × 2 B / {format_number(r.hw.link_Bps_per_direction)} B/s)")
-    prefill_ar_s = d.step(
-        "prefill_allreduce_s", "Prefill's tensor-parallel all-reduces", r.allreduce_s(s.uncached_prompt_tokens), "s",
-        formula=ar_formula.replace("{tokens}", "{uncached_prompt_tokens}"),
-    )
+    # The prefill split in two, so the prose can set each half beside the seed's all-FLOP 12.2 ms
+    # (the engine records the all-reduce half).
+    prefill_ar_s = d.value("prefill_allreduce_s")
     d.step(
         "prefill_compute_s", "Prefill's FLOP at the prefill MFU", prefill_s - prefill_ar_s, "s",
         formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s",
@@ -391,7 +385,7 @@ def solve(p: Params) -> Derivation:
     held = max(1.0, f.held_batch)
     d.step(
         "held_batch_allreduce_s", "All-reduces in the decode step at that batch", r.allreduce_s(held), "s",
-        formula=ar_formula.replace("{tokens}", "max(1, {held_batch})"),
+        formula="{allreduce_fixed_s} + max(1, {held_batch}) × {allreduce_per_sequence_s}" if r.tp > 1 else "",
     )
     decode_s = d.step(
         "decode_node_seconds", "Decode: node-seconds per query at the batch each node holds",

@@ -96,7 +96,7 @@ def test_full_attempt_phases_lock_and_late_answer_refused():
     assert row["score"] == pytest.approx(2 / 9)
     assert at.metric[0].value == "22%"
     review = _texts(at)
-    assert "ceil(2,000 / 125) = 16 GPUs" in "\n".join(c.value for c in at.code)  # worked step of the miss
+    assert "ceil(2,000 req/s / 125 requests/s) = 16 GPUs" in "\n".join(c.value for c in at.code)  # worked step of the miss
     assert "`~20`" in review
     # the server refuses a late answer even without the page
     from store import AttemptClosedError

@@ -98,7 +98,7 @@ def test_drill_right_and_wrong_scores_and_shows_the_worked_step():
     at.text_input(key=f"{box}.typed").input("8 GPUs")
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert any("Full marks" in s.value for s in at.success)
-    assert "ceil(2,000 req/s / 250 req/s) = 8 GPUs" in _texts(at)
+    assert "ceil(2,000 req/s / 250 requests/s) = 8 GPUs" in _texts(at)
     at.text_input(key=f"{box}.typed").input("3")
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert any("No marks" in e.value for e in at.error)

@@ -106,7 +106,7 @@ def test_compaction_and_storage_by_hand():
 
 def test_worked_arithmetic_reads_like_the_formulas():
     d = solve(Params())
-    assert d["heartbeats_per_s"].worked() == "10,000,000 online / 30 s = 333,333 heartbeats/s"
+    assert d["heartbeats_per_s"].worked() == "10,000,000 connections / 30 s = 333,333 heartbeats/s"
     assert d["kafka_partitions"].worked().endswith("= 28 partitions")
     assert d["storage_per_day_TB"].worked() == "1 TB × 3 copies = 3 TB"
 

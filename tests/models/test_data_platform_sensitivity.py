@@ -84,7 +84,7 @@ def test_blast_radius_by_hand():
 
 def test_worked_arithmetic_reads_like_the_formula():
     d = solve(Params())
-    assert d["raw_per_day_TB"].worked() == "8.64 × 10⁹ × 1,000 B = 8.64 TB"  # 100,000 events/s × 86,400 s
+    assert d["raw_per_day_TB"].worked() == "8.64 × 10⁹ events × 1,000 B = 8.64 TB"  # 100,000 events/s × 86,400 s
     assert d["backfill_hours"].worked() == "2.16 TB / 1 TB/h = 2.16 h"
 
 

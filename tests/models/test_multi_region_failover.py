@@ -113,7 +113,7 @@ def test_default_scenario_with_residency_and_the_warm_pool():
 def test_seed_worked_arithmetic_reads_like_the_seed():
     d = solve(Params())
     assert d["survivor_utilization_after_loss"].worked() == "2 × 0.6 / (2 − 1) = 1.2 × capacity"
-    assert d["in_flight_lost"].worked() == "600 req/s × 1 × 8 s = 4,800 requests"
+    assert d["in_flight_lost"].worked() == "600 requests/s × 1 × 8 s = 4,800 requests"
     assert d["retry_rate_per_s"].worked().endswith("= 2,400 requests/s")
 
 

@@ -106,7 +106,7 @@ def test_the_morning_by_hand():
 def test_worked_arithmetic_reads_like_the_hand_version():
     d = solve(Params())
     assert d["fair_share_factor"].worked() == "2^(−0.625 / 0.5) = 0.4204"
-    assert d["allocation_gpus"].worked().startswith("256 + 64 × 0.2102 / (0.2102 + 0.125) = 296.1 GPUs")
+    assert d["allocation_gpus"].worked().startswith("256 GPUs + 64 GPUs × 0.2102 / (0.2102 + 0.125) = 296.1 GPUs")
     assert d["lost_gpu_hours_without_warning"].worked() == "64 GPUs × 60 min / 2 / 60 = 32 GPU-h"
     assert d["decayed_usage_gpu_hours"].worked() == "320 GPUs × 34.67 h = 11,093 GPU-h"
 
@@ -167,7 +167,7 @@ def test_variant_big_cluster_week_long_half_life():
     # 192 idle; Post-training wants only 64 more and gets them (L x 0.125 = 75.5 > 64)
     assert v(d, "allocation_posttrain_gpus") == pytest.approx(320)
     assert v(d, "allocation_gpus") == pytest.approx(512 + 128)
-    assert d["allocation_gpus"].worked().startswith("min(1,024, 512 + 192 − (320 − 256)) = 640 GPUs")
+    assert d["allocation_gpus"].worked().startswith("min(1,024 GPUs, 512 GPUs + 192 GPUs − (320 GPUs − 256 GPUs)) = 640 GPUs")
     assert v(d, "borrowed_gpus") == pytest.approx(192)
     assert v(d, "preempted_gpus") == pytest.approx(128)
     assert v(d, "victim_jobs") == 4
