@@ -93,7 +93,7 @@ def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
     return out
 
 
-STEP_KINDS = ("", "lookup", "verdict", "search", "given")  # see Step.kind
+STEP_KINDS = ("", "lookup", "verdict", "search", "given", "variant")  # see Step.kind
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__,
@@ -115,7 +115,8 @@ class Step:              # and sweeps build tens of thousands of steps per rerun
     # "" (arithmetic: the formula, evaluated with units, is the value; tests/test_formulas.py holds it
     # to that) or what else the value is: "lookup" (a catalog or table entry), "verdict" (a word chosen
     # by comparing figures the formula names), "search" (the least or largest whole number meeting a
-    # condition the formula states), "given" (a knob's value restated).
+    # condition the formula states), "given" (a knob's value restated), "variant" (another step of
+    # this derivation re-solved with a knob changed, which the formula names).
     kind: str = ""
     bindings: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     units: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)  # of the bindings

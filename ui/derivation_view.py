@@ -19,7 +19,8 @@ def _line(step: Step) -> str:
     return f"**{step.label}** · `{step.key}`{kind}{names}  \n`{step.worked()}`"
 
 
-KIND_WORDS = {"lookup": "looked up", "verdict": "a verdict", "search": "found by a search", "given": "given"}
+KIND_WORDS = {"lookup": "looked up", "verdict": "a verdict", "search": "found by a search", "given": "given",
+              "variant": "the same derivation with one knob changed"}
 
 
 def _single_name(formula: str) -> bool:
