@@ -7,6 +7,8 @@ charts and the drill references. Nothing here imports Streamlit.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 from functools import lru_cache
 import typing
@@ -82,8 +84,10 @@ class StrictModel(BaseModel):
         return self
 
 
+@lru_cache(maxsize=None)
 def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
-    """Field name -> Knob for every field that carries one, in declaration order."""
+    """Field name -> Knob for every field that carries one, in declaration order. Cached per class
+    (every validation reads it); callers must not change the dict."""
     out: dict[str, Knob] = {}
     for name, info in params_cls.model_fields.items():
         for meta in info.metadata:
@@ -233,6 +237,11 @@ class Derivation:
     name fails at solve time, which the contract test turns into a failing test.
     """
 
+    def __new__(cls, params: BaseModel | None = None):
+        if cls is Derivation and _VALUES_ONLY.get():
+            return super().__new__(_ValuesOnly)
+        return super().__new__(cls)
+
     def __init__(self, params: BaseModel | None = None) -> None:
         self.params = params
         # Each step is kept as its row of fields and made a Step only when someone reads more than
@@ -304,6 +313,57 @@ class Derivation:
     def value(self, key: str) -> Any:
         row = self._rows.get(key)
         return self[key].value if row is None else row[1]
+
+
+class _ValuesOnly(Derivation):
+    """A derivation that keeps only each step's value: what a sweep reads. Charts solve a page
+    hundreds of times per slider move for a few values each; labels, formulas and units of those
+    solves are never read, and recording them was a third of the time. The page's own solve, the
+    tests and the contract checks always record in full."""
+
+    def __init__(self, params: BaseModel | None = None) -> None:
+        self.params = params
+        self._rows = {}
+        self._steps = {}
+        self._values: dict[str, Any] = {}
+
+    def step(self, key: str, label: str, value: Any, unit: str = "1", **_: Any) -> Any:
+        self._values[key] = value
+        return value
+
+    def value(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise KeyError(f"no step '{key}'") from None
+
+    def __getitem__(self, key: str) -> Step:
+        return Step(key, key, self.value(key))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __iter__(self):
+        return (self[key] for key in list(self._values))
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def keys(self) -> list[str]:
+        return list(self._values)
+
+
+_VALUES_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("values_only", default=False)
+
+
+@contextlib.contextmanager
+def values_only():
+    """Inside this block every Derivation a solve makes keeps values only (see _ValuesOnly)."""
+    token = _VALUES_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _VALUES_ONLY.reset(token)
 
 
 class Drill(StrictModel):

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import ValidationError
 import plotly.graph_objects as go
 
-from models.core import knobs_of
+from models.core import knobs_of, values_only
 from models.registry import QUESTIONS
 from models.units import convert
 from ui.figures import figure, label_log_axes, title as title_dict, vline
@@ -75,6 +75,12 @@ def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: t
     solve_point = q.solve  # uncached on purpose
     base = rest.model_dump()
     out: dict[str, dict] = {k: {} for k in keys}
+    with values_only():  # a sweep reads values only: the points skip labels, formulas and units
+        _fill(q, solve_point, base, field, keys, grid, out)
+    return out
+
+
+def _fill(q, solve_point, base: dict, field: str, keys: tuple[str, ...], grid: tuple, out: dict) -> None:
     for x in grid:
         # Validated, not copied: a point the model refuses (weights that no longer fit, a batch of
         # none) is a gap in the line, not a ZeroDivisionError from a scenario no page could enter.
@@ -88,7 +94,6 @@ def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: t
         for k in keys:
             value = d.value(k)
             out[k][x] = float(value) if not isinstance(value, str) else math.nan
-    return out
 
 
 def layout_dict(title: str, x_title: str, y_title: str, *, log_x=False, log_y=False) -> dict:
