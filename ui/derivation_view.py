@@ -11,12 +11,16 @@ from models.core import Derivation, Step
 
 def _line(step: Step) -> str:
     """Label and key, then the formula in names (as a textbook states it), then with the numbers in.
-    A formula that only restates one figure in another unit goes straight to the numbers."""
-    symbolic = step.symbolic()
-    names = f"  \n`{step.key} = {symbolic}`" if step.formula and symbolic.strip() != step.formula.strip("{} ") \
-        and not _single_name(step.formula) else ""
+    A formula that restates one figure (another unit, another name) names it, then gives the value."""
     kind = f" *({KIND_WORDS[step.kind]})*" if step.kind in KIND_WORDS else ""
-    return f"**{step.label}** · `{step.key}`{kind}{names}  \n`{step.worked()}`"
+    head = f"**{step.label}** · `{step.key}`{kind}"
+    if not step.formula:
+        return f"{head}  \n`{step.display()}`"
+    names = f"  \n`{step.key} = {step.symbolic()}`"
+    worked = step.worked()
+    if _single_name(step.formula):
+        worked = step.display()
+    return f"{head}{names}  \n`{worked}`"
 
 
 KIND_WORDS = {"lookup": "looked up", "verdict": "a verdict", "search": "found by a search", "given": "given",
@@ -28,11 +32,17 @@ def _single_name(formula: str) -> bool:
 
 
 def derivation_view(derivation: Derivation, *, expanded: bool = False, title: str = "Worked derivation: every step") -> None:
+    # One Markdown block for the whole list, not two elements a step: a page's derivation runs to a
+    # hundred steps, and each element is a delta Streamlit sends and the browser lays out on every
+    # slider move, open or closed.
+    items = []
+    for i, step in enumerate(derivation, 1):
+        item = f"{i}. " + _line(step).replace("  \n", "  \n   ")
+        if step.note:
+            item += f"  \n   :gray[{step.note}]"
+        items.append(item.replace("$", "\\$"))
     with st.expander(title, expanded=expanded):
-        for i, step in enumerate(derivation, 1):
-            st.markdown(f"{i}. " + _line(step).replace("$", "\\$"))
-            if step.note:
-                st.caption(step.note)
+        st.markdown("\n".join(items))
 
 
 def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None,
