@@ -195,6 +195,27 @@ def _time_hint(seconds: float) -> str:
     return ""
 
 
+# Nouns whose singular is not the plural less its last letter (or that have none).
+_SINGULAR = {"copies": "copy", "replicas": "replica", "bytes": "byte", "series": "series", "people": "person",
+             "FLOPs": "FLOP", "data": "data", "days": "day"}
+
+
+def singular(noun: str) -> str:
+    """"1 GPU", "1 copy", "1 stage": a count of one takes the singular of its noun."""
+    if not noun:
+        return noun
+    head, _, rest = noun.partition(" ")  # "sequences in flight": the first word carries the number
+    if head in _SINGULAR:
+        one = _SINGULAR[head]
+    elif head.endswith("ies") and len(head) > 4:
+        one = head[:-3] + "y"
+    elif head.endswith("s") and not head.endswith("ss") and len(head) > 2:
+        one = head[:-1]
+    else:
+        one = head
+    return f"{one} {rest}".rstrip() if rest else one
+
+
 def format_quantity(
     value: float, unit: str, noun: str = "", target_unit: str | None = None, hint: bool = True
 ) -> str:
@@ -211,7 +232,7 @@ def format_quantity(
     if unit == "h" and noun:  # GPU-hours: "2,949,120 GPU-h", not "2,949,120 h GPU"
         return f"{format_number(value)} {noun}-h"
     if unit in ("1", ""):
-        return f"{format_count(value)} {noun}".rstrip()
+        return f"{format_count(value)} {singular(noun) if value == 1 else noun}".rstrip()
     if unit == "1/min":
         return f"{format_number(value)} {noun or 'per'}/min" if noun else f"{format_number(value)} /min"
     if unit == "1/s":

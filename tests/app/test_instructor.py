@@ -43,7 +43,7 @@ def test_a_link_naming_a_preset_opens_it():
     at.run()
     assert not at.exception
     # 100 req/s over 250 req/s per GPU: one GPU
-    assert _metric(at, "Floor (100% busy)") == "1 GPUs"
+    assert _metric(at, "Floor (100% busy)") == "1 GPU"
     bad = _page()
     bad.query_params["preset"] = "No such preset"
     bad.run()

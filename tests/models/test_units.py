@@ -29,3 +29,11 @@ def test_every_gpu_hours_step_reads_in_gpu_hours():
             if "gpu_hours" in step.key and step.unit == "h" and not step.display().endswith("GPU-h"):
                 offenders.append(f"{slug}.{step.key}: {step.display()}")
     assert not offenders, offenders
+
+
+def test_a_count_of_one_takes_the_singular():
+    from models.units import format_quantity, singular
+
+    assert format_quantity(1, "1", "GPUs") == "1 GPU" and format_quantity(2, "1", "GPUs") == "2 GPUs"
+    assert [singular(n) for n in ("copies", "replicas", "stages", "sequences in flight", "ms", "class")] == \
+        ["copy", "replica", "stage", "sequence in flight", "ms", "class"]
