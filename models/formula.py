@@ -95,8 +95,8 @@ def _to_python(template: str, units: Mapping[str, str]) -> tuple[str, dict[str, 
             out.append(f"_v_{name}")
             i = m.end()
             after = _UNIT_AFTER.match(text, i)
-            if after and after.group(1) in _MULTIPLIERS:
-                out.append(f" * {_MULTIPLIERS[after.group(1)]!r}")
+            if after and after.group(1) in _MULTIPLIERS:  # "{params_b} billion" is one number
+                out[-1] = f"({out[-1]} * {_MULTIPLIERS[after.group(1)]!r})"
                 i = after.end()
             elif after and not _is_function(after.group(1), text, after.end()):
                 said, have = parse_unit(formula_unit(after.group(1))), parse_unit(_unit_of(name, units))
@@ -109,8 +109,8 @@ def _to_python(template: str, units: Mapping[str, str]) -> tuple[str, dict[str, 
             out.append(number.group(0).replace(",", ""))
             i = number.end()
             after = _UNIT_AFTER.match(text, i)
-            if after and after.group(1) in _MULTIPLIERS:
-                out.append(f" * {_MULTIPLIERS[after.group(1)]!r}")
+            if after and after.group(1) in _MULTIPLIERS:  # "x / 1 million" is x / 1e6
+                out[-1] = f"({out[-1]} * {_MULTIPLIERS[after.group(1)]!r})"
                 i = after.end()
             elif after and not _is_function(after.group(1), text, after.end()):
                 # "2 FLOP" binds tighter than the operators around it: "x / 2 FLOP" is x / (2 FLOP)
@@ -146,7 +146,13 @@ def _eval(node: ast.AST, env: Mapping[str, Any]) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         args = [_eval(a, env) for a in node.args]
         if node.func.id in _FUNCTIONS:
+            # a bare 0 beside quantities is zero of their unit: max(0, x − y) for a time is a time
+            unit = next((a.units for a in args if hasattr(a, "units")), None)
+            if unit is not None:
+                args = [a * unit if not hasattr(a, "units") and a == 0 else a for a in args]
             return _FUNCTIONS[node.func.id](*args)
+        if node.func.id == "sqrt" and len(args) == 1:
+            return args[0] ** 0.5  # a quantity's root keeps its units (the square root of s² is s)
         if node.func.id in _MAGNITUDE_FUNCTIONS and len(args) == 1:
             x = args[0]
             if hasattr(x, "to"):
