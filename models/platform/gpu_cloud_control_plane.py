@@ -432,34 +432,34 @@ def solve(p: Params) -> Derivation:
                   formula="{nodes} nodes × {gpus_per_node} GPUs")
     rate = d.step("interruptions_per_gpu_day", "Unexpected interruptions per GPU per day (Llama 3, 16,384 H100s)",
                   LLAMA3_INTERRUPTIONS.per_gpu_day, "1",
-                  formula="419 interruptions / (54 days × 16,384 GPUs)")
+                  formula="419 interruptions / (54 × 16,384 GPU-days)")
     failures = d.step("node_failures_per_day", "Nodes that fail per day", gpus * rate, "1", noun="nodes",
                       formula="{fleet_gpus} GPUs × {interruptions_per_gpu_day}")
     d.step("nodes_in_repair", "Nodes in REPAIR at any time (Little's law)", failures * p.repair_days, "1",
-           noun="nodes", formula="{node_failures_per_day} per day × {repair_days} days")
+           noun="nodes", formula="{node_failures_per_day} per day × {repair_days} / 1 day")
     d.step("repair_share_pct", "Share of the fleet in repair", 100 * failures * p.repair_days / p.nodes, "%",
-           formula="100 × {nodes_in_repair} / {nodes}")
+           formula="{nodes_in_repair} / {nodes}")
     handoff = d.step("handoff_s", "From request to login, for a node already READY",
                      p.fabric_config_s + 60 * p.precheck_min + 60 * p.boot_min, "s",
-                     formula="{fabric_config_s} s + {precheck_min} min × 60 + {boot_min} min × 60")
+                     formula="{fabric_config_s} + {precheck_min} + {boot_min}")
     d.step("cold_handoff_s", "The same from a node that still has to burn in",
-           3600 * p.burn_in_h + handoff, "s", formula="{burn_in_h} h × 3,600 + {handoff_s} s")
+           3600 * p.burn_in_h + handoff, "s", formula="{burn_in_h} + {handoff_s}")
 
     # --- the reconciler ---------------------------------------------------------------------------
     rps = d.step("reconciles_per_s", "Reconciles per second across the fleet", p.nodes / p.reconcile_interval_s,
                  "1/s", noun="reconciles", formula="{nodes} nodes / {reconcile_interval_s} s")
     qps = d.step("api_qps", "API calls per second, every reconcile reading through the API server",
                  rps * p.calls_per_reconcile, "1/s", noun="calls",
-                 formula="{reconciles_per_s} /s × {calls_per_reconcile} calls")
+                 formula="{reconciles_per_s} × {calls_per_reconcile}")
     d.step("api_qps_with_cache", "API calls per second with a watch cache (only drift calls the API)",
-           qps * p.drift_fraction, "1/s", noun="calls", formula="{api_qps} /s × {drift_fraction}")
+           qps * p.drift_fraction, "1/s", noun="calls", formula="{api_qps} × {drift_fraction}")
     work = d.step("reconcile_work_s", "One reconcile, start to finish", p.calls_per_reconcile * p.api_call_ms / 1000,
                   "s", formula="{calls_per_reconcile} calls × {api_call_ms} ms")
     util = d.step("reconciler_utilization_pct", "Busy share of the reconciler workers",
                   100 * rps * work / p.reconciler_workers, "%",
-                  formula="100 × {reconciles_per_s} /s × {reconcile_work_s} s / {reconciler_workers} workers")
+                  formula="{reconciles_per_s} × {reconcile_work_s} / {reconciler_workers}")
     d.step("reconciler_keeps_up", "Do the workers keep up with the interval?", "yes" if util < 100 else "no", "1",
-           formula="{reconciler_utilization_pct} % < 100 %")
+           formula="{reconciler_utilization_pct} < 100 %", kind="verdict")
     d.step("full_resync_s", "Time for the workers to visit every node once (after a restart)",
            p.nodes * work / p.reconciler_workers, "s",
            formula="{nodes} nodes × {reconcile_work_s} s / {reconciler_workers} workers")
@@ -480,7 +480,7 @@ def solve(p: Params) -> Derivation:
     d.step("expected_bad_nodes", "Bad nodes expected in one allocation, no gate", k * q, "1", noun="nodes",
            formula="{allocation_nodes} × {bad_node_fraction}")
     d.step("p_allocation_has_bad_node", "Chance an allocation holds at least one bad node, no gate",
-           100 * (1 - (1 - q) ** k), "%", formula="100 × (1 − (1 − {bad_node_fraction})^{allocation_nodes})")
+           100 * (1 - (1 - q) ** k), "%", formula="1 − (1 − {bad_node_fraction})^{allocation_nodes}")
     c = p.gate_catch_fraction
     passed_bad = d.step("bad_fraction_after_gate", "Bad share among the nodes the gate passes",
                         q * (1 - c) / (1 - q * c), "1",
@@ -488,26 +488,24 @@ def solve(p: Params) -> Derivation:
                                 "(1 − {bad_node_fraction} × {gate_catch_fraction})")
     d.step("p_allocation_has_bad_node_gated", "Chance an allocation holds at least one bad node, behind the gate",
            100 * (1 - (1 - passed_bad) ** k), "%",
-           formula="100 × (1 − (1 − {bad_fraction_after_gate})^{allocation_nodes})")
+           formula="1 − (1 − {bad_fraction_after_gate})^{allocation_nodes}")
 
     # --- billing through an outage ----------------------------------------------------------------
     intervals = d.step("meter_intervals_in_outage", "Meter intervals during the outage",
                        3600 * p.outage_h / p.meter_interval_s, "1", noun="intervals",
-                       formula="{outage_h} h × 3,600 / {meter_interval_s} s")
+                       formula="{outage_h} / {meter_interval_s}")
     per_interval = d.step("meter_records_per_interval", "Records per node per interval (one per GPU)",
                           p.gpus_per_node, "1", noun="records", formula="{gpus_per_node} GPUs")
     buf_kb = d.step("meter_buffer_per_node_KB", "Local meter buffer one node needs for the outage",
                     p.meter_record_bytes * per_interval * intervals / 1000, "kB",
-                    formula="{meter_record_bytes} B × {meter_records_per_interval} × "
-                            "{meter_intervals_in_outage} / 1,000")
+                    formula="{meter_record_bytes} × {meter_records_per_interval} × {meter_intervals_in_outage}")
     d.step("fleet_buffer_bytes", "The same across the fleet", buf_kb * 1000 * p.nodes, "B",
-           formula="{meter_buffer_per_node_KB} kB × 1,000 × {nodes} nodes")
+           formula="{meter_buffer_per_node_KB} × {nodes}")
     d.step("replay_records_per_s", "Records per second into billing while the fleet replays",
            p.nodes * per_interval * intervals / (60 * p.replay_window_min), "1/s", noun="records",
-           formula="{nodes} × {meter_records_per_interval} × {meter_intervals_in_outage} / "
-                   "({replay_window_min} min × 60)")
+           formula="{nodes} × {meter_records_per_interval} × {meter_intervals_in_outage} / {replay_window_min}")
     d.step("revenue_in_outage_usd", "Revenue the outage window carries (what an unmetered outage loses)",
            p.nodes * p.allocated_fraction * p.gpus_per_node * p.gpu_hour_usd * p.outage_h, "USD",
-           formula="{nodes} × {allocated_fraction} × {gpus_per_node} GPUs × ${gpu_hour_usd} × {outage_h} h")
+           formula="{nodes} × {allocated_fraction} × {gpus_per_node} × {gpu_hour_usd} / 1 h × {outage_h}")
     return d
 

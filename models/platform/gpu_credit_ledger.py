@@ -301,17 +301,17 @@ def solve(p: Params) -> Derivation:
     weights, demands = p.weights(), p.demands()
 
     # --- numbers: capacity, overbooking, grants ---
-    hours = d.step("hours_in_period", "Hours in the period", p.period_days * 24, "h", formula="{period_days} days × 24")
+    hours = d.step("hours_in_period", "Hours in the period", p.period_days * 24, "h", formula="{period_days}")
     cap = d.step("capacity_gpu_hours", "GPU-hours the cluster can deliver in the period", p.gpus * hours, "h",
                  formula="{gpus} × {hours_in_period} h", noun="GPU")
     credits = d.step("credits_to_issue_gpu_hours", "Credits to issue so the expected spend fills the cluster",
                      cap / p.expected_spend_fraction, "h",
-                     formula="{capacity_gpu_hours} GPU-h / {expected_spend_fraction}", noun="GPU")
+                     formula="{capacity_gpu_hours} / {expected_spend_fraction}", noun="GPU")
     d.step("overbooking_ratio", "Credits issued over capacity", credits / cap, "1", noun="×",
-           formula="{credits_to_issue_gpu_hours} GPU-h / {capacity_gpu_hours} GPU-h")
+           formula="{credits_to_issue_gpu_hours} / {capacity_gpu_hours}")
     d.step("unhonourable_if_all_spend", "Credits that cannot run this period if every team spends all of its grant",
            100 * (credits - cap) / credits, "%",
-           formula="100 × ({credits_to_issue_gpu_hours} − {capacity_gpu_hours}) / {credits_to_issue_gpu_hours}")
+           formula="({credits_to_issue_gpu_hours} − {capacity_gpu_hours}) / {credits_to_issue_gpu_hours}")
     total_w = d.step("total_weight", "Sum of the team weights", sum(weights), "1",
                      formula=" + ".join(f"{{weight_{k}}}" for k in TEAM_KEYS))
     grants = {}
@@ -327,36 +327,36 @@ def solve(p: Params) -> Derivation:
                  jobs / p.meter_interval_s, "1/s", noun="debits",
                  formula="{jobs_running} / {meter_interval_s} s")
     d.step("per_gpu_second_debits_per_s", "Debits per second if every GPU-second were its own debit", p.gpus, "1/s",
-           noun="debits", formula="{gpus} GPUs × 1 per second")
+           noun="debits", formula="{gpus} / 1 s")
     d.step("debit_reduction", "Writes saved by metering jobs per interval", p.gpus / dps, "1", noun="×",
            formula="{per_gpu_second_debits_per_s} / {ledger_debits_per_s}")
     per_period = d.step("debits_per_period", "Debit transactions in a period", dps * hours * 3600, "1",
-                        noun="transactions", formula="{ledger_debits_per_s} /s × {hours_in_period} h × 3,600")
+                        noun="transactions", formula="{ledger_debits_per_s} × {hours_in_period}")
     d.step("postings_per_period", "Ledger rows in a period (two postings per transaction)", 2 * per_period, "1",
            noun="rows", formula="2 × {debits_per_period}")
     d.step("debit_per_interval_gpu_hours", "One debit for one job", p.gpus_per_job * p.meter_interval_s / 3600, "h",
-           formula="{gpus_per_job} × {meter_interval_s} s / 3,600", noun="GPU")
+           formula="{gpus_per_job} × {meter_interval_s}", noun="GPU")
     hold = d.step("hold_gpu_hours", "Hold taken at admission: GPUs × maximum runtime",
                   p.gpus_per_job * p.max_runtime_h, "h", formula="{gpus_per_job} × {max_runtime_h} h", noun="GPU")
     held = d.step("held_gpu_hours_total", "Credits locked in holds with every GPU busy", jobs * hold, "h",
-                  formula="{jobs_running} × {hold_gpu_hours} GPU-h", noun="GPU")
+                  formula="{jobs_running} × {hold_gpu_hours}", noun="GPU")
     d.step("held_share_of_credits", "Share of the period's credits locked in holds at once", 100 * held / credits,
-           "%", formula="100 × {held_gpu_hours_total} / {credits_to_issue_gpu_hours}")
+           "%", formula="{held_gpu_hours_total} / {credits_to_issue_gpu_hours}")
     d.step("unmetered_exposure_gpu_hours", "GPU time a lost metering interval leaves unbilled, whole cluster",
-           p.gpus * p.meter_interval_s / 3600, "h", formula="{gpus} × {meter_interval_s} s / 3,600", noun="GPU")
+           p.gpus * p.meter_interval_s / 3600, "h", formula="{gpus} × {meter_interval_s}", noun="GPU")
 
     # The ledger example (`job_ledger` posts it row by row): Research starts one average job.
     ran = d.step("job_billed_h", "Hours the example job is billed (it stops at its hold)",
                  min(p.job_run_h, p.max_runtime_h), "h", formula="min({job_run_h} h, {max_runtime_h} h)")
     d.step("job_debits", "Debits the example job posts", math.ceil(ran * 3600 / p.meter_interval_s - EPS), "1",
-           noun="debits", formula="ceil({job_billed_h} h × 3,600 / {meter_interval_s} s)")
+           noun="debits", formula="ceil({job_billed_h} / {meter_interval_s})")
     spend = d.step("job_spend_gpu_hours", "What the example job spends", p.gpus_per_job * ran, "h",
                    formula="{gpus_per_job} × {job_billed_h} h", noun="GPU")
     d.step("hold_release_gpu_hours", "What the release hands back", hold - spend, "h",
-           formula="{hold_gpu_hours} GPU-h − {job_spend_gpu_hours} GPU-h", noun="GPU")
+           formula="{hold_gpu_hours} − {job_spend_gpu_hours}", noun="GPU")
     d.step("ledger_example_admitted", "Was the example job's hold accepted?",
            "yes" if hold <= grants["research"] + EPS else "no",
-           formula="{hold_gpu_hours} GPU-h ≤ {grant_research_gpu_hours} GPU-h")
+           formula="{hold_gpu_hours} ≤ {grant_research_gpu_hours}", kind="verdict")
 
     # --- depth: contention, weighted max-min ---
     total_d = d.step("total_demand_gpus", "GPUs all teams want at once", sum(demands), "1", noun="GPUs",
@@ -367,32 +367,43 @@ def solve(p: Params) -> Derivation:
     whole = whole_units(fill.allocation, demands, p.gpus)
     first = fill.rounds[0].level if fill.rounds else math.inf
     d.step("first_level_gpus_per_weight", "First water level: GPUs per unit of weight, before anyone is satisfied",
-           first, "1", noun="GPUs", formula="{gpus} / {total_weight}")
+           first, "1", noun="GPUs", formula="{gpus} / {total_weight}" if fill.rounds else "")
     satisfied = [i for r in fill.rounds if not r.scavenger for i in r.satisfied]
     d.step("satisfied_demand_gpus", "GPUs given in full to teams whose demand fits under the level",
            sum(demands[i] for i in satisfied), "1", noun="GPUs",
-           formula=" + ".join(f"{{demand_{TEAM_KEYS[i]}_gpus}}" for i in satisfied) if satisfied else "none")
-    d.step("unsatisfied_weight", "Weight of the teams still wanting more",
-           sum(weights[i] for i in range(len(weights)) if i not in satisfied and weights[i] > 0 and demands[i] > 0),
-           "1", formula="the weights of the teams not satisfied")
-    d.step("water_level_gpus_per_weight", "Final water level among teams still wanting more", fill.level, "1",
-           noun="GPUs", formula="({gpus} − {satisfied_demand_gpus}) / {unsatisfied_weight}")
+           formula=" + ".join(f"{{demand_{TEAM_KEYS[i]}_gpus}}" for i in satisfied) if satisfied
+           else "0 (no demand fits under the first level)")
     capped = [i for i in range(len(weights)) if i not in satisfied and weights[i] > 0 and demands[i] > 0]
+    d.step("unsatisfied_weight", "Weight of the teams still wanting more", sum(weights[i] for i in capped), "1",
+           formula=" + ".join(f"{{weight_{TEAM_KEYS[i]}}}" for i in capped) if capped
+           else "0 (every team is satisfied)")
+    d.step("water_level_gpus_per_weight", "Final water level among teams still wanting more", fill.level, "1",
+           noun="GPUs", formula="({gpus} − {satisfied_demand_gpus}) / {unsatisfied_weight}"
+           if capped and math.isfinite(fill.level) else "")
     d.step("satisfied_teams", "Teams frozen at their full demand", _names(satisfied),
-           formula="demand ≤ level × weight")
-    d.step("capped_teams", "Teams held to the final level", _names(capped), formula="demand > level × weight")
+           formula="demand ≤ level × weight", kind="verdict")
+    d.step("capped_teams", "Teams held to the final level", _names(capped), formula="demand > level × weight",
+           kind="verdict")
     d.step("fill_rounds", "Rounds the water-filling took", sum(1 for r in fill.rounds if not r.scavenger), "1",
-           noun="rounds", formula="one per recomputed level")
+           noun="rounds", formula="one round per recomputed level, until no remaining demand fits under it",
+           kind="search")
     d.step("weighted_share_pretraining_gpus", "Pretraining's share by weight alone",
            p.gpus * p.weight_pretraining / total_w if total_w else 0.0, "1", noun="GPUs",
            formula="{gpus} × {weight_pretraining} / {total_weight}")
+
+    def share(k: str) -> str:  # how water-filling arrives at a team's GPUs (a search over the level)
+        if getattr(p, f"weight_{k}") == 0:
+            return f"min({{demand_{k}_gpus}}, an equal share of what the weighted teams leave), in whole GPUs"
+        return (f"min({{demand_{k}_gpus}}, {{water_level_gpus_per_weight}} × {{weight_{k}}}), "
+                "in whole GPUs by largest remainder")
+
     d.step("contention_allocation_gpus", "Pretraining's allocation under contention (water-filling)", whole[0], "1",
-           noun="GPUs", formula="water_fill({gpus}, demands, weights)[Pretraining]")
+           noun="GPUs", formula=share("pretraining"), kind="search")
     for i, (k, name) in enumerate(zip(TEAM_KEYS[1:], TEAMS[1:]), start=1):
-        d.step(f"alloc_{k}_gpus", f"{name}'s allocation", whole[i], "1", noun="GPUs",
-               formula=f"water_fill({{gpus}}, demands, weights)[{name}]")
+        d.step(f"alloc_{k}_gpus", f"{name}'s allocation", whole[i], "1", noun="GPUs", formula=share(k), kind="search")
     d.step("idle_gpus", "GPUs nobody is given", p.gpus - sum(whole), "1", noun="GPUs",
-           formula="{gpus} − the allocations")
+           formula="{gpus} − {contention_allocation_gpus} − {alloc_posttraining_gpus} − "
+                   "{alloc_research_gpus} − {alloc_evals_gpus}")
     d.step("proportional_evals_gpus", "Evals' GPUs if the cluster were split by demand instead",
            p.gpus * p.demand_evals_gpus / total_d if total_d else 0.0, "1", noun="GPUs",
            formula="{gpus} × {demand_evals_gpus} / {total_demand_gpus}")
@@ -404,11 +415,11 @@ def solve(p: Params) -> Derivation:
     burst = p.demand_pretraining_gpus
     d.step("hours_to_exhaust_at_burst", "Hours until Pretraining's grant runs out at its full demand",
            grants["pretraining"] / burst if burst else math.inf, "h",
-           formula="{grant_pretraining_gpu_hours} GPU-h / {demand_pretraining_gpus}")
+           formula="{grant_pretraining_gpu_hours} / {demand_pretraining_gpus}")
     d.step("hours_to_exhaust_at_allocation", "The same at its contended allocation",
            grants["pretraining"] / whole[0] if whole[0] else math.inf, "h",
-           formula="{grant_pretraining_gpu_hours} GPU-h / {contention_allocation_gpus}")
+           formula="{grant_pretraining_gpu_hours} / {contention_allocation_gpus}")
     d.step("jobs_per_grant_research", "Maximum-length holds Research's grant covers",
            math.floor(grants["research"] / hold + EPS), "1", noun="holds",
-           formula="floor({grant_research_gpu_hours} GPU-h / {hold_gpu_hours} GPU-h)")
+           formula="floor({grant_research_gpu_hours} / {hold_gpu_hours})")
     return d

@@ -105,11 +105,11 @@ class Params(StrictModel):
     ] = 400
     input_usd_per_mtok: Annotated[
         float,
-        Knob("Input price", "USD per M tokens", 0.05, 100, log=True, help="List price.", draw=(0.25, 15)),
+        Knob("Input price", "USD/M tokens", 0.05, 100, log=True, help="List price.", draw=(0.25, 15)),
     ] = 3
     output_usd_per_mtok: Annotated[
         float,
-        Knob("Output price", "USD per M tokens", 0.1, 200, log=True, help="List price.", draw=(1, 75)),
+        Knob("Output price", "USD/M tokens", 0.1, 200, log=True, help="List price.", draw=(1, 75)),
     ] = 15
     drop_rate: Annotated[
         float,
@@ -150,54 +150,55 @@ class Params(StrictModel):
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     month = d.step("seconds_per_month", "Seconds in a billing month (30 days)", SECONDS_PER_MONTH, "s",
-                   formula="30 days × 86,400 s")
+                   formula="30 days")
     rate = d.step("events_per_s", "Usage events per second, average", p.requests_per_s * p.events_per_request,
                   "1/s", noun="events", formula="{requests_per_s} req/s × {events_per_request}")
     events = d.step("events_per_month", "Usage events per month", rate * month, "1", noun="events",
-                    formula="{events_per_s} /s × {seconds_per_month} s")
+                    formula="{events_per_s} × {seconds_per_month}")
     peak = d.step("peak_events_per_s", "Usage events per second at peak", rate * p.peak_to_average, "1/s",
-                  noun="events", formula="{events_per_s} /s × {peak_to_average}")
+                  noun="events", formula="{events_per_s} × {peak_to_average}")
     d.step("kafka_partitions", "Kafka partitions for the usage topic",
            math.ceil(peak * p.partition_headroom / p.partition_events_per_s - 1e-9), "1", noun="partitions",
-           formula="⌈{peak_events_per_s} /s × {partition_headroom} / {partition_events_per_s} events/s⌉")
+           formula="⌈{peak_events_per_s} × {partition_headroom} / {partition_events_per_s}⌉")
     d.step("peak_ingest_Bps", "Bytes per second into the topic at peak", peak * p.event_bytes, "B/s",
-           formula="{peak_events_per_s} /s × {event_bytes} B")
+           formula="{peak_events_per_s} × {event_bytes}")
     d.step("kafka_retained_bytes", "Bytes the topic holds at full retention",
            rate * p.event_bytes * p.kafka_retention_days * 86_400 * p.replication_factor, "B",
-           formula="{events_per_s} /s × {event_bytes} B × {kafka_retention_days} days × 86,400 × "
-                   "{replication_factor} copies")
+           formula="{events_per_s} × {event_bytes} × {kafka_retention_days} × {replication_factor}")
 
     keys = d.step("dedup_keys_in_window", "Idempotency keys remembered at once", rate * p.dedup_window_h * 3600,
-                  "1", noun="keys", formula="{events_per_s} /s × {dedup_window_h} h × 3,600")
+                  "1", noun="keys", formula="{events_per_s} × {dedup_window_h}")
     d.step("dedup_index_GB", "Dedup index over the window", keys * p.dedup_bytes_per_key / 1e9, "GB",
-           formula="{dedup_keys_in_window} keys × {dedup_bytes_per_key} B / 1e9")
+           formula="{dedup_keys_in_window} × {dedup_bytes_per_key}")
+    d.step("bloom_bits_per_key", "Bloom filter bits per key at a 1% false-positive rate", BLOOM_BITS_PER_KEY, "bits",
+           formula="−ln(0.01) / ln(2)² × 1 bit")
     d.step("bloom_prefilter_GB", "A 1% Bloom pre-filter over the same keys",
            keys * BLOOM_BITS_PER_KEY / 8 / 1e9, "GB",
-           formula="{dedup_keys_in_window} keys × 9.585 bits / 8 / 1e9")
+           formula="{dedup_keys_in_window} × {bloom_bits_per_key}")
 
     per_request = d.step("revenue_per_request_usd", "Revenue of the mean request",
                          p.mean_input_tokens * p.input_usd_per_mtok / 1e6
                          + p.mean_output_tokens * p.output_usd_per_mtok / 1e6, "USD",
-                         formula="{mean_input_tokens} × ${input_usd_per_mtok} / 1e6 + "
-                                 "{mean_output_tokens} × ${output_usd_per_mtok} / 1e6")
+                         formula="{mean_input_tokens} × {input_usd_per_mtok} / 1,000,000 + "
+                                 "{mean_output_tokens} × {output_usd_per_mtok} / 1,000,000")
     per_event = d.step("revenue_per_event_usd", "Revenue one usage event carries", per_request / p.events_per_request,
-                       "USD", formula="${revenue_per_request_usd} / {events_per_request}")
+                       "USD", formula="{revenue_per_request_usd} / {events_per_request}")
     d.step("revenue_per_month_usd", "Revenue billed per month", events * per_event, "USD",
-           formula="{events_per_month} × ${revenue_per_event_usd}")
+           formula="{events_per_month} × {revenue_per_event_usd}")
     dropped = d.step("dropped_events_per_month", "Events dropped per month", events * p.drop_rate, "1",
                      noun="events", formula="{events_per_month} × {drop_rate}")
     d.step("revenue_lost_to_drops_per_month_usd", "Revenue lost to drops per month", dropped * per_event, "USD",
-           formula="{dropped_events_per_month} × ${revenue_per_event_usd}")
+           formula="{dropped_events_per_month} × {revenue_per_event_usd}")
     dupes = d.step("duplicate_events_per_month", "Events delivered twice per month", events * p.duplicate_rate, "1",
                    noun="events", formula="{events_per_month} × {duplicate_rate}")
     d.step("overbilled_without_dedup_per_month_usd", "Overbilled per month without dedup", dupes * per_event, "USD",
-           formula="{duplicate_events_per_month} × ${revenue_per_event_usd}")
+           formula="{duplicate_events_per_month} × {revenue_per_event_usd}")
     d.step("missing_events_per_hour", "Events the hourly reconciliation finds missing, fleet-wide",
-           rate * 3600 * p.drop_rate, "1", noun="events", formula="{events_per_s} /s × 3,600 × {drop_rate}")
+           rate * 3600 * p.drop_rate, "1", noun="events", formula="{events_per_s} × 1 h × {drop_rate}")
 
     cells = d.step("rollup_cells_per_month", "Possible (tenant, model, meter, hour) cells",
                    p.tenants * p.models_per_tenant * p.meters_per_model * HOURS_PER_MONTH, "1", noun="cells",
-                   formula="{tenants} × {models_per_tenant} × {meters_per_model} × 720 h")
+                   formula="{tenants} × {models_per_tenant} × {meters_per_model} × {seconds_per_month} / 1 h")
     rows = d.step("rollup_rows_per_month", "Hourly rollup rows per month (cells with traffic)",
                   cells * p.hourly_active_fraction, "1", noun="rows",
                   formula="{rollup_cells_per_month} × {hourly_active_fraction}")

@@ -223,7 +223,7 @@ def solve(p: Params) -> Derivation:
                    doc.value("expected_batch_at_flush"), "1", noun="inputs",
                    formula="min({max_batch_inputs}, 1 + {peak_rps} req/s × {doc_timeout_s} s)")
     d.step("batch_fill_at_peak", "Batch fill at peak", 100 * batch / p.max_batch_inputs, "%",
-           formula="100 × {inputs_per_call_at_peak} / {max_batch_inputs}")
+           formula="{inputs_per_call_at_peak} / {max_batch_inputs}")
     per_gpu = d.step("per_gpu_rps_at_doc_timer", "One GPU with those calls", doc.value("per_gpu_rps_timeout_flush"),
                      "1/s", noun="requests", formula="{inputs_per_call_at_peak} / {call_time_s} s")
     needed = d.step("gpus_needed_at_peak", "GPUs needed at peak, 100% busy, with the document's timer",
@@ -234,9 +234,9 @@ def solve(p: Params) -> Derivation:
     capacity = d.step("doc_capacity_rps", "What the document's fleet serves with those calls", fleet * per_gpu, "1/s",
                       noun="requests", formula="{doc_fleet_gpus} GPUs × {per_gpu_rps_at_doc_timer} req/s")
     d.step("doc_load_at_peak", "Offered load on the document's fleet at peak", 100 * p.peak_rps / capacity, "%",
-           formula="100 × {peak_rps} / {doc_capacity_rps}")
+           formula="{peak_rps} / {doc_capacity_rps}")
     excess = d.step("excess_rps_at_peak", "Peak traffic the fleet cannot serve", max(0.0, p.peak_rps - capacity),
-                    "1/s", noun="requests", formula="max(0, {peak_rps} − {doc_capacity_rps})")
+                    "1/s", noun="requests", formula="max(0 req/s, {peak_rps} − {doc_capacity_rps})")
     backlog = d.step("backlog_after_peak_minute", "Sealed-batch queue after one minute of peak, no shedding",
                      excess * SECONDS_PER_MINUTE, "1", noun="requests",
                      formula="{excess_rps_at_peak} req/s × 60 s")
@@ -256,7 +256,7 @@ def solve(p: Params) -> Derivation:
     alt = batched.solve(batched_params(p, alt_ms))
     d.step("alt_timeout_s", "Alternative timer: the fill time, capped by the latency target",
            alt.value("flush_timeout_s"), "s",
-           formula="max({doc_timeout_s} s, min({batch_fill_time_s} s, ({latency_target_ms} − {call_time_ms}) ms))")
+           formula="max({doc_timeout_s}, min({batch_fill_time_s}, {latency_target_ms} − {call_time_ms}, 1,000 ms))")
     d.step("alt_inputs_per_call", "Inputs per call with that timer", alt.value("expected_batch_at_flush"), "1",
            noun="inputs", formula="min({max_batch_inputs}, 1 + {peak_rps} req/s × {alt_timeout_s} s)")
     alt_gpus = d.step("alt_gpus_with_headroom", "GPUs with that timer and headroom", alt.value("gpus_recommended"),
@@ -283,13 +283,13 @@ def solve(p: Params) -> Derivation:
     peak_s_until_fixed = p.peak_hours_per_day * 3600 * p.days_to_fix
     impact = d.step("capacity_impact_usd", "Capacity: cost of one season of failed peaks, excess traffic only",
                     excess * peak_s_until_fixed * p.value_per_request_usd, "USD",
-                    formula="{excess_rps_at_peak} req/s × {peak_hours_per_day} h × 3,600 s/h × "
-                            "{days_to_fix} days × {value_per_request_usd} USD")
+                    formula="{excess_rps_at_peak} × {peak_hours_per_day} / 1 day × {days_to_fix} × "
+                            "{value_per_request_usd}")
     d.step("capacity_impact_without_shedding_usd",
            "The same without shedding: every peak request queues behind the backlog and times out",
            (p.peak_rps if excess > 0 else 0.0) * peak_s_until_fixed * p.value_per_request_usd, "USD",
-           formula="{peak_rps} req/s × {peak_hours_per_day} h × 3,600 s/h × {days_to_fix} days × "
-                   "{value_per_request_usd} USD (0 when nothing is short)")
+           formula="{peak_rps} × {peak_hours_per_day} / 1 day × {days_to_fix} × {value_per_request_usd}"
+           if excess > 0 else "0 USD (nothing is short)")
     costs: dict[str, float] = {}
     costs["capacity"] = d.step(
         "risk_expected_annual_cost_usd_capacity", "Capacity: expected annual cost", p.p_capacity * impact, "USD",
@@ -301,26 +301,25 @@ def solve(p: Params) -> Derivation:
             formula=f"{{p_{key}}} × {{{key}_impact_usd}} USD")
     order = reference_order(costs)
     d.step("risk_ranking", "Risks by expected annual cost, worst first", " > ".join(order), "1",
-           formula="sort the six by probability × impact")
-    d.step("top_risk", "The risk to lead with", order[0], "1", formula="first of {risk_ranking}")
+           formula="sort the six by probability × impact", kind="verdict")
+    d.step("top_risk", "The risk to lead with", order[0], "1", formula="first of {risk_ranking}", kind="verdict")
     top = d.step("risk_expected_annual_cost_usd", "Expected annual cost of the top risk", costs[order[0]], "USD",
-                 formula="the largest of the six ({top_risk})")
+                 formula="max(" + ", ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in RISK_KEYS) + ")")
     total = d.step("total_expected_annual_cost_usd", "All six risks, expected per year", sum(costs.values()), "USD",
                    formula=" + ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in RISK_KEYS))
     d.step("top_risk_share", "Top risk's share of the total", 100 * top / total if total else 0.0, "%",
-           formula="100 × {risk_expected_annual_cost_usd} / {total_expected_annual_cost_usd}")
+           formula="{risk_expected_annual_cost_usd} / {total_expected_annual_cost_usd}")
     second = costs[order[1]]
     d.step("top_to_second_ratio", "Top risk over the runner-up", top / second if second else 0.0, "1", noun="×",
            formula=f"{{risk_expected_annual_cost_usd}} / {{risk_expected_annual_cost_usd_{order[1]}}}")
 
     # --- the checklist ---------------------------------------------------------------------------
     d.step("checklist_items", "Checklist items", len(CHECKLIST), "1", noun="items",
-           formula="goals and non-goals, alternatives, scale and cost, failure modes, rollout and rollback, "
-                   "observability, security, migration")
+           formula=" + ".join(f"1 ({item})" for item in CHECKLIST))
     d.step("checklist_covered_count", "Items the document covers (rightly or wrongly)", len(DOC_COVERS), "1",
-           noun="items", formula=", ".join(i for i in CHECKLIST if i in DOC_COVERS))
+           noun="items", formula=" + ".join(f"1 ({i})" for i in CHECKLIST if i in DOC_COVERS))
     d.step("checklist_missing_count", "Items the document leaves out", len(DOC_MISSING), "1", noun="items",
-           formula=", ".join(DOC_MISSING))
+           formula=" + ".join(f"1 ({i})" for i in DOC_MISSING))
     return d
 
 

@@ -82,10 +82,10 @@ def solve(p: Params) -> Derivation:
     f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_busy_fraction", "Share of each replica's time in prefill",
            100 * f.prefill_replica_equivalents / f.replicas, "%",
-           formula="100 × {prefill_replica_equivalents} / {replicas}")
+           formula="{prefill_replica_equivalents} / {replicas}")
     d.step("decode_busy_fraction", "Share of each replica's time in decode",
            100 * f.decode_replica_equivalents / f.replicas, "%",
-           formula="100 × {decode_replica_equivalents} / {replicas}")
+           formula="{decode_replica_equivalents} / {replicas}")
     busy = f.prefill_replica_equivalents + f.decode_replica_equivalents
     d.step("utilization", "Busy share of each replica at peak", 100 * busy / f.replicas, "%",
            formula="{prefill_busy_fraction}% + {decode_busy_fraction}%")
@@ -95,36 +95,45 @@ def solve(p: Params) -> Derivation:
            max(1, math.ceil(in_flight / (e.batch * p.target_utilization) - 1e-9)), "1", noun="replicas",
            formula="ceil({requests_in_flight} / ({decode_batch} × {target_utilization}))")
     d.step("slot_occupancy", "Requests in flight over decode slots", 100 * in_flight / slots, "%",
-           formula="100 × {requests_in_flight} / {decode_slots}")
+           formula="{requests_in_flight} / {decode_slots}")
 
     # --- what the count becomes without each assumption ---
     _, _, no_think = _chain(p, p.concurrent_users, 0.0, p.prefix_cache_hit)
     d.step("request_rate_without_think_time", "Request rate if every user always had a request in flight",
            p.concurrent_users / response, "1/s", noun="requests", formula="{concurrent_users} / {response_time_s} s")
     d.step("replicas_without_think_time", "Replicas if concurrent users were concurrent requests", no_think.replicas,
-           "1", noun="replicas", formula="same chain with think time 0")
+           "1", noun="replicas", formula="same chain with think time 0",
+           kind="variant")
     d.step("gpus_without_think_time", "GPUs if concurrent users were concurrent requests",
            no_think.replicas * p.tp_degree, "1", noun="GPUs",
            formula="{replicas_without_think_time} × {tp_degree}")
     _, _, cold = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
     d.step("replicas_without_prefix_cache", "Replicas with no prefix cache (every prompt token prefilled)",
-           cold.replicas, "1", noun="replicas", formula="same chain with prefix-cache hit 0")
+           cold.replicas, "1", noun="replicas", formula="same chain with prefix-cache hit 0",
+           kind="variant")
     free = sv.fleet(e, rate, p.target_utilization, prefill_s_per_request=0.0)
     d.step("replicas_if_prefill_free", "Replicas if prefill hid entirely inside decode steps", free.replicas, "1",
-           noun="replicas", formula="same fleet with prefill costing nothing")
+           noun="replicas", formula="same fleet with prefill costing nothing", kind="variant")
 
     # --- failure modes, in numbers ---
-    survivors = max(1, f.replicas - 1)
-
+    survivors = d.step("surviving_replicas", "Replicas left when one dies", max(1, f.replicas - 1), "1",
+                       noun="replicas", formula="max(1, {replicas} − 1)")
+    _, survivor_batch, survivor_step = sv.decode_busy(e, rate / survivors)
+    d.step("survivor_held_batch", "Sequences each survivor then decodes at once", survivor_batch, "1",
+           noun="sequences", formula="{request_rate} / {surviving_replicas} × {output_tokens} × {tpot_target_s}")
+    d.step("survivor_step_s", "A survivor's decode step at that batch", survivor_step, "s",
+           formula="max({weight_read_s} + max(1, {survivor_held_batch}) × {kv_read_per_sequence_s}, "
+                   "max(1, {survivor_held_batch}) × {compute_per_sequence_s}) + {allreduce_fixed_s} + "
+                   "max(1, {survivor_held_batch}) × {allreduce_per_sequence_s} + {step_overhead_s}")
     d.step("utilization_after_replica_loss", "Busy share of the survivors when one replica dies",
            100 * sv.busy_share(e, rate, survivors), "%",
-           formula="100 × ({prefill_replica_equivalents} / ({replicas} − 1) + decode busy at the batch each "
-                   "survivor then holds)")
+           formula="{prefill_replica_equivalents} / {surviving_replicas} + {request_rate} / {surviving_replicas} × "
+                   "{output_tokens} × {survivor_step_s} / max(1, {survivor_held_batch})")
     d.step("requests_lost_per_replica_failure", "Requests in flight on one replica that dies",
            in_flight / f.replicas, "1", noun="requests", formula="{requests_in_flight} / {replicas}")
     cold_rate, _, _ = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
     cold_engine = served(p, 0.0)
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
            100 * sv.busy_share(cold_engine, cold_rate, f.replicas), "%",
-           formula="100 × busy share of {replicas} replicas with every prompt token prefilled")
+           formula="busy share of the same {replicas} replicas with prefix-cache hit 0", kind="variant")
     return d

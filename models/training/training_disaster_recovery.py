@@ -122,7 +122,7 @@ def solve(p: Params) -> Derivation:
     # --- Numbers: what the run is worth and how often it breaks ----------------------------
     run_h = d.step(
         "run_gpu_hours", "GPU time in the run", p.gpus * p.run_days * 24, "h",
-        formula="{gpus} GPUs × {run_days} days × 24 h", noun="GPU")
+        formula="{gpus} × {run_days}", noun="GPU")
     ckpt_tb = d.step(
         "checkpoint_TB", "Checkpoint: resumable training state",
         p.params_b * 1e9 * CHECKPOINT_BYTES_PER_PARAM / 1e12, "TB",
@@ -132,7 +132,7 @@ def solve(p: Params) -> Derivation:
     rate = d.step(
         "failures_per_gpu_day", "Unexpected interruptions per GPU-day",
         LLAMA3_INTERRUPTIONS.per_gpu_day * p.failure_rate_multiplier, "1", noun="per GPU-day",
-        formula="419 / (54 days × 16,384 GPUs) × {failure_rate_multiplier}",
+        formula="419 interruptions / (54 × 16,384 GPU-days) × {failure_rate_multiplier}",
     )
     per_day = d.step(
         "interruptions_per_day", "Interruptions per day for this job", rate * p.gpus, "1", noun="per day",
@@ -145,7 +145,7 @@ def solve(p: Params) -> Derivation:
     n_int = d.step(
         "expected_interruptions", "Interruptions expected over the run", per_day * p.run_days, "1",
         noun="interruptions",
-        formula="{interruptions_per_day} × {run_days} days",
+        formula="{interruptions_per_day} × {run_days} / 1 day",
     )
     # --- Arithmetic: the cost of ordinary interruptions and Young's interval -------------------
     write_s = d.step(
@@ -156,7 +156,7 @@ def solve(p: Params) -> Derivation:
     young_s = math.sqrt(2 * write_s * mtbf_s)
     young_min = d.step(
         "young_optimal_interval_min", "Young's optimal checkpoint interval", young_s / 60, "min",
-        formula="√(2 × {checkpoint_write_s} s × {job_mtbf_h} h × 3,600) / 60",
+        formula="(2 × {checkpoint_write_s} × {job_mtbf_h})^0.5",
     )
     loss_min = d.step(
         "loss_per_interruption_min", "Work lost per interruption: half an interval plus the restart",
@@ -169,15 +169,15 @@ def solve(p: Params) -> Derivation:
     )
     lost_h = d.step(
         "gpu_hours_lost", "GPU time lost to interruptions over the run", n_int * loss_min / 60 * p.gpus, "h",
-        formula="{expected_interruptions} × {loss_per_interruption_min} min / 60 × {gpus} GPUs", noun="GPU")
+        formula="{expected_interruptions} × {loss_per_interruption_min} × {gpus}", noun="GPU")
     lost_frac = d.step(
         "fraction_lost", "Share of the run lost to interruptions", lost_h / run_h, "1",
-        formula="{gpu_hours_lost} GPU-h / {run_gpu_hours} GPU-h",
+        formula="{gpu_hours_lost} / {run_gpu_hours}",
     )
     ckpt_frac = d.step(
         "checkpoint_overhead_fraction", "Share of the run spent paused for saves",
         write_s / (p.interval_min * 60), "1",
-        formula="{checkpoint_write_s} s / ({interval_min} min × 60)",
+        formula="{checkpoint_write_s} / {interval_min}",
     )
     d.step(
         "total_overhead_fraction", "Interruptions plus saves", lost_frac + ckpt_frac, "1",
@@ -186,29 +186,29 @@ def solve(p: Params) -> Derivation:
     d.step(
         "young_total_overhead_fraction", "The same total at Young's interval",
         write_s / young_s + (young_s / 2 + p.restart_min * 60) / mtbf_s, "1",
-        formula="{checkpoint_write_s} s / ({young_optimal_interval_min} min × 60) + "
-        "({young_optimal_interval_min} min / 2 + {restart_min} min) / ({job_mtbf_h} h × 60)",
+        formula="{checkpoint_write_s} / {young_optimal_interval_min} + "
+        "({young_optimal_interval_min} / 2 + {restart_min}) / {job_mtbf_h}",
     )
     # --- Site loss: RPO -------------------------------------------------------------------------
     repl_s = d.step(
         "replication_s", "One checkpoint across the site link", ckpt_gb * 8 / p.replication_gbps, "s",
-        formula="{checkpoint_TB} TB × 8,000 Gb/TB / {replication_gbps} Gb/s",
+        formula="{checkpoint_TB} / {replication_gbps}",
     )
     every = d.step(
         "replicate_every", "Replicate every k-th checkpoint (1 if the link keeps up)",
         max(1, math.ceil(repl_s / (p.interval_min * 60) - 1e-9)), "1",
-        formula="max(1, ⌈{replication_s} s / ({interval_min} min × 60)⌉)",
+        formula="max(1, ⌈{replication_s} / {interval_min}⌉)",
     )
     site_interval = every * p.interval_min
     rpo_worst = d.step(
         "rpo_worst_min", "Worst-case site-loss RPO: a replicated interval plus the transfer",
         site_interval + repl_s / 60, "min",
-        formula="{replicate_every} × {interval_min} min + {replication_s} s / 60",
+        formula="{replicate_every} × {interval_min} + {replication_s}",
     )
     d.step(
         "rpo_mean_min", "Mean site-loss RPO (loss at a random moment)",
         site_interval / 2 + repl_s / 60, "min",
-        formula="{replicate_every} × {interval_min} min / 2 + {replication_s} s / 60",
+        formula="{replicate_every} × {interval_min} / 2 + {replication_s}",
     )
     # --- Site loss: RTO -------------------------------------------------------------------------
     load_s = d.step(
@@ -218,12 +218,12 @@ def solve(p: Params) -> Derivation:
     rto = d.step(
         "rto_min", "RTO: detect + decide + launch + load",
         p.detect_min + p.decide_min + p.launch_min + load_s / 60, "min",
-        formula="{detect_min} + {decide_min} + {launch_min} min + {load_from_second_site_s} s / 60",
+        formula="{detect_min} + {decide_min} + {launch_min} + {load_from_second_site_s}",
     )
     d.step(
         "site_loss_gpu_hours_worst", "Worst-case GPU time a site loss costs: lost progress plus the outage",
         p.gpus * (rpo_worst + rto) / 60, "h",
-        formula="{gpus} GPUs × ({rpo_worst_min} + {rto_min}) min / 60", noun="GPU")
+        formula="{gpus} × ({rpo_worst_min} + {rto_min})", noun="GPU")
     d.step(
         "second_site_gpus", "GPUs the run gets at the second site",
         math.floor(p.gpus * p.second_site_fraction + 1e-9), "1", noun="GPUs",
@@ -245,11 +245,11 @@ def solve(p: Params) -> Derivation:
         formula="{drills_per_run} × {drill_gpus} GPUs × {drill_hours} h", noun="GPU")
     d.step(
         "drill_fraction", "Drills as a share of the run", drill_h / run_h, "1",
-        formula="{drill_gpu_hours} GPU-h / {run_gpu_hours} GPU-h",
+        formula="{drill_gpu_hours} / {run_gpu_hours}",
     )
     d.step(
         "silent_break_rpo_days", "RPO if replication breaks silently right after a drill",
         p.drill_every_days + rpo_worst / 1440, "d",
-        formula="{drill_every_days} days + {rpo_worst_min} min / 1,440",
+        formula="{drill_every_days} + {rpo_worst_min}",
     )
     return d
