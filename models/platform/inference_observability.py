@@ -29,7 +29,9 @@ from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import with_defaults, without
+from models.engine.precision import ACTIVATION_BYTES
 from models.engine.record import kv_formula
+from models.engine.roofline import ALLREDUCES_PER_LAYER
 from models.engine.serving_knobs import ServingKnobs, served
 # Gateway work before the engine sees a request (auth, rate limit, routing): an assumption.
 GATEWAY_S = 0.005
@@ -67,7 +69,7 @@ class _ObservabilityKnobs(StrictModel):
         float, Knob("Queue wait", "ms", 0, 2000, 10, help="Admission wait before prefill.", draw=(10, 300)),
     ] = 50
     gpu_hour_usd: Annotated[
-        float, Knob("GPU-hour cost", "USD", 0.5, 10, 0.1,
+        float, Knob("GPU-hour cost", "USD/h", 0.5, 10, 0.1,
                     help="What one GPU-hour costs you (rental, or amortized ownership).", draw=(1.5, 4)),
     ] = 2.5
     replicas: Annotated[
@@ -128,71 +130,106 @@ class Params(without(with_defaults(ServingKnobs, tp_degree=4, given_batch=64, pr
     """What the fleet reports and what it costs, then the request and the engine."""
 
 
+def _engine_step_formula(read: str, batch: str) -> str:
+    """The engine's decode step at `batch` sequences reading `read` bytes: the slower of the bytes
+    side at the decode MBU and the FLOP side at the decode MFU, plus the all-reduces and the fixed cost."""
+    return (f"max({read} / ({{peak_Bps}} × {{hbm_efficiency}}), {batch} × {{decode_flops_per_token}} / "
+            f"({{replica_peak_flops}} × {{decode_mfu}})) + {{allreduce_fixed_s}} + {batch} × {{allreduce_per_token_s}} "
+            "+ {step_overhead_ms}")
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     e = served(p)
     r, hw, m = e.replica, e.replica.hw, e.replica.model
     tp, batch = p.tp_degree, e.batch
     # --- what a decode step reads --------------------------------------------------------------
+    d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
+    d.step("bytes_per_weight", f"Bytes per weight in {p.weight_precision}", r.bytes_per_weight, "B", kind="lookup")
     w = d.step("weight_bytes", f"Weights read every step ({m.name}, {p.weight_precision})", r.weight_bytes, "B",
-               formula=f"{m.total_params:.4g} params (counted from the shape) × {r.bytes_per_weight:g} B")
+               formula="{model_params} × {bytes_per_weight}")
+    d.step("bytes_per_kv_element", f"Bytes per KV element in {p.kv_precision}", r.bytes_per_kv_element, "B",
+           kind="lookup")
     kvt = d.step("kv_bytes_per_token", f"KV cache per token ({p.kv_precision})", r.kv_bytes_per_token, "B",
-                 formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"))
+                 formula=kv_formula(p))
     ctx = d.step("context_tokens", "Mean context during decode", e.decode_context_tokens, "1",
                  noun="tokens", formula="{prompt_tokens} + {output_tokens} / 2")
     d.step("decode_batch", "Running batch, as the engine reports it", batch, "1", noun="sequences",
-           formula="{given_batch} (observed)" if p.given_batch else "the tighter of the TPOT and KV caps")
+           formula="{given_batch} (observed)" if p.given_batch else "the tighter of the TPOT and KV caps",
+           kind="" if p.given_batch else "search")
     kv_seq = d.step("kv_bytes_per_seq", "KV cache one sequence reads per step", ctx * kvt, "B",
-                    formula="{context_tokens} × {kv_bytes_per_token} B")
+                    formula="{context_tokens} × {kv_bytes_per_token}")
     model_step = r.decode_step(batch, ctx)
     step_bytes = d.step("step_bytes", "Bytes one decode step reads", model_step.bytes_read, "B",
-                        formula="{weight_bytes} B + {decode_batch} × {kv_bytes_per_seq} B")
+                        formula="{weight_bytes} + {decode_batch} × {kv_bytes_per_seq}")
     step_s = d.step("step_time_s", "Observed step time: batch / throughput", batch / p.tokens_per_s_replica, "s",
-                    formula="{decode_batch} / {tokens_per_s_replica} tokens/s")
+                    formula="{decode_batch} / {tokens_per_s_replica}")
     achieved = d.step("achieved_Bps", "Bytes per second the replica actually moves", step_bytes / step_s, "B/s",
-                      formula="{step_bytes} B / {step_time_s} s")
+                      formula="{step_bytes} / {step_time_s}")
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     peak = d.step("peak_Bps", "Peak HBM bandwidth of the replica", r.hbm_Bps, "B/s",
-                  formula=f"{{tp_degree}} × {hw.hbm_Bps / 1e12:g} TB/s")
+                  formula="{tp_degree} × {gpu_hbm_Bps}")
     mbu = d.step("mbu", "Memory-bandwidth utilization (MBU)", 100 * achieved / peak, "%",
-                 formula="100 × {achieved_Bps} B/s / {peak_Bps} B/s")
+                 formula="{achieved_Bps} / {peak_Bps}")
     d.step("mbu_plausible", "Do the observations fit under the roofline?", "yes" if mbu <= 100 else "no", "1",
-           formula="{mbu}% ≤ 100%")
+           formula="{mbu}% ≤ 100%", kind="verdict")
     d.step("gpu_util_counter_pct", "What the 'GPU utilization' counter reads: time with a kernel running",
            100 * (p.tokens_per_s_replica / batch) * step_s, "%",
-           formula="100 × ({tokens_per_s_replica} / {decode_batch}) steps/s × {step_time_s} s")
+           formula="{tokens_per_s_replica} / {decode_batch} × {step_time_s}")
     peak_flops = r.peak_flops
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
     d.step("replica_peak_flops", f"Replica dense {p.compute_precision} peak", peak_flops, "FLOP/s",
-           formula=f"{{tp_degree}} × {hw.peak(p.compute_precision) / 1e12:g} TFLOP/s")
+           formula="{tp_degree} × {gpu_peak_flops}")
+    d.step("active_params", "Parameters each token runs through", m.active_params, "1", noun="parameters")
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
+           r.attention_flops_per_position, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    mla = m.attention == "MLA" and r.attention_flops
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           formula=(f"2 FLOP × {m.layers} layers × {m.heads} heads × (2 × {m.kv_lora_rank} latent + "
+                    f"{m.qk_rope_head_dim or 0} RoPE)") if mla else "{attention_flops_per_position}")
     fpt = d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
                  r.decode_flops_per_token(ctx), "FLOP",
-                 formula=f"2 × {m.active_params:.4g} + {r.decode_attention_flops_per_position:.4g} FLOP × {{context_tokens}}")
+                 formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {context_tokens}")
     d.step("mfu", "Model FLOP utilization (MFU)", 100 * fpt * p.tokens_per_s_replica / peak_flops, "%",
-           formula="100 × {decode_flops_per_token} FLOP × {tokens_per_s_replica} / {replica_peak_flops} FLOP/s")
+           formula="{decode_flops_per_token} × {tokens_per_s_replica} / {replica_peak_flops}")
     per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.tokens_per_s_replica / tp,
                      "1/s", noun="tokens", formula="{tokens_per_s_replica} / {tp_degree}")
     d.step("step_floor_s", "Fastest this step could run (all bytes at peak bandwidth)", step_bytes / peak, "s",
-           formula="{step_bytes} B / {peak_Bps} B/s")
+           formula="{step_bytes} / {peak_Bps}")
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", r.allreduce_s(0), "s",
+           formula=f"{m.layers} layers × {ALLREDUCES_PER_LAYER} × {{allreduce_latency_us}}" if tp > 1 else "",
+           note="None on one accelerator." if tp == 1 else "")
+    d.step("allreduce_per_token_s", "Tensor-parallel all-reduces per step, per token in the batch",
+           r.allreduce_s(1) - r.allreduce_s(0), "s",
+           formula=(f"{m.layers} layers × {ALLREDUCES_PER_LAYER} × 2 × ({{tp_degree}} − 1) / {{tp_degree}} × "
+                    f"{m.d_model} × {ACTIVATION_BYTES:g} B / {{link_Bps_per_direction}}") if tp > 1 else "",
+           note="None on one accelerator." if tp == 1 else "")
     d.step("model_step_s", "The engine's step at this batch (MBU, all-reduces and fixed cost included)",
-           model_step.step_s, "s",
-           formula="max(bytes / ({peak_Bps} B/s × {hbm_efficiency}), FLOP / (peak × {decode_mfu})) + all-reduces "
-                   "+ {step_overhead_ms} ms")
+           model_step.step_s, "s", formula=_engine_step_formula("{step_bytes}", "{decode_batch}"))
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step("kv_room_bytes", "HBM left for KV cache", r.kv_room_bytes,
-           "B", formula=f"{{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{weight_bytes}} B")
+           "B", formula="{tp_degree} × {gpu_memory_bytes} × {usable_hbm_fraction} − {weight_bytes}")
     d.step("kv_bytes_per_sequence_longest", "KV of one sequence at its longest (prompt + output)",
-           e.kv_bytes_per_sequence, "B", formula="{kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens})")
+           e.kv_bytes_per_sequence, "B", formula="{kv_bytes_per_token} × ({prompt_tokens} + {output_tokens})")
     d.step("max_batch_by_kv_continuous", "Sequences whose KV fits at once, before the floor",
            e.batch_memory_cap_continuous, "1", noun="sequences",
-           formula="{kv_room_bytes} B / {kv_bytes_per_sequence_longest} B")
+           formula="{kv_room_bytes} / {kv_bytes_per_sequence_longest}")
     max_b = d.step("max_batch_by_kv", "Largest batch the KV cache holds, every sequence at its longest",
                    e.batch_memory_cap, "1", noun="sequences", formula="⌊{max_batch_by_kv_continuous}⌋")
     d.step("kv_fits", "Does the observed batch fit?", "yes" if batch <= max_b else "no", "1",
-           formula="{decode_batch} ≤ {max_batch_by_kv}")
+           formula="{decode_batch} ≤ {max_batch_by_kv}", kind="verdict")
     ceiling_step = r.decode_step(max_b, ctx) if max_b else None
     d.step("ceiling_step_s", "The engine's step at that batch", ceiling_step.step_s if ceiling_step else 0.0, "s",
-           formula="the decode step of {max_batch_by_kv} sequences at {context_tokens} tokens of context")
+           formula=_engine_step_formula("({weight_bytes} + {max_batch_by_kv} × {kv_bytes_per_seq})",
+                                        "{max_batch_by_kv}") if ceiling_step else "0 s (no sequence fits)")
     ceiling = d.step("ceiling_tokens_per_s_per_gpu", "Engine ceiling per GPU at the largest batch",
                      max_b / ceiling_step.step_s / tp if ceiling_step else 0.0, "1/s", noun="tokens",
-                     formula="{max_batch_by_kv} / {ceiling_step_s} s / {tp_degree}")
+                     formula="{max_batch_by_kv} / {ceiling_step_s} / {tp_degree}" if ceiling_step
+                     else "0 tokens/s (no sequence fits)")
     d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
            formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
 
@@ -201,17 +238,26 @@ def solve(p: Params) -> Derivation:
     q = d.step("queue_s", "Queue span", p.queue_wait_ms / 1000, "s", formula="{queue_wait_ms} ms")
     d.step("uncached_prompt_tokens", "Prompt tokens the prefix cache misses", e.uncached_prompt_tokens, "1",
            noun="tokens", formula="{prompt_tokens} × (1 − {prefix_cache_hit})")
+    d.step("cached_prompt_tokens", "Prompt tokens served from the prefix cache", e.cached_prompt_tokens, "1",
+           noun="tokens", formula="{prompt_tokens} − {uncached_prompt_tokens}")
     d.step("prefill_flops_per_request", "Prefill FLOP per request, attention included", e.prefill_flops_per_request,
-           "FLOP", formula="2 × active params × {uncached_prompt_tokens} + attention over the prompt's pairs")
+           "FLOP", formula="2 FLOP × {active_params} × {uncached_prompt_tokens} + {attention_flops_per_position} × "
+                           "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
+                           "({uncached_prompt_tokens} − 1) / 2)")
+    prefilled = e.uncached_prompt_tokens > 0
+    d.step("prefill_allreduce_s", "Prefill's tensor-parallel all-reduces, one request",
+           r.allreduce_s(e.uncached_prompt_tokens) if prefilled else 0.0, "s",
+           formula="{allreduce_fixed_s} + {uncached_prompt_tokens} × {allreduce_per_token_s}" if prefilled else "")
     pre = d.step("prefill_s", "Prefill span", e.prefill_s_per_request, "s",
-                 formula="{prefill_flops_per_request} FLOP / ({replica_peak_flops} FLOP/s × {prefill_mfu}) + its all-reduces")
+                 formula="{prefill_flops_per_request} / ({replica_peak_flops} × {prefill_mfu}) + {prefill_allreduce_s}"
+                 if prefilled else "0 s (every prompt token cached)")
     ttft = d.step("ttft_s", "Time to first token", gw + q + pre, "s",
-                  formula="{gateway_s} s + {queue_s} s + {prefill_s} s")
+                  formula="{gateway_s} + {queue_s} + {prefill_s}")
     dec = d.step("decode_s", "Decode span: one span for every token after the first",
-                 max(0.0, p.output_tokens - 1) * step_s, "s", formula="({output_tokens} − 1) × {step_time_s} s")
-    d.step("request_s", "The whole request", ttft + dec, "s", formula="{ttft_s} s + {decode_s} s")
+                 max(0.0, p.output_tokens - 1) * step_s, "s", formula="({output_tokens} − 1) × {step_time_s}")
+    d.step("request_s", "The whole request", ttft + dec, "s", formula="{ttft_s} + {decode_s}")
     spans = d.step("spans_per_request", "Spans in one request's trace", len(SPANS), "1", noun="spans",
-                   formula=" + ".join(s.name for s in SPANS))
+                   formula=" + ".join(f"1 ({s.name})" for s in SPANS))
     d.step("spans_per_request_per_token", "Spans per request with a span per generated token",
            spans + p.output_tokens, "1", noun="spans", formula="{spans_per_request} + {output_tokens}")
 
@@ -220,27 +266,27 @@ def solve(p: Params) -> Derivation:
                         formula="{replicas} × {tp_degree}")
     tokens_day = d.step("fleet_tokens_per_day", "Tokens the fleet generates a day",
                         p.replicas * p.tokens_per_s_replica * SECONDS_PER_DAY, "1", noun="tokens",
-                        formula="{replicas} × {tokens_per_s_replica} tokens/s × 86,400 s")
+                        formula="{replicas} × {tokens_per_s_replica} × 86,400 s")
     gpu_day = d.step("gpu_cost_per_day_usd", "GPU cost of the fleet per day", fleet_gpus * 24 * p.gpu_hour_usd, "USD",
-                     formula="{fleet_gpus} × 24 h × {gpu_hour_usd} USD")
+                     formula="{fleet_gpus} × {gpu_hour_usd} × 24 h")
     d.step("gpu_cost_per_million_tokens_usd", "GPU cost of a million tokens", gpu_day / tokens_day * 1e6, "USD",
-           formula="{gpu_cost_per_day_usd} USD / {fleet_tokens_per_day} × 1,000,000")
+           formula="{gpu_cost_per_day_usd} / {fleet_tokens_per_day} × 1,000,000")
     span_day = d.step("per_token_span_cost_per_day_usd", "A span per token: tracing bill per day",
                       tokens_day * p.span_price_per_million_usd / 1e6, "USD",
-                      formula="{fleet_tokens_per_day} spans × {span_price_per_million_usd} USD / 1,000,000")
+                      formula="{fleet_tokens_per_day} × {span_price_per_million_usd} / 1,000,000")
     d.step("span_cost_to_gpu_cost_ratio", "Span per token over the GPU cost of the token", span_day / gpu_day, "1",
-           noun="×", formula="{per_token_span_cost_per_day_usd} USD / {gpu_cost_per_day_usd} USD")
+           noun="×", formula="{per_token_span_cost_per_day_usd} / {gpu_cost_per_day_usd}")
     revenue = d.step("revenue_per_day_usd", "The same tokens at list price", tokens_day * p.list_price_per_million_tokens_usd / 1e6,
-                     "USD", formula="{fleet_tokens_per_day} × {list_price_per_million_tokens_usd} USD / 1,000,000")
+                     "USD", formula="{fleet_tokens_per_day} × {list_price_per_million_tokens_usd} / 1,000,000")
     d.step("span_cost_to_list_price_ratio", "Span per token over the list price of the token", span_day / revenue, "1",
-           noun="×", formula="{per_token_span_cost_per_day_usd} USD / {revenue_per_day_usd} USD")
+           noun="×", formula="{per_token_span_cost_per_day_usd} / {revenue_per_day_usd}")
     reqs = d.step("requests_per_day", "Requests a day", tokens_day / p.output_tokens, "1", noun="requests",
                   formula="{fleet_tokens_per_day} / {output_tokens}")
     req_spans = d.step("request_span_cost_per_day_usd", "The request-level layout: tracing bill per day",
                        reqs * spans * p.span_price_per_million_usd / 1e6, "USD",
-                       formula="{requests_per_day} × {spans_per_request} × {span_price_per_million_usd} USD / 1,000,000")
+                       formula="{requests_per_day} × {spans_per_request} × {span_price_per_million_usd} / 1,000,000")
     d.step("request_span_share_of_gpu_cost", "That bill as a share of the GPU cost", 100 * req_spans / gpu_day, "%",
-           formula="100 × {request_span_cost_per_day_usd} / {gpu_cost_per_day_usd}")
+           formula="{request_span_cost_per_day_usd} / {gpu_cost_per_day_usd}")
 
     # --- the cardinality budget ------------------------------------------------------------------
     no_tenant = p.replicas * p.routes * p.status_codes * p.histogram_buckets
@@ -253,34 +299,34 @@ def solve(p: Params) -> Derivation:
            p.tenants * p.routes * p.status_codes, "1", noun="series",
            formula="{tenants} × {routes} × {status_codes}")
     d.step("full_labels_memory_bytes", "Store memory for the full label set", full * p.bytes_per_series, "B",
-           formula="{metric_series_full_labels} × {bytes_per_series} B")
+           formula="{metric_series_full_labels} × {bytes_per_series}")
     d.step("without_tenant_memory_bytes", "Store memory without the tenant label", no_tenant * p.bytes_per_series, "B",
-           formula="{metric_series_without_tenant} × {bytes_per_series} B")
+           formula="{metric_series_without_tenant} × {bytes_per_series}")
     d.step("full_labels_over_budget", "Full label set over the series budget", full / p.series_budget, "1", noun="×",
            formula="{metric_series_full_labels} / {series_budget}")
 
     # --- charging a tenant for its share of the batch --------------------------------------------
     d.step("average_step_share", "An average sequence's share of a step", 100 / batch, "%",
-           formula="100 / {decode_batch}")
+           formula="1 / {decode_batch}")
     d.step("weight_share_per_seq_bytes", "Each sequence's slice of the weight read", w / batch, "B",
-           formula="{weight_bytes} B / {decode_batch}")
+           formula="{weight_bytes} / {decode_batch}")
     tkv = d.step("tenant_kv_bytes_per_seq", "The tenant's KV read per step", p.tenant_context_tokens * kvt, "B",
-                 formula="{tenant_context_tokens} × {kv_bytes_per_token} B")
+                 formula="{tenant_context_tokens} × {kv_bytes_per_token}")
     share = d.step("tenant_step_share", "The tenant's share of a step it is in",
                    100 * (w / batch + tkv) / step_bytes, "%",
-                   formula="100 × ({weight_share_per_seq_bytes} + {tenant_kv_bytes_per_seq}) B / {step_bytes} B")
+                   formula="({weight_share_per_seq_bytes} + {tenant_kv_bytes_per_seq}) / {step_bytes}")
     step_cost = tp * p.gpu_hour_usd / 3600 * step_s
     per_m = d.step("tenant_cost_per_million_tokens_usd", "The tenant's GPU cost per million tokens",
                    step_cost * share / 100 * 1e6, "USD",
-                   formula="{gpu_cost_per_million_tokens_usd} USD × {tenant_step_share}% / {average_step_share}%")
+                   formula="{gpu_cost_per_million_tokens_usd} × {tenant_step_share} / {average_step_share}")
     cost = d.step("tenant_cost_usd", "The tenant's GPU cost for a day, by batch share",
                   p.tenant_tokens_per_day * per_m / 1e6, "USD",
-                  formula="{tenant_tokens_per_day} tokens × {tenant_cost_per_million_tokens_usd} USD / 1,000,000")
+                  formula="{tenant_tokens_per_day} × {tenant_cost_per_million_tokens_usd} / 1,000,000")
     naive = d.step("tenant_cost_by_token_count_usd", "The same tenant charged by token count alone",
                    p.tenant_tokens_per_day * gpu_day / tokens_day, "USD",
-                   formula="{tenant_tokens_per_day} tokens × {gpu_cost_per_million_tokens_usd} USD / 1,000,000")
+                   formula="{tenant_tokens_per_day} × {gpu_cost_per_million_tokens_usd} / 1,000,000")
     d.step("tenant_cost_ratio", "Batch-share charge over token-count charge", cost / naive, "1", noun="×",
-           formula="{tenant_cost_usd} USD / {tenant_cost_by_token_count_usd} USD")
+           formula="{tenant_cost_usd} / {tenant_cost_by_token_count_usd}")
     return d
 
 

@@ -30,10 +30,10 @@ from pydantic import model_validator
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.units import format_number
 from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
+from models.engine.precision import ACTIVATION_BYTES
 from models.engine.record import record_model
-from models.engine.roofline import Replica, floor_batch
+from models.engine.roofline import ALLREDUCES_PER_LAYER, Replica, floor_batch
 from models.engine.serving_knobs import BatchKnobs, SloKnobs
 
 # Text stored as UTF-8 runs about 4 bytes per token for English with a Llama-3-size vocabulary.
@@ -156,22 +156,22 @@ def solve(p: Params) -> Derivation:
 
     # --- the clock --------------------------------------------------------------------------
     period = d.step("step_period_s", "One step: think plus tool", p.think_s + p.tool_s, "s",
-                    formula="{think_s} s + {tool_s} s")
+                    formula="{think_s} + {tool_s}")
     duration = d.step("session_duration_s", "One session, start to finish", S * period, "s",
-                      formula="{steps} steps × {step_period_s} s")
+                      formula="{steps} × {step_period_s}")
     d.step("session_duration_h", "The same in hours", duration / SECONDS_PER_HOUR, "h",
-           formula="{session_duration_s} s / 3,600 s")
+           formula="{session_duration_s}")
     d.step("hour_undercount_factor", "Concurrent sessions an 'hour' estimate misses, as a factor",
-           duration / SECONDS_PER_HOUR, "1", noun="×", formula="{session_duration_s} s / 3,600 s")
+           duration / SECONDS_PER_HOUR, "1", noun="×", formula="{session_duration_s} / 1 h")
     in_hour = math.floor(SECONDS_PER_HOUR / period + 1e-9)
     d.step("steps_in_an_hour", "Whole steps that fit one hour", in_hour, "1",
-           noun=_noun(in_hour, "step"), formula="floor(3,600 s / {step_period_s} s)")
+           noun=_noun(in_hour, "step"), formula="floor(1 h / {step_period_s})")
     d.step("tool_s_for_an_hour", "Tool time that would fit every step into an hour",
-           max(0.0, SECONDS_PER_HOUR / S - p.think_s), "s", formula="max(0, 3,600 s / {steps} − {think_s} s)")
+           max(0.0, SECONDS_PER_HOUR / S - p.think_s), "s", formula="max(0 s, 1 h / {steps} − {think_s})")
     duty = d.step("gpu_duty_cycle", "Share of a session spent on a GPU", 100 * p.think_s / period, "%",
-                  formula="100 × {think_s} s / {step_period_s} s")
+                  formula="{think_s} / {step_period_s}")
     thinking = d.step("sessions_thinking", "Sessions on a GPU at any instant", p.concurrent_sessions * duty / 100,
-                      "1", noun="sessions", formula="{concurrent_sessions} × {gpu_duty_cycle}%")
+                      "1", noun="sessions", formula="{concurrent_sessions} × {gpu_duty_cycle}")
 
     # --- how big the state grows ------------------------------------------------------------
     final_tok = d.step("final_context_tokens", "Context at the last step", p.initial_context_tokens + S * p.tokens_per_step,
@@ -182,32 +182,75 @@ def solve(p: Params) -> Derivation:
     record_model(d, p)
     kv_tok = d.value("kv_bytes_per_token")
     kv_final = d.step("kv_bytes_final", "KV cache at the last step", final_tok * kv_tok, "B",
-                      formula="{final_context_tokens} × {kv_bytes_per_token} B")
+                      formula="{final_context_tokens} × {kv_bytes_per_token}")
     kv_mean = d.step("kv_bytes_mean", "KV cache, session average", mean_tok * kv_tok, "B",
-                     formula="{mean_context_tokens} × {kv_bytes_per_token} B")
+                     formula="{mean_context_tokens} × {kv_bytes_per_token}")
     text_final = d.step("transcript_bytes_final", "The same session as text", final_tok * TEXT_BYTES_PER_TOKEN, "B",
                         formula="{final_context_tokens} × 4 B")
     d.step("kv_to_text_ratio", "KV bytes per text byte", kv_final / text_final, "1", noun="×",
-           formula="{kv_bytes_final} B / {transcript_bytes_final} B")
+           formula="{kv_bytes_final} / {transcript_bytes_final}")
 
     # --- option 1: hold every session's KV in HBM through the tool call ---------------------
     hw = accelerator(p)
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
-           formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
+           formula="{tp_degree} × {gpu_memory_bytes} × {usable_hbm_fraction}")
     kv_cap = d.step("kv_capacity_per_replica", "HBM left for KV on one replica", r.kv_room_bytes, "B",
-                    formula="{usable_hbm_bytes} B − {weight_bytes} B")
+                    formula="{usable_hbm_bytes} − {weight_bytes}")
 
     def replicas_for_kv(sessions: float) -> float:
         return _ceil(sessions * kv_mean / kv_cap)
 
     memory_cap, tpot_cap, derived = thinking_batch(r, p, mean_tok)
-    d.step("tpot_target_s", "TPOT target", p.tpot_target_ms / 1000, "s", formula="{tpot_target_ms} ms / 1000")
+    d.step("tpot_target_s", "TPOT target", p.tpot_target_ms / 1000, "s", formula="{tpot_target_ms}")
     d.step("batch_memory_cap_continuous", "Thinks whose KV fits a replica at the mean context, before the floor",
-           memory_cap, "1", noun="sequences", formula="{kv_capacity_per_replica} B / {kv_bytes_mean} B")
+           memory_cap, "1", noun="sequences", formula="{kv_capacity_per_replica} / {kv_bytes_mean}")
+    # The engine's decode step at the mean context, as lines in the batch: the bytes side, the FLOP
+    # side, and the all-reduces plus the fixed cost that add to whichever binds.
+    m = r.model
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
+    d.step("replica_hbm_Bps", "Replica HBM bandwidth at the decode MBU", r.achieved_hbm_Bps, "B/s",
+           formula="{tp_degree} × {gpu_hbm_Bps} × {hbm_efficiency}")
+    d.step("weight_read_s", "Reading every weight once (the floor of any decode step)",
+           r.weight_bytes / r.achieved_hbm_Bps, "s", formula="{weight_bytes} / {replica_hbm_Bps}")
+    d.step("kv_read_per_sequence_s", "Reading one think's KV at the mean context",
+           r.kv_bytes_per_token * mean_tok / r.achieved_hbm_Bps, "s",
+           formula="{kv_bytes_per_token} × {mean_context_tokens} / {replica_hbm_Bps}")
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    d.step("replica_decode_flops", "Replica decode compute at the decode MFU", r.peak_flops * r.decode_mfu,
+           "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} × {decode_mfu}")
+    pair = r.attention_flops_per_position  # one token attending to one earlier token, every layer and head
+    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", pair, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    mla = m.attention == "MLA" and r.attention_flops
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           formula=(f"2 FLOP × {m.layers} layers × {m.heads} heads × (2 × {m.kv_lora_rank} latent + "
+                    f"{m.qk_rope_head_dim or 0} RoPE)") if mla else "{attention_flops_per_position}")
+    d.step("decode_flops_per_token", "FLOP per decoded token at the mean context (2 × active params + attention)",
+           r.decode_flops_per_token(mean_tok), "FLOP",
+           formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {mean_context_tokens}")
+    d.step("compute_per_sequence_s", "FLOP side per think in the batch",
+           r.decode_flops_per_token(mean_tok) / (r.peak_flops * r.decode_mfu), "s",
+           formula="{decode_flops_per_token} / {replica_decode_flops}")
+    d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
+           formula="{step_overhead_ms}")
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
+    ar_fixed, ar_per_token = r.allreduce_s(0), r.allreduce_s(1) - r.allreduce_s(0)
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per pass, latency part", ar_fixed, "s",
+           formula=f"{m.layers} layers × {ALLREDUCES_PER_LAYER} × {{allreduce_latency_us}}" if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
+    d.step("allreduce_per_token_s", "Tensor-parallel all-reduces per pass, per token (one per think when decoding)",
+           ar_per_token, "s",
+           formula=(f"{m.layers} layers × {ALLREDUCES_PER_LAYER} × 2 × ({{tp_degree}} − 1) / {{tp_degree}} × "
+                    f"{m.d_model} × {ACTIVATION_BYTES:g} B / {{link_Bps_per_direction}}") if r.tp > 1 else "",
+           note="None on one accelerator." if r.tp == 1 else "")
     d.step("batch_tpot_cap_continuous", "Largest batch whose decode step meets the TPOT target, before the floor",
            tpot_cap, "1", noun="sequences",
-           formula="the engine's TPOT cap at {mean_context_tokens} tokens of context and {tpot_target_s} s")
+           formula="max(0, min(({tpot_target_s} − {step_overhead_s} − {allreduce_fixed_s} − {weight_read_s}) / "
+                   "({kv_read_per_sequence_s} + {allreduce_per_token_s}), ({tpot_target_s} − {step_overhead_s} − "
+                   "{allreduce_fixed_s}) / ({compute_per_sequence_s} + {allreduce_per_token_s})))")
     d.step("derived_batch", "Thinks a replica could decode at once: the tighter cap", derived, "1", noun="sequences",
            formula="max(1, min(floor({batch_memory_cap_continuous}), floor({batch_tpot_cap_continuous})))")
     batch = p.given_batch or derived
@@ -215,7 +258,9 @@ def solve(p: Params) -> Derivation:
            formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
     d.step("think_decode_step_s", "Decode step at that batch and the mean context",
            r.decode_step(batch, mean_tok).step_s, "s",
-           formula="the engine's step: max(bytes, FLOP) + all-reduces + fixed, {decode_batch} × {mean_context_tokens}")
+           formula="max({weight_read_s} + {decode_batch} × {kv_read_per_sequence_s}, {decode_batch} × "
+                   "{compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_token_s} + "
+                   "{step_overhead_s}")
     by_slots = thinking / (batch * p.target_utilization)
     d.step("replicas_for_slots_continuous", "Replicas the thinks' decode slots need, before rounding up", by_slots,
            "1", noun="replicas", formula="{sessions_thinking} / ({decode_batch} × {target_utilization})")
@@ -228,7 +273,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step("replicas_to_hold_kv_continuous", "Replicas of KV room every session's average KV fills",
            p.concurrent_sessions * kv_mean / kv_cap, "1", noun="replicas",
-           formula="{concurrent_sessions} × {kv_bytes_mean} B / {kv_capacity_per_replica} B")
+           formula="{concurrent_sessions} × {kv_bytes_mean} / {kv_capacity_per_replica}")
     n_hold = max(compute, replicas_for_kv(p.concurrent_sessions))
     hold = d.step(
         "replicas_to_hold_kv", "Replicas to keep every session's KV in HBM between steps",
@@ -239,109 +284,111 @@ def solve(p: Params) -> Derivation:
            formula="{replicas_to_hold_kv} / {replicas_for_compute}")
 
     # --- option 2: park in host DRAM and reload; option 3: drop and recompute ----------------
+    d.step("pcie_Bps", f"{PCIE.name}, one GPU's link to host memory, each way", PCIE.Bps, "B/s", kind="lookup")
     pcie_Bps = d.step("reload_Bps", "Reload bandwidth: every GPU's PCIe Gen5 link at once",
                       p.tp_degree * PCIE.Bps * p.pcie_efficiency, "B/s",
-                      formula=f"{{tp_degree}} × {PCIE.GBps:.1f} GB/s × {{pcie_efficiency}}")
+                      formula="{tp_degree} × {pcie_Bps} × {pcie_efficiency}")
     reload = d.step("reload_per_step_s", "Reload the average session's KV from DRAM", kv_mean / pcie_Bps, "s",
-                    formula="{kv_bytes_mean} B / {reload_Bps} B/s")
+                    formula="{kv_bytes_mean} / {reload_Bps}")
     d.step("reload_final_step_s", "Reload at the last step", kv_final / pcie_Bps, "s",
-           formula="{kv_bytes_final} B / {reload_Bps} B/s")
+           formula="{kv_bytes_final} / {reload_Bps}")
     flops_rate = d.step("prefill_flops_per_s", "Replica prefill rate", r.peak_flops * r.prefill_mfu, "FLOP/s",
-                        formula=f"{{tp_degree}} × {format_number(hw.peak(p.compute_precision))} FLOP/s × "
-                                f"{{prefill_mfu}}")
+                        formula="{tp_degree} × {gpu_peak_flops} × {prefill_mfu}")
     lin = r.weight_flops_per_token
-    pair = r.attention_flops_per_position  # one token attending to one earlier token, every layer and head
     # A full prefill of n tokens: n x lin + pair x n (n - 1) / 2, plus all-reduces linear in n.
     a, b = p.initial_context_tokens, p.tokens_per_step
     sum_c = S * a + b * S * (S + 1) / 2
     sum_c2 = S * a * a + a * b * S * (S + 1) + b * b * S * (S + 1) * (2 * S + 1) / 6
     d.step("recompute_tokens_total", "Tokens prefilled over a session when every step recomputes", sum_c, "1",
            noun="tokens", formula="{steps} × {initial_context_tokens} + {tokens_per_step} × {steps} × ({steps} + 1) / 2")
-    d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", pair, "FLOP",
-           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    d.step("recompute_attention_pairs_total", "Earlier-token pairs attention scores over those prefills "
+           "(each context c has c (c − 1) / 2)", (sum_c2 - sum_c) / 2, "1", noun="pairs",
+           formula="({steps} × {initial_context_tokens}² + {initial_context_tokens} × {tokens_per_step} × {steps} × "
+                   "({steps} + 1) + {tokens_per_step}² × {steps} × ({steps} + 1) × (2 × {steps} + 1) / 6 − "
+                   "{recompute_tokens_total}) / 2")
     total_flops = d.step(
         "recompute_flops_total", "Prefill FLOPs over a session, recomputing every step",
         lin * sum_c + pair * (sum_c2 - sum_c) / 2, "FLOP",
-        formula="2 × {active_params} × {recompute_tokens_total} + {attention_flops_per_position} × "
-                "Σ context × (context − 1) / 2",
+        formula="2 FLOP × {active_params} × {recompute_tokens_total} + {attention_flops_per_position} × "
+                "{recompute_attention_pairs_total}",
     )
-    ar_fixed, ar_per_token = r.allreduce_s(0), r.allreduce_s(1) - r.allreduce_s(0)
     total_ar = S * ar_fixed + ar_per_token * sum_c
     d.step("recompute_allreduce_total_s", "Tensor-parallel all-reduces of those prefills", total_ar, "s",
-           formula=f"{{steps}} × {format_number(ar_fixed)} s + {format_number(ar_per_token)} s × "
-                   "{recompute_tokens_total}" if r.tp > 1 else "",
+           formula="{steps} × {allreduce_fixed_s} + {allreduce_per_token_s} × {recompute_tokens_total}"
+           if r.tp > 1 else "",
            note="None on one accelerator." if r.tp == 1 else "")
     recompute = d.step("recompute_per_step_s", "Recompute per step, session average",
                        (total_flops / flops_rate + total_ar) / S, "s",
-                       formula="({recompute_flops_total} FLOP / {prefill_flops_per_s} FLOP/s + "
-                               "{recompute_allreduce_total_s} s) / {steps}")
+                       formula="({recompute_flops_total} / {prefill_flops_per_s} + "
+                               "{recompute_allreduce_total_s}) / {steps}")
     final_flops = d.step("prefill_flops_final", "Prefill FLOPs of the final context, once", r.prefill_flops(final_tok),
-                         "FLOP", formula="2 × {active_params} × {final_context_tokens} + {attention_flops_per_position}"
+                         "FLOP", formula="2 FLOP × {active_params} × {final_context_tokens} + {attention_flops_per_position}"
                                          " × {final_context_tokens} × ({final_context_tokens} − 1) / 2")
     d.step("recompute_final_step_s", "Recompute at the last step", r.prefill_s(final_tok), "s",
-           formula="{prefill_flops_final} FLOP / {prefill_flops_per_s} FLOP/s + its all-reduces")
+           formula="{prefill_flops_final} / {prefill_flops_per_s} + {allreduce_fixed_s} + {final_context_tokens} × "
+                   "{allreduce_per_token_s}")
     d.step("recompute_multiplier", "Tokens prefilled by recomputing over tokens prefilled once",
            sum_c / final_tok, "1", noun="×", formula="{recompute_tokens_total} / {final_context_tokens}")
     d.step("recompute_flop_multiplier", "The same in FLOPs (attention included)", total_flops / final_flops, "1",
            noun="×", formula="{recompute_flops_total} / {prefill_flops_final}")
     d.step("recompute_over_reload", "Recompute over reload, per step", recompute / reload, "1", noun="×",
-           formula="{recompute_per_step_s} s / {reload_per_step_s} s")
+           formula="{recompute_per_step_s} / {reload_per_step_s}")
     d.step("recompute_over_think", "Recompute per step over the think it delays", recompute / p.think_s, "1",
-           noun="×", formula="{recompute_per_step_s} s / {think_s} s")
+           noun="×", formula="{recompute_per_step_s} / {think_s}")
     n_re = _ceil(p.concurrent_sessions * recompute / period)
     d.step("replicas_for_recompute", "Replicas of prefill that recomputing every step keeps busy",
            n_re, "1", noun=_noun(n_re, "replica"),
-           formula="ceil({concurrent_sessions} × {recompute_per_step_s} s / {step_period_s} s)")
+           formula="ceil({concurrent_sessions} × {recompute_per_step_s} / {step_period_s})")
     parked = d.step("parked_kv_bytes", "KV parked in host DRAM across all sessions", p.concurrent_sessions * kv_mean,
-                    "B", formula="{concurrent_sessions} × {kv_bytes_mean} B")
+                    "B", formula="{concurrent_sessions} × {kv_bytes_mean}")
     n_nodes = _ceil(parked / (p.host_dram_per_node_gb * 1e9))
     d.step("nodes_of_dram_for_parked_kv", "Nodes' DRAM the parked KV fills",
            n_nodes, "1", noun=_noun(n_nodes, "node"),
-           formula="ceil({parked_kv_bytes} B / {host_dram_per_node_gb} GB)")
+           formula="ceil({parked_kv_bytes} / {host_dram_per_node_gb})")
 
     d.step("parked_kv_outgrows_hosts", "Does parked KV outgrow the DRAM of the compute replicas' own hosts?",
            "yes" if n_nodes > compute else "no", "1",
-           formula="{nodes_of_dram_for_parked_kv} > {replicas_for_compute}")
+           formula="{nodes_of_dram_for_parked_kv} > {replicas_for_compute}", kind="verdict")
 
     # --- the sandbox --------------------------------------------------------------------------
     starts = d.step("session_starts_per_s", "New sessions per second (Little's law: sessions / duration)",
                     p.concurrent_sessions / duration, "1/s", noun="sessions",
-                    formula="{concurrent_sessions} / {session_duration_s} s")
+                    formula="{concurrent_sessions} / {session_duration_s}")
     pool = _ceil(starts * p.sandbox_cold_start_s)
     d.step("sandbox_warm_pool", "Pre-booted sandboxes that hide the cold start (Little's law)", pool, "1",
-           noun=_noun(pool, "sandbox"), formula="ceil({session_starts_per_s}/s × {sandbox_cold_start_s} s)")
+           noun=_noun(pool, "sandbox"), formula="ceil({concurrent_sessions} × {sandbox_cold_start_s} / {session_duration_s})")
     d.step("sandbox_cold_start_budget_s", "Cold-start budget: what hides under the first think", p.think_s, "s",
-           formula="{think_s} s")
+           formula="{think_s}")
     d.step("sandbox_wait_s", "Sandbox start the user sees, booting from cold during the first think",
-           max(0.0, p.sandbox_cold_start_s - p.think_s), "s", formula="max(0, {sandbox_cold_start_s} s − {think_s} s)")
+           max(0.0, p.sandbox_cold_start_s - p.think_s), "s", formula="max(0 s, {sandbox_cold_start_s} − {think_s})")
     per_step_boot = d.step("sandbox_boot_every_step_s", "Boot time added if a sandbox is created per step",
-                           S * p.sandbox_cold_start_s, "s", formula="{steps} × {sandbox_cold_start_s} s")
+                           S * p.sandbox_cold_start_s, "s", formula="{steps} × {sandbox_cold_start_s}")
     d.step("sandbox_boot_every_step_share", "That as a share of the session", 100 * per_step_boot / duration, "%",
-           formula="100 × {sandbox_boot_every_step_s} s / {session_duration_s} s")
+           formula="{sandbox_boot_every_step_s} / {session_duration_s}")
 
     # --- checkpoints and failures ---------------------------------------------------------------
     ckpt = d.step("checkpoint_bytes_per_step", "Checkpoint per step: new text plus the sandbox diff",
                   p.tokens_per_step * TEXT_BYTES_PER_TOKEN + p.sandbox_diff_per_step_mb * 1e6, "B",
-                  formula="{tokens_per_step} × 4 B + {sandbox_diff_per_step_mb} MB")
+                  formula="{tokens_per_step} × 4 B + {sandbox_diff_per_step_mb}")
     d.step("checkpoint_write_Bps", "Checkpoint writes across all sessions", p.concurrent_sessions * ckpt / period,
-           "B/s", formula="{concurrent_sessions} × {checkpoint_bytes_per_step} B / {step_period_s} s")
+           "B/s", formula="{concurrent_sessions} × {checkpoint_bytes_per_step} / {step_period_s}")
     fails = d.step("failures_per_session", "Expected failures during one session",
                    duration / (p.mtbf_h * SECONDS_PER_HOUR), "1", noun="failures",
-                   formula="{session_duration_s} s / ({mtbf_h} h × 3,600 s)")
+                   formula="{session_duration_s} / {mtbf_h}")
     d.step("failure_probability_per_session", "Chance a session sees at least one failure",
-           100 * (1 - math.exp(-fails)), "%", formula="100 × (1 − e^(−{failures_per_session}))")
+           100 * (1 - math.exp(-fails)), "%", formula="1 − exp(−{failures_per_session})")
     loss = d.step("expected_loss_per_failure_s", "Work lost per failure with no checkpoints (restart from step 1)",
-                  duration / 2, "s", formula="{session_duration_s} s / 2")
+                  duration / 2, "s", formula="{session_duration_s} / 2")
     restore = d.step("restore_s", "Resume from a step checkpoint: new sandbox plus one re-prefill",
                      p.sandbox_cold_start_s + recompute, "s",
-                     formula="{sandbox_cold_start_s} s + {recompute_per_step_s} s")
+                     formula="{sandbox_cold_start_s} + {recompute_per_step_s}")
     loss_ckpt = d.step("expected_loss_per_failure_with_checkpoints_s",
                        "Work lost per failure with a checkpoint at every step boundary",
-                       period / 2 + restore, "s", formula="{step_period_s} s / 2 + {restore_s} s")
+                       period / 2 + restore, "s", formula="{step_period_s} / 2 + {restore_s}")
     d.step("checkpoint_loss_ratio", "Loss without checkpoints over loss with them", loss / loss_ckpt, "1", noun="×",
-           formula="{expected_loss_per_failure_s} s / {expected_loss_per_failure_with_checkpoints_s} s")
+           formula="{expected_loss_per_failure_s} / {expected_loss_per_failure_with_checkpoints_s}")
     d.step("lost_per_session_s", "Expected time lost per session, no checkpoints", fails * loss, "s",
-           formula="{failures_per_session} × {expected_loss_per_failure_s} s")
+           formula="{failures_per_session} × {expected_loss_per_failure_s}")
     d.step("lost_per_session_with_checkpoints_s", "Expected time lost per session, step checkpoints",
            fails * loss_ckpt, "s",
            formula="{failures_per_session} × {expected_loss_per_failure_with_checkpoints_s} s")

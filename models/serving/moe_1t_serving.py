@@ -43,7 +43,7 @@ from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, without
 from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
-from models.engine.roofline import Replica, floor_batch
+from models.engine.roofline import ATTENTION_FLOPS_PER_MAC, Replica, floor_batch
 from models.engine.shape import count
 
 A2aPath = Literal["NVLink (scale-up)", "NIC (scale-out)"]
@@ -254,23 +254,23 @@ def solve(p: Params) -> Derivation:
     # --- weights alone fit in a handful of GPUs ---
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     usable = d.step("usable_bytes_per_gpu", "Usable HBM per GPU", lay.usable_bytes, "B",
-                    formula="{gpu_memory_bytes} B × {usable_hbm_fraction}")
+                    formula="{gpu_memory_bytes} × {usable_hbm_fraction}")
     total_bytes = d.value("weight_bytes")
     min_cont = d.step("min_gpus_for_weights_continuous", "GPUs of HBM the weights fill, before rounding up",
-                      total_bytes / usable, "1", noun="GPUs", formula="{weight_bytes} B / {usable_bytes_per_gpu} B")
+                      total_bytes / usable, "1", noun="GPUs", formula="{weight_bytes} / {usable_bytes_per_gpu}")
     min_gpus = d.step("min_gpus_for_weights", "GPUs whose HBM holds the weights and nothing else",
                       math.ceil(min_cont - 1e-9), "1", noun="GPUs",
                       formula="ceil({min_gpus_for_weights_continuous})")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     bw = d.step("effective_hbm_Bps", "HBM bandwidth a decode step achieves (the decode MBU)", lay.hbm_Bps, "B/s",
-                formula="{gpu_hbm_Bps} B/s × {hbm_efficiency}")
+                formula="{gpu_hbm_Bps} × {hbm_efficiency}")
     overhead = d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
-                      formula="{step_overhead_ms} ms / 1000")
+                      formula="{step_overhead_ms}")
     w_min = d.step("weight_read_s_at_min_gpus", "Weight read per step if those GPUs served it",
                    total_bytes / min_gpus / bw, "s",
-                   formula="{weight_bytes} B / {min_gpus_for_weights} / {effective_hbm_Bps} B/s")
+                   formula="{weight_bytes} / {min_gpus_for_weights} / {effective_hbm_Bps}")
     d.step("tokens_per_s_per_user_ceiling_at_min_gpus", "Fastest any user could go on them",
-           1 / (w_min + overhead), "1/s", noun="tokens", formula="1 / ({weight_read_s_at_min_gpus} s + {step_overhead_s} s)")
+           1 / (w_min + overhead), "1/s", noun="tokens", formula="1 / ({weight_read_s_at_min_gpus} + {step_overhead_s})")
 
     # --- the cache ---
     d.step("layers", "Transformer layers (catalog)", m.layers, "1", noun="layers")
@@ -283,14 +283,14 @@ def solve(p: Params) -> Derivation:
     d.step("head_dim", "Head dimension (catalog)", m.head_dim, "1", noun="dims")
     gqa = d.step("gqa_kv_bytes_per_token", "The same model with grouped-query attention",
                  2 * m.layers * p.gqa_kv_heads * m.head_dim * r.bytes_per_kv_element, "B",
-                 formula="2 (K and V) × {layers} × {gqa_kv_heads} heads × {head_dim} × {bytes_per_kv_element} B")
+                 formula="2 (K and V) × {layers} × {gqa_kv_heads} heads × {head_dim} × {bytes_per_kv_element}")
     d.step("mla_saving_vs_gqa", "GQA cache over this model's cache", gqa / kv_tok, "1", noun="×",
-           formula="{gqa_kv_bytes_per_token} B / {kv_bytes_per_token} B")
+           formula="{gqa_kv_bytes_per_token} / {kv_bytes_per_token}")
     min_room = usable - total_bytes / min_gpus
     d.step("sequences_at_min_gpus", "Sequences at this context the minimum GPUs could also hold",
            floor_batch(max(0.0, min_gpus * min_room / (p.context_tokens * kv_tok))), "1", noun="sequences",
-           formula="floor({min_gpus_for_weights} × ({usable_bytes_per_gpu} B − {weight_bytes} B / "
-                   "{min_gpus_for_weights}) / ({context_tokens} × {kv_bytes_per_token} B))")
+           formula="floor({min_gpus_for_weights} × ({usable_bytes_per_gpu} − {weight_bytes} / "
+                   "{min_gpus_for_weights}) / ({context_tokens} × {kv_bytes_per_token}))")
 
     # --- memory plan per GPU on the rack ---
     d.step("slots_per_gpu", "Routed-expert slots per GPU per layer", lay.slots_per_gpu, "1", noun="experts",
@@ -299,149 +299,160 @@ def solve(p: Params) -> Derivation:
            lay.slots_per_gpu * gpus - m.moe_experts, "1", noun="experts",
            formula="{slots_per_gpu} × {tp_degree} − {routed_experts}")
     d.step("expert_bytes_per_gpu", "Routed experts resident on one GPU", lay.expert_bytes_per_gpu, "B",
-           formula="{slots_per_gpu} × {expert_params} × {bytes_per_param} B")
+           formula="{slots_per_gpu} × {expert_params} × {bytes_per_param}")
     d.step("always_on_bytes_per_gpu", "Always-on weights, a full copy on every GPU", lay.always_on_bytes_per_gpu,
-           "B", formula="{always_on_params} × {bytes_per_param} B")
+           "B", formula="{always_on_params} × {bytes_per_param}")
     w_gpu = d.step("weight_bytes_per_gpu", "Weights per GPU", lay.weight_bytes_per_gpu, "B",
-                   formula="{expert_bytes_per_gpu} B + {always_on_bytes_per_gpu} B")
+                   formula="{expert_bytes_per_gpu} + {always_on_bytes_per_gpu}")
     d.step("rack_weight_copies", "Weight bytes on the rack over one copy", gpus * w_gpu / total_bytes, "1",
-           noun="×", formula="{tp_degree} × {weight_bytes_per_gpu} B / {weight_bytes} B")
+           noun="×", formula="{tp_degree} × {weight_bytes_per_gpu} / {weight_bytes}")
     room = d.step("kv_room_bytes_per_gpu", "HBM left for KV per GPU", lay.kv_room_bytes, "B",
-                  formula="{usable_bytes_per_gpu} B − {weight_bytes_per_gpu} B")
+                  formula="{usable_bytes_per_gpu} − {weight_bytes_per_gpu}")
     d.step("kv_tokens_per_gpu", "Tokens of KV per GPU", room / kv_tok, "1", noun="tokens",
-           formula="{kv_room_bytes_per_gpu} B / {kv_bytes_per_token} B")
+           formula="{kv_room_bytes_per_gpu} / {kv_bytes_per_token}")
     cap_cont = d.step("max_batch_per_gpu_continuous", "Sequences per GPU whose KV fits, before the floor",
                       room / (p.context_tokens * kv_tok), "1", noun="sequences",
-                      formula="{kv_room_bytes_per_gpu} B / ({context_tokens} × {kv_bytes_per_token} B)")
+                      formula="{kv_room_bytes_per_gpu} / ({context_tokens} × {kv_bytes_per_token})")
     cap = d.step("max_batch_per_gpu", "Whole sequences per GPU whose KV fits at this context", floor_batch(cap_cont),
                  "1", noun="sequences", formula="floor({max_batch_per_gpu_continuous})")
     d.step("max_batch_per_gpu_gqa", "The same with the GQA cache", floor_batch(room / (p.context_tokens * gqa)),
            "1", noun="sequences",
-           formula="floor({kv_room_bytes_per_gpu} B / ({context_tokens} × {gqa_kv_bytes_per_token} B))")
+           formula="floor({kv_room_bytes_per_gpu} / ({context_tokens} × {gqa_kv_bytes_per_token}))")
     d.step("rack_sequences", "Sequences the whole group holds at this context", gpus * cap, "1", noun="sequences",
            formula="{tp_degree} × {max_batch_per_gpu}")
     d.step("kv_bytes_per_gpu", "KV the scenario's batch occupies per GPU",
            p.batch_per_gpu * p.context_tokens * kv_tok, "B",
-           formula="{batch_per_gpu} × {context_tokens} × {kv_bytes_per_token} B")
+           formula="{batch_per_gpu} × {context_tokens} × {kv_bytes_per_token}")
 
     # --- the decode step on the hottest GPU ---
     st = step_times(p, p.batch_per_gpu, p.imbalance)
     d.step("global_batch", "Sequences decoding on the group", gpus * p.batch_per_gpu, "1", noun="sequences",
            formula="{tp_degree} × {batch_per_gpu}")
     d.step("experts_touched", "Resident experts a step touches (uniform routing)", 100 * st.touched, "%",
-           formula="100 × (1 − (1 − {experts_per_token} / {routed_experts})^{global_batch})")
+           formula="1 − (1 − {experts_per_token} / {routed_experts})^{global_batch}")
     d.step("weight_read_bytes", "Weights one GPU reads per step", st.weight_read_bytes, "B",
-           formula="{always_on_bytes_per_gpu} B + {expert_bytes_per_gpu} B × {experts_touched}%")
+           formula="{always_on_bytes_per_gpu} + {expert_bytes_per_gpu} × {experts_touched}%")
     d.step("weight_read_s", "Weight read per step", st.weight_read_s, "s",
-           formula="{weight_read_bytes} B / {effective_hbm_Bps} B/s")
+           formula="{weight_read_bytes} / {effective_hbm_Bps}")
     d.step("kv_read_bytes", "KV one GPU reads per step", st.kv_read_bytes, "B",
-           formula="{batch_per_gpu} × {context_tokens} × {kv_bytes_per_token} B")
-    d.step("kv_read_s", "KV read per step", st.kv_read_s, "s", formula="{kv_read_bytes} B / {effective_hbm_Bps} B/s")
-    d.step("memory_s", "Bytes side of the step", st.memory_s, "s", formula="{weight_read_s} s + {kv_read_s} s")
+           formula="{batch_per_gpu} × {context_tokens} × {kv_bytes_per_token}")
+    d.step("kv_read_s", "KV read per step", st.kv_read_s, "s", formula="{kv_read_bytes} / {effective_hbm_Bps}")
+    d.step("memory_s", "Bytes side of the step", st.memory_s, "s", formula="{weight_read_s} + {kv_read_s}")
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
     d.step("gpu_decode_flops", "One GPU's decode compute at the decode MFU", lay.decode_flops, "FLOP/s",
-           formula="{gpu_peak_flops} FLOP/s × {decode_mfu}")
+           formula="{gpu_peak_flops} × {decode_mfu}")
     attn = r.decode_attention_flops_per_position
     width = (f"2 × {m.kv_lora_rank} + {m.qk_rope_head_dim}" if mla else f"{m.head_dim} + {m.head_dim}")
     d.step("attention_flops_per_position",
            ("MLA decode attention FLOP per cached token, all layers (latent absorbed)" if mla
             else "Attention FLOP per cached token, all layers (QK^T and AV)"), attn, "FLOP",
-           formula=(f"2 × {m.layers} layers × {m.heads} heads × ({width})" if p.attention_flops else ""),
+           formula=(f"{ATTENTION_FLOPS_PER_MAC} FLOP × {m.layers} layers × {m.heads} heads × ({width})"
+                    if p.attention_flops else ""),
            note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
     per_flop = lay.decode_flops
     routed = INFER_FLOPS_PER_PARAM_TOKEN * m.experts_per_token * lay.expert_params
     t_dense = d.step("dense_s_per_token", "Always-on GEMMs, one token", 2 * lay.always_on_params / per_flop, "s",
-                     formula="2 × {always_on_params} / {gpu_decode_flops} FLOP/s")
+                     formula="2 FLOP × {always_on_params} / {gpu_decode_flops}")
     t_exp = d.step("expert_s_per_token", "Routed-expert GEMMs, one token (top-k experts)", routed / per_flop, "s",
-                   formula="2 × {experts_per_token} × {expert_params} / {gpu_decode_flops} FLOP/s")
+                   formula="2 FLOP × {experts_per_token} × {expert_params} / {gpu_decode_flops}")
     t_attn = d.step("attention_s_per_token", "Attention, one token at this context",
                     attn * p.context_tokens / per_flop, "s",
-                    formula="{attention_flops_per_position} FLOP × {context_tokens} / {gpu_decode_flops} FLOP/s")
+                    formula="{attention_flops_per_position} × {context_tokens} / {gpu_decode_flops}")
     d.step("compute_s", "FLOP side on the hottest GPU", st.compute_s, "s",
-           formula="{batch_per_gpu} × ({dense_s_per_token} s + {imbalance} × {expert_s_per_token} s + "
-                   "{attention_s_per_token} s)")
-    d.step("a2a_bytes_per_elem", "Bytes per hidden element: dispatch + combine", a2a_bytes_per_elem(p), "1",
-           noun="bytes", formula=f"{format_bytes(bytes_per_element(p.compute_precision))} ({p.compute_precision} "
-                                 "dispatch) + 2 (bf16 combine)")
+           formula="{batch_per_gpu} × ({dense_s_per_token} + {imbalance} × {expert_s_per_token} + "
+                   "{attention_s_per_token})")
+    d.step("a2a_bytes_per_elem", f"Bytes per hidden element: dispatch ({p.compute_precision}) + combine (bf16)",
+           a2a_bytes_per_elem(p), "B",
+           formula=f"{format_bytes(bytes_per_element(p.compute_precision))} B (dispatch) + "
+                   f"{format_bytes(ACTIVATION_BYTES)} B (combine)")
     d.step("a2a_link_Bps", f"{p.a2a_path} per GPU, one direction", lay.link_Bps, "B/s")
     d.step("a2a_bytes", "Bytes the hottest GPU moves each way per step, all MoE layers", st.a2a_bytes, "B",
            formula="{moe_layers} × {imbalance} × {batch_per_gpu} × {experts_per_token} × {hidden_size} × "
-                   "{a2a_bytes_per_elem} B × ({tp_degree} − 1) / {tp_degree}")
+                   "{a2a_bytes_per_elem} × ({tp_degree} − 1) / {tp_degree}")
     d.step("a2a_latency_floor_s", "Fixed cost of the all-to-alls, whatever the batch",
-           2 * lay.moe_layers * p.a2a_latency_us * 1e-6, "s", formula="2 × {moe_layers} × {a2a_latency_us} µs")
+           2 * lay.moe_layers * p.a2a_latency_us * 1e-6, "s", formula="2 × {moe_layers} × {a2a_latency_us}")
     d.step("all_to_all_s", "Dispatch + combine per step", st.a2a_s, "s",
-           formula="{a2a_bytes} B / ({a2a_link_Bps} B/s × {a2a_efficiency}) + {a2a_latency_floor_s} s")
+           formula="{a2a_bytes} / ({a2a_link_Bps} × {a2a_efficiency}) + {a2a_latency_floor_s}")
     nic = step_times(p, p.batch_per_gpu, p.imbalance, link_Bps=hw.nic_Bps_per_direction)
     d.step("nic_Bps", f"{hw.name} scale-out NIC per GPU, one direction", hw.nic_Bps_per_direction, "B/s")
     d.step("all_to_all_over_nic_s", "The same all-to-all over the scale-out NIC", nic.a2a_s, "s",
-           formula="{a2a_bytes} B / ({nic_Bps} B/s × {a2a_efficiency}) + {a2a_latency_floor_s} s")
+           formula="{a2a_bytes} / ({nic_Bps} × {a2a_efficiency}) + {a2a_latency_floor_s}")
     step = d.step("decode_step_s", "Decode step (the hottest GPU's)", st.step_s, "s",
-                  formula=("max({memory_s} s, {compute_s} s, {all_to_all_s} s) + {step_overhead_s} s" if p.overlap_a2a
-                           else "max({memory_s} s, {compute_s} s) + {all_to_all_s} s + {step_overhead_s} s"))
+                  formula=("max({memory_s}, {compute_s}, {all_to_all_s}) + {step_overhead_s}" if p.overlap_a2a
+                           else "max({memory_s}, {compute_s}) + {all_to_all_s} + {step_overhead_s}"))
     d.step("decode_step_if_overlapped_s", "The step if the all-to-all overlaps compute", st.overlapped_s, "s",
-           formula="max({memory_s} s, {compute_s} s, {all_to_all_s} s) + {step_overhead_s} s")
+           formula="max({memory_s}, {compute_s}, {all_to_all_s}) + {step_overhead_s}")
     d.step("step_bound_by", "What sets the step",
            ("all-to-all" if p.overlap_a2a and st.a2a_s >= max(st.memory_s, st.compute_s)
             else "bandwidth" if st.memory_s >= st.compute_s else "compute"),
-           formula="bytes {memory_s} s, FLOP {compute_s} s, all-to-all {all_to_all_s} s")
+           formula="bytes {memory_s}, FLOP {compute_s}, all-to-all {all_to_all_s}", kind="verdict")
     d.step("tokens_per_s", "Tokens per second, the whole group", gpus * p.batch_per_gpu / step, "1/s",
-           noun="tokens", formula="{global_batch} / {decode_step_s} s")
+           noun="tokens", formula="{global_batch} / {decode_step_s}")
     d.step("tokens_per_s_per_user", "Tokens per second each user sees", 1 / step, "1/s", noun="tokens",
-           formula="1 / {decode_step_s} s")
+           formula="1 / {decode_step_s}")
     d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.batch_per_gpu / step, "1/s", noun="tokens",
-           formula="{batch_per_gpu} / {decode_step_s} s")
+           formula="{batch_per_gpu} / {decode_step_s}")
 
     # --- what imbalance costs ---
     bal = step_times(p, p.batch_per_gpu, 1.0)
     d.step("compute_balanced_s", "FLOP side with balanced routing", bal.compute_s, "s",
-           formula="{batch_per_gpu} × ({dense_s_per_token} s + {expert_s_per_token} s + {attention_s_per_token} s)")
+           formula="{batch_per_gpu} × ({dense_s_per_token} + {expert_s_per_token} + {attention_s_per_token})")
     d.step("all_to_all_balanced_s", "All-to-all with balanced routing", bal.a2a_s, "s",
-           formula="{a2a_bytes} B / {imbalance} / ({a2a_link_Bps} B/s × {a2a_efficiency}) + {a2a_latency_floor_s} s")
+           formula="{a2a_bytes} / {imbalance} / ({a2a_link_Bps} × {a2a_efficiency}) + {a2a_latency_floor_s}")
     d.step("decode_step_balanced_s", "The same step with perfectly balanced routing", bal.step_s, "s",
-           formula=("max({memory_s} s, {compute_balanced_s} s, {all_to_all_balanced_s} s) + {step_overhead_s} s"
+           formula=("max({memory_s}, {compute_balanced_s}, {all_to_all_balanced_s}) + {step_overhead_s}"
                     if p.overlap_a2a else
-                    "max({memory_s} s, {compute_balanced_s} s) + {all_to_all_balanced_s} s + {step_overhead_s} s"))
+                    "max({memory_s}, {compute_balanced_s}) + {all_to_all_balanced_s} + {step_overhead_s}"))
     d.step("tokens_per_s_per_user_balanced", "Per-user speed with balanced routing", 1 / bal.step_s, "1/s",
-           noun="tokens", formula="1 / {decode_step_balanced_s} s")
+           noun="tokens", formula="1 / {decode_step_balanced_s}")
     d.step("imbalance_throughput_loss", "Throughput the hottest GPU costs at this batch",
-           100 * (1 - bal.step_s / st.step_s), "%", formula="100 × (1 − {decode_step_balanced_s} s / {decode_step_s} s)")
+           100 * (1 - bal.step_s / st.step_s), "%", formula="1 − {decode_step_balanced_s} / {decode_step_s}")
     share = d.step("expert_compute_share", "Routed experts' share of a token's compute (balanced)",
                    100 * t_exp / (t_dense + t_exp + t_attn), "%",
-                   formula="100 × {expert_s_per_token} / ({dense_s_per_token} + {expert_s_per_token} + "
+                   formula="{expert_s_per_token} / ({dense_s_per_token} + {expert_s_per_token} + "
                            "{attention_s_per_token})")
     d.step("imbalance_loss_compute_bound", "Loss once the step is all compute",
            100 * (1 - 1 / (1 + (p.imbalance - 1) * share / 100)), "%",
-           formula="100 × (1 − 1 / (1 + ({imbalance} − 1) × {expert_compute_share}%))")
+           formula="1 − 1 / (1 + ({imbalance} − 1) × {expert_compute_share})")
     c_seq = d.step("compute_per_sequence_s", "FLOP time per sequence per step, hottest GPU",
                    t_dense + p.imbalance * t_exp + t_attn, "s",
-                   formula="{dense_s_per_token} s + {imbalance} × {expert_s_per_token} s + {attention_s_per_token} s")
+                   formula="{dense_s_per_token} + {imbalance} × {expert_s_per_token} + {attention_s_per_token}")
     kv_seq = d.step("kv_read_per_sequence_s", "KV read time per sequence per step",
                     p.context_tokens * kv_tok / bw, "s",
-                    formula="{context_tokens} × {kv_bytes_per_token} B / {effective_hbm_Bps} B/s")
+                    formula="{context_tokens} × {kv_bytes_per_token} / {effective_hbm_Bps}")
     w_full = d.step("all_experts_read_s", "Reading every resident weight", lay.weight_bytes_per_gpu / bw, "s",
-                    formula="{weight_bytes_per_gpu} B / {effective_hbm_Bps} B/s")
+                    formula="{weight_bytes_per_gpu} / {effective_hbm_Bps}")
     d.step("compute_bound_batch_per_gpu", "Sequences per GPU where the FLOP side overtakes the bytes side",
            w_full / (c_seq - kv_seq) if c_seq > kv_seq else math.inf, "1", noun="sequences",
-           formula="{all_experts_read_s} s / ({compute_per_sequence_s} s − {kv_read_per_sequence_s} s)")
+           formula="{all_experts_read_s} / ({compute_per_sequence_s} − {kv_read_per_sequence_s})" if c_seq > kv_seq
+           else "none: the FLOP side per sequence {compute_per_sequence_s} never outgrows the KV read per sequence "
+                "{kv_read_per_sequence_s}", kind="" if c_seq > kv_seq else "search")
     small = step_times(p, 1, p.imbalance)
     small_bal = step_times(p, 1, 1.0)
-    d.step("imbalance_loss_batch_1", "Loss at one sequence per GPU (bandwidth- and latency-bound)",
-           100 * (1 - small_bal.step_s / small.step_s), "%", formula="the same comparison at batch 1")
     d.step("decode_step_batch_1_s", "Decode step at one sequence per GPU", small.step_s, "s",
-           formula="memory, FLOP, all-to-all and the fixed cost at 1 per GPU")
+           formula="the hottest GPU's decode step with 1 sequence per GPU", kind="variant")
+    d.step("decode_step_batch_1_balanced_s", "The same step with perfectly balanced routing", small_bal.step_s, "s",
+           formula="the decode step with 1 sequence per GPU and balanced routing", kind="variant")
+    d.step("imbalance_loss_batch_1", "Loss at one sequence per GPU (bandwidth- and latency-bound)",
+           100 * (1 - small_bal.step_s / small.step_s), "%",
+           formula="1 − {decode_step_batch_1_balanced_s} / {decode_step_batch_1_s}")
     d.step("tokens_per_s_per_user_batch_1", "The fastest a user can go on this group", 1 / small.step_s, "1/s",
-           noun="tokens", formula="1 / {decode_step_batch_1_s} s")
+           noun="tokens", formula="1 / {decode_step_batch_1_s}")
     full = step_times(p, max(1, cap), p.imbalance)
     full_bal = step_times(p, max(1, cap), 1.0)
+    d.step("decode_step_at_max_batch_s", "Decode step at the largest batch the KV allows (hottest GPU)",
+           full.step_s, "s", formula="the hottest GPU's decode step with max(1, {max_batch_per_gpu}) per GPU",
+           kind="variant")
+    d.step("decode_step_at_max_batch_balanced_s", "The same step with perfectly balanced routing", full_bal.step_s,
+           "s", formula="the decode step with max(1, {max_batch_per_gpu}) per GPU and balanced routing",
+           kind="variant")
     d.step("imbalance_loss_at_max_batch", "Loss at the largest batch the KV allows",
            100 * (1 - full_bal.step_s / full.step_s), "%",
-           formula="the same comparison at {max_batch_per_gpu} per GPU")
-    d.step("decode_step_at_max_batch_s", "Decode step at that batch (hottest GPU)", full.step_s, "s",
-           formula="memory, FLOP, all-to-all and the fixed cost at {max_batch_per_gpu} per GPU")
+           formula="1 − {decode_step_at_max_batch_balanced_s} / {decode_step_at_max_batch_s}")
     d.step("tokens_per_s_at_max_batch", "Group tokens/s at that batch", gpus * max(1, cap) / full.step_s, "1/s",
-           noun="tokens", formula="{tp_degree} × {max_batch_per_gpu} / {decode_step_at_max_batch_s} s")
+           noun="tokens", formula="{tp_degree} × max(1, {max_batch_per_gpu}) / {decode_step_at_max_batch_s}")
     d.step("tokens_per_s_per_user_at_max_batch", "Per-user speed at that batch", 1 / full.step_s, "1/s",
-           noun="tokens", formula="1 / {decode_step_at_max_batch_s} s")
+           noun="tokens", formula="1 / {decode_step_at_max_batch_s}")
     return d
 
 

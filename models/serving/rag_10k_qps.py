@@ -37,7 +37,6 @@ from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, 
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
-from models.units import format_number
 
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
 HNSW_LINK_BYTES = 4
@@ -187,6 +186,15 @@ def harmonic(n: int) -> float:
     return math.log(n) + 0.5772156649015329 + 1 / (2 * n) - 1 / (12 * n * n)
 
 
+def harmonic_formula(n: int, key: str) -> str:
+    """`harmonic(n)` as arithmetic: the sum itself while it is short, else its expansion
+    ln N + γ + 1/(2N) − 1/(12N²) + 1/(120N⁴), which agrees with the sum to 1e-8 beyond ten terms."""
+    x = "{" + key + "}"
+    if n <= 10:
+        return " + ".join(["1"] + [f"1/{k}" for k in range(2, n)] + ([f"1/{x}"] if n > 1 else []))
+    return f"ln({x}) + 0.5772157 + 1/(2 × {x}) − 1/(12 × {x}²) + 1/(120 × {x}⁴)"
+
+
 def variant_nodes(p: Any, fmt: str | None, prompt: float, rate: float) -> float:
     """LLM nodes for `rate` at this `prompt`, with weights, KV cache and tensor cores all in `fmt`
     (None: the scenario's own formats): the what-ifs the seed's absolute count hinges on. inf
@@ -221,40 +229,40 @@ def solve(p: Params) -> Derivation:
     prompt = d.step(
         "prompt_tokens", "Answer-model prompt: instructions + question + pasted passages", prompt_tokens(p), "1",
         noun="tokens",
-        formula="{system_prompt_tokens} + {query_tokens} + {passages_in_prompt} × {passage_tokens} tokens",
+        formula="{system_prompt_tokens} + {query_tokens} + {passages_in_prompt} × {passage_tokens}",
     )
     d.step(
         "llm_prompt_tokens_per_s", "Prompt tokens per second if every query reached the LLM",
         p.qps * prompt, "1/s", noun="tokens",
-        formula="{qps} queries/s × {prompt_tokens} tokens",
+        formula="{qps} × {prompt_tokens}",
     )
     d.step(
         "llm_output_tokens_per_s", "Output tokens per second if every query reached the LLM",
         p.qps * p.output_tokens, "1/s", noun="tokens",
-        formula="{qps} queries/s × {output_tokens} tokens",
+        formula="{qps} × {output_tokens}",
     )
 
     # --- embedder: sized from query tokens --------------------------------------------------------
     embed_tok = d.step(
         "embed_tokens_per_s", "Tokens the embedder encodes per second", p.qps * p.query_tokens, "1/s",
-        noun="tokens", formula="{qps} queries/s × {query_tokens} tokens",
+        noun="tokens", formula="{qps} × {query_tokens}",
     )
     embed_flop_per_query = INFER_FLOPS_PER_PARAM_TOKEN * p.embedder_params_m * 1e6 * p.query_tokens
     embed_flops = d.step(
         "embed_flops_per_s", "Embedder compute: 2 FLOP per parameter per token",
         embed_tok * INFER_FLOPS_PER_PARAM_TOKEN * p.embedder_params_m * 1e6, "FLOP/s",
-        formula="{embed_tokens_per_s} tokens/s × 2 × {embedder_params_m}M params",
+        formula="{embed_tokens_per_s} × 2 FLOP × {embedder_params_m} × 10⁶",
     )
     d.step("encoder_peak_flops", f"{hw.name} dense {ENCODER_FORMAT} peak (the encoders' format)",
            hw.peak(ENCODER_FORMAT), "FLOP/s")
     enc_rate = d.step(
         "encoder_gpu_flops", "One GPU running an encoder: bf16 peak × encoder MFU",
-        hw.peak(ENCODER_FORMAT) * p.encoder_mfu, "FLOP/s", formula="{encoder_peak_flops} FLOP/s × {encoder_mfu}",
+        hw.peak(ENCODER_FORMAT) * p.encoder_mfu, "FLOP/s", formula="{encoder_peak_flops} × {encoder_mfu}",
     )
     d.step(
         "embedder_gpus_at_full_load", "Embedder GPUs the load alone needs",
         embed_flops / (enc_rate * p.target_utilization), "1", noun="GPUs",
-        formula="{embed_flops_per_s} FLOP/s / ({encoder_gpu_flops} FLOP/s × {target_utilization})",
+        formula="{embed_flops_per_s} / ({encoder_gpu_flops} × {target_utilization})",
     )
     embedder_gpus = d.step(
         "embedder_gpus", "Embedder GPUs (never fewer than two)",
@@ -265,7 +273,7 @@ def solve(p: Params) -> Derivation:
     # --- vector index: shards from memory, replicas from the query rate -----------------------
     if p.vector_format == "PQ 64 B":
         vec_bytes = float(PQ_CODE_BYTES)
-        vec_formula = "64 B code"
+        vec_formula = "64 B (PQ code)"
     else:
         vec_bytes = p.embedding_dims * VECTOR_FORMATS[p.vector_format]
         vec_formula = f"{{embedding_dims}} dims × {VECTOR_FORMATS[p.vector_format]:g} B"
@@ -277,7 +285,7 @@ def solve(p: Params) -> Derivation:
     )
     index_bytes = d.step(
         "index_bytes", "The whole index in RAM", p.corpus_passages * per_vector, "B",
-        formula="{corpus_passages} passages × {bytes_per_vector} B",
+        formula="{corpus_passages} × {bytes_per_vector}",
     )
     usable = d.step(
         "index_usable_bytes_per_node", "Index bytes one node may hold",
@@ -286,7 +294,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "index_shards_continuous", "Shards before rounding up", index_bytes / usable, "1", noun="shards",
-        formula="{index_bytes} B / {index_usable_bytes_per_node} B",
+        formula="{index_bytes} / {index_usable_bytes_per_node}",
     )
     shards = d.step(
         "index_shards", "Shards: the index divided by what one node may hold",
@@ -295,12 +303,12 @@ def solve(p: Params) -> Derivation:
     node_qps = d.step(
         "index_node_qps", "Searches one index node completes per second",
         p.index_cores_per_node * 1000 / p.search_cpu_ms, "1/s", noun="queries",
-        formula="{index_cores_per_node} cores × 1,000 ms/s / {search_cpu_ms} ms",
+        formula="{index_cores_per_node} / {search_cpu_ms}",
     )
     d.step(
         "replicas_for_load_continuous", "Replicas each shard's load needs, before rounding up",
         p.qps / (node_qps * p.target_utilization), "1", noun="replicas",
-        formula="{qps} queries/s / ({index_node_qps} queries/s × {target_utilization})",
+        formula="{qps} / ({index_node_qps} × {target_utilization})",
     )
     load_replicas = d.step(
         "replicas_for_load", "Replicas each shard needs for the load (every query visits every shard)",
@@ -313,33 +321,37 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "index_nodes", "Index nodes", shards * replicas, "1", noun="nodes",
-        formula="{index_shards} shards × {replicas_per_shard} replicas",
+        formula="{index_shards} × {replicas_per_shard}",
     )
     d.step(
         "corpus_hidden_per_lost_shard_pct", "Share of the corpus a query silently misses with one shard down",
-        100 / shards, "%", formula="100 / {index_shards} shards",
+        100 / shards, "%", formula="1 / {index_shards}",
     )
 
     # --- reranker: sized from query-passage pairs -----------------------------------------------
     pairs = d.step(
         "rerank_pairs_per_s", "Query-passage pairs the reranker scores per second",
         p.qps * p.rerank_candidates, "1/s", noun="pairs",
-        formula="{qps} queries/s × {rerank_candidates} candidates",
+        formula="{qps} × {rerank_candidates}",
     )
     pair_tokens = d.step(
         "rerank_tokens_per_pair", "Tokens in one pair: the query and one passage, read together",
         p.query_tokens + p.passage_tokens, "1", noun="tokens",
-        formula="{query_tokens} + {passage_tokens} tokens",
+        formula="{query_tokens} + {passage_tokens}",
     )
-    pair_flop = INFER_FLOPS_PER_PARAM_TOKEN * p.reranker_params_m * 1e6 * pair_tokens
+    pair_flop = d.step(
+        "rerank_flop_per_pair", "Reranker FLOP for one pair: 2 FLOP per parameter per token",
+        INFER_FLOPS_PER_PARAM_TOKEN * p.reranker_params_m * 1e6 * pair_tokens, "FLOP",
+        formula="2 FLOP × {reranker_params_m} × 10⁶ × {rerank_tokens_per_pair}",
+    )
     rerank_flops = d.step(
         "rerank_flops_per_s", "Reranker compute", pairs * pair_flop, "FLOP/s",
-        formula="{rerank_pairs_per_s} pairs/s × {rerank_tokens_per_pair} tokens × 2 × {reranker_params_m}M params",
+        formula="{rerank_pairs_per_s} × {rerank_flop_per_pair}",
     )
     d.step(
         "reranker_gpus_continuous", "Reranker GPUs the load needs, before rounding up",
         rerank_flops / (enc_rate * p.target_utilization), "1", noun="GPUs",
-        formula="{rerank_flops_per_s} FLOP/s / ({encoder_gpu_flops} FLOP/s × {target_utilization})",
+        formula="{rerank_flops_per_s} / ({encoder_gpu_flops} × {target_utilization})",
     )
     reranker_gpus = d.step(
         "reranker_gpus", "Reranker GPUs",
@@ -362,17 +374,17 @@ def solve(p: Params) -> Derivation:
     prefill_ar_s = d.value("prefill_allreduce_s")
     d.step(
         "prefill_compute_s", "Prefill's FLOP at the prefill MFU", prefill_s - prefill_ar_s, "s",
-        formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s",
+        formula="{prefill_flops_per_request} / {replica_prefill_flops}",
     )
     d.step(
         "prefill_attention_share_pct", "Attention's share of prefill FLOP at this prompt length",
         100 * (1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request")), "%",
-        formula="100 × (1 − {prefill_flops_textbook} / {prefill_flops_per_request})",
+        formula="1 − {prefill_flops_textbook} / {prefill_flops_per_request}",
     )
     miss_rate = d.step(
         "llm_query_rate", "Queries that miss the cache and reach the LLM",
         p.qps * (1 - p.cache_hit_rate), "1/s", noun="queries",
-        formula="{qps} queries/s × (1 − {cache_hit_rate})",
+        formula="{qps} × (1 − {cache_hit_rate})",
     )
     f = record_fleet(d, e_p, "llm_query_rate", s)
     with_cache = d.step(
@@ -390,24 +402,24 @@ def solve(p: Params) -> Derivation:
     decode_s = d.step(
         "decode_node_seconds", "Decode: node-seconds per query at the batch each node holds",
         p.output_tokens * f.held_step_s / held, "s",
-        formula="{output_tokens} tokens × {held_batch_step_s} s / max(1, {held_batch})",
+        formula="{output_tokens} × {held_batch_step_s} / max(1, {held_batch})",
     )
     node_s = d.step(
         "llm_node_seconds_per_query", "LLM node-seconds per query: prefill + decode",
         prefill_s + decode_s, "s",
-        formula="{prefill_s_per_request} s + {decode_node_seconds} s",
+        formula="{prefill_s_per_request} + {decode_node_seconds}",
     )
     d.step(
         "llm_nodes_at_full_busy", "Nodes if every query reached the LLM and nodes ran 100% busy",
         p.qps * node_s, "1", noun="nodes",
-        formula="{qps} queries/s × {llm_node_seconds_per_query} s",
+        formula="{qps} × {llm_node_seconds_per_query}",
     )
     f0 = sv.fleet(s, p.qps, p.target_utilization)
     d.step(
         "llm_nodes_no_cache_continuous", "LLM nodes without the cache, before rounding up", f0.replicas_continuous,
         "1", noun="nodes",
-        formula="the fewest R with {qps} × {prefill_s_per_request} s / R + decode busy at the batch each holds "
-                "≤ {target_utilization} (a search)",
+        formula="the fewest R with {qps} × {prefill_s_per_request} / R + decode busy at the batch each holds "
+                "≤ {target_utilization}", kind="search",
     )
     no_cache = d.step(
         "llm_nodes_no_cache", "LLM nodes without an answer cache", f0.replicas, "1", noun="nodes",
@@ -422,37 +434,53 @@ def solve(p: Params) -> Derivation:
     d.step(
         "llm_nodes_no_cache_fp8", "No-cache nodes in FP8 (weights, KV, tensor cores), this scenario otherwise",
         variant_nodes(p, "fp8", prompt, p.qps), "1", noun="nodes",
-        formula="the same fleet with weights, KV cache and compute in fp8",
+        formula="the same fleet with weights, KV cache and compute in fp8", kind="variant",
         note="∞ where the accelerator has no fp8 rate or the variant does not fit.",
     )
     d.step(
         "llm_nodes_no_cache_bf16", "No-cache nodes in BF16, this scenario otherwise",
         variant_nodes(p, "bf16", prompt, p.qps), "1", noun="nodes",
-        formula="the same fleet with weights, KV cache and compute in bf16",
+        formula="the same fleet with weights, KV cache and compute in bf16", kind="variant",
         note="∞ where bf16 weights do not fit on the node.",
     )
     d.step(
         "llm_nodes_with_cache_bf16", "With-cache nodes in BF16", variant_nodes(p, "bf16", prompt, miss_rate), "1",
-        noun="nodes", formula="the same fleet at {llm_query_rate} queries/s with everything in bf16",
+        noun="nodes", formula="the same fleet at {llm_query_rate} queries/s with everything in bf16", kind="variant",
         note="∞ where bf16 weights do not fit on the node.",
     )
     d.step(
         "llm_nodes_no_cache_double_prompt", "No-cache nodes with twice the prompt",
         variant_nodes(p, None, 2 * prompt, p.qps), "1", noun="nodes",
-        formula="the same fleet with 2 × {prompt_tokens} prompt tokens",
+        formula="the same fleet with 2 × {prompt_tokens} prompt tokens", kind="variant",
         note="∞ where a sequence of twice the prompt no longer fits or meets the TPOT target.",
     )
-    sat_rate = _rate_at_saturation(s, with_cache, p.qps)
+    sat_rate = d.step(
+        "saturation_query_rate", "Query rate at which the cached fleet is 100% busy (at most the peak rate)",
+        _rate_at_saturation(s, with_cache, p.qps), "1/s", noun="queries",
+        formula="the largest rate, up to {qps}, at which {llm_nodes_with_cache} nodes are at most 100% busy",
+        kind="search",
+    )
     d.step(
         "hit_rate_at_saturation_pct", "Hit rate below which the cached fleet is 100% busy",
         100 * (1 - sat_rate / p.qps), "%",
-        formula="100 × (1 − the query rate that keeps {llm_nodes_with_cache} nodes 100% busy / {qps})",
+        formula="1 − {saturation_query_rate} / {qps}",
+    )
+    cold_batch = d.step(
+        "cold_cache_held_batch", "Sequences each cached-fleet node holds if every query misses",
+        sv.held_batch(p.qps / with_cache, p.output_tokens, s.tpot_s), "1", noun="sequences",
+        formula="{qps} / {llm_nodes_with_cache} × {output_tokens} × {tpot_target_s}",
+    )
+    d.step(
+        "cold_cache_step_s", "Decode step at that batch", s.step_s(max(1.0, cold_batch)), "s",
+        formula="max({weight_read_s} + max(1, {cold_cache_held_batch}) × {kv_read_per_sequence_s}, "
+                "max(1, {cold_cache_held_batch}) × {compute_per_sequence_s}) + {allreduce_fixed_s} + "
+                "max(1, {cold_cache_held_batch}) × {allreduce_per_sequence_s} + {step_overhead_s}",
     )
     d.step(
         "cold_cache_load_pct", "Load on the cached fleet if the cache goes cold (every query misses)",
         100 * sv.busy_share(s, p.qps, with_cache), "%",
-        formula="100 × ({qps} × {prefill_s_per_request} s / {llm_nodes_with_cache} + decode busy at the batch "
-                "each node then holds)",
+        formula="{qps} × {prefill_s_per_request} / {llm_nodes_with_cache} + {qps} / {llm_nodes_with_cache} × "
+                "{output_tokens} × {cold_cache_step_s} / max(1, {cold_cache_held_batch})",
     )
     d.step(
         "total_gpus", "GPUs in all three GPU tiers, with the cache",
@@ -463,76 +491,78 @@ def solve(p: Params) -> Derivation:
         "reembed_corpus_gpu_hours", "Re-embedding the whole corpus (a new embedder model)",
         p.corpus_passages * p.passage_tokens * INFER_FLOPS_PER_PARAM_TOKEN * p.embedder_params_m * 1e6
         / enc_rate / 3600, "h",
-        formula="{corpus_passages} × {passage_tokens} tokens × 2 × {embedder_params_m}M / "
-                "{encoder_gpu_flops} FLOP/s / 3,600 s/h", noun="GPU")
+        formula="{corpus_passages} × {passage_tokens} × 2 FLOP × {embedder_params_m} × 10⁶ / {encoder_gpu_flops}",
+        noun="GPU")
 
     # --- latency budget to the first token, stage by stage --------------------------------------
     window_s = p.batch_window_ms / 1000
     t_net = d.step(
         "latency_budget_ms_network", "Network: client round trip, internal hops, cache lookup",
-        p.network_ms, "ms", formula="{network_ms} ms",
+        p.network_ms, "ms", formula="{network_ms}",
     )
     embed_batch = d.step(
         "embed_batch_queries", "Queries one embedder GPU collects in a window",
         max(1.0, p.qps / embedder_gpus * window_s), "1", noun="queries",
-        formula="max(1, {qps} / {embedder_gpus} × {batch_window_ms} ms)",
+        formula="max(1, {qps} / {embedder_gpus} × {batch_window_ms})",
+    )
+    d.step(
+        "embed_flop_per_query", "Embedder FLOP for one query: 2 FLOP per parameter per token",
+        embed_flop_per_query, "FLOP", formula="2 FLOP × {embedder_params_m} × 10⁶ × {query_tokens}",
     )
     t_embed = d.step(
         "latency_budget_ms_embed", "Embed: batching window + running that batch",
         p.batch_window_ms + 1000 * embed_batch * embed_flop_per_query / enc_rate, "ms",
-        formula=f"{{batch_window_ms}} ms + {{embed_batch_queries}} × {format_number(embed_flop_per_query)} FLOP / "
-                "{encoder_gpu_flops} FLOP/s",
+        formula="{batch_window_ms} + {embed_batch_queries} × {embed_flop_per_query} / {encoder_gpu_flops}",
     )
     h_shards = d.step(
         "fanout_tail_factor", "Slowest of N shards over one shard (exponential tails: H_N)",
-        harmonic(shards), "1", noun="×", formula="1 + 1/2 + … + 1/{index_shards}",
+        harmonic(shards), "1", noun="×", formula=harmonic_formula(shards, "index_shards"),
     )
     t_retrieve = d.step(
         "latency_budget_ms_retrieve", "Retrieve: wait for the slowest shard",
-        p.search_cpu_ms * h_shards, "ms", formula="{search_cpu_ms} ms × {fanout_tail_factor}",
+        p.search_cpu_ms * h_shards, "ms", formula="{search_cpu_ms} × {fanout_tail_factor}",
     )
     rerank_batch = d.step(
         "rerank_batch_pairs", "Pairs in the batch that carries one query (at least its own candidates)",
         max(float(p.rerank_candidates), pairs / reranker_gpus * window_s), "1", noun="pairs",
-        formula="max({rerank_candidates}, {rerank_pairs_per_s} / {reranker_gpus} × {batch_window_ms} ms)",
+        formula="max({rerank_candidates}, {rerank_pairs_per_s} / {reranker_gpus} × {batch_window_ms})",
     )
     t_rerank = d.step(
         "latency_budget_ms_rerank", "Rerank: batching window + scoring the batch on one GPU",
         p.batch_window_ms + 1000 * rerank_batch * pair_flop / enc_rate, "ms",
-        formula=f"{{batch_window_ms}} ms + {{rerank_batch_pairs}} × {format_number(pair_flop)} FLOP / "
-                "{encoder_gpu_flops} FLOP/s",
+        formula="{batch_window_ms} + {rerank_batch_pairs} × {rerank_flop_per_pair} / {encoder_gpu_flops}",
     )
     t_queue = d.step(
         "latency_budget_ms_llm_queue", "LLM admission queue at peak (an allowance)",
-        p.llm_queue_ms, "ms", formula="{llm_queue_ms} ms",
+        p.llm_queue_ms, "ms", formula="{llm_queue_ms}",
     )
     t_prefill = d.step(
         "latency_budget_ms_prefill", "Prefill the prompt on one node, then one decode step at the batch it holds",
         1000 * (prefill_s + f.held_step_s), "ms",
-        formula="({prefill_s_per_request} s + {held_batch_step_s} s) × 1,000",
+        formula="{prefill_s_per_request} + {held_batch_step_s}",
     )
     total = d.step(
         "latency_budget_ms", "Time to first token: the stages added up",
         t_net + t_embed + t_retrieve + t_rerank + t_queue + t_prefill, "ms",
         formula="{latency_budget_ms_network} + {latency_budget_ms_embed} + {latency_budget_ms_retrieve} + "
-                "{latency_budget_ms_rerank} + {latency_budget_ms_llm_queue} + {latency_budget_ms_prefill} ms",
+                "{latency_budget_ms_rerank} + {latency_budget_ms_llm_queue} + {latency_budget_ms_prefill}",
     )
     d.step(
         "latency_slack_ms", "Slack left under the first-token target", p.ttft_slo_ms - total, "ms",
-        formula="{ttft_slo_ms} ms − {latency_budget_ms} ms",
+        formula="{ttft_slo_ms} − {latency_budget_ms}",
     )
     d.step(
         "latency_cache_hit_ms", "A cache hit: everything but the LLM queue and prefill",
         t_net + t_embed + t_retrieve + t_rerank, "ms",
         formula="{latency_budget_ms_network} + {latency_budget_ms_embed} + {latency_budget_ms_retrieve} + "
-                "{latency_budget_ms_rerank} ms",
+                "{latency_budget_ms_rerank}",
     )
     stream = d.step(
         "answer_stream_s", "Streaming the rest of the answer at one token per decode step",
-        (p.output_tokens - 1) * f.held_step_s, "s", formula="({output_tokens} − 1) × {held_batch_step_s} s",
+        (p.output_tokens - 1) * f.held_step_s, "s", formula="({output_tokens} − 1) × {held_batch_step_s}",
     )
     d.step(
         "answer_complete_s", "Last token of the answer", total / 1000 + stream, "s",
-        formula="{latency_budget_ms} ms + {answer_stream_s} s",
+        formula="{latency_budget_ms} + {answer_stream_s}",
     )
     return d

@@ -90,7 +90,7 @@ class _VideoKnobs(StrictModel):
              draw=(49, 161)),
     ] = 81
     fps: Annotated[
-        int, Knob("Frame rate", "fps", 8, 60, 1, help="Frames per second of the output video.", draw=(16, 24)),
+        int, Knob("Frame rate", "frames/s", 8, 60, 1, help="Frames per second of the output video.", draw=(16, 24)),
     ] = 16
     height_px: Annotated[
         int,
@@ -163,6 +163,20 @@ class Params(_Hardware, _VideoKnobs):
         return self
 
 
+def aspect_formula(aspect: str) -> str:
+    """"16:9" as the arithmetic of the width over the height: "16 / 9"."""
+    w, h = aspect.split(":")
+    return f"{w} / {h}"
+
+
+def erlang_b(servers: int, offered_load: float, wait_probability: float) -> float:
+    """Erlang B of `offered_load` on `servers`, read back from Erlang C (which
+    `queue.erlang_c_wait_probability` builds from B's recursion): C = c B / (c - a (1 - B)), so
+    B = C (c - a) / (c - a C). 1 when the load fills every server."""
+    c, a = servers, offered_load
+    return wait_probability * (c - a) / (c - a * wait_probability) if a < c else 1.0
+
+
 def width_px(p: Params, height: float) -> float:
     return height * ASPECTS[p.aspect]
 
@@ -211,9 +225,9 @@ def solve(p: Params) -> Derivation:
     hw = accelerator(p)
 
     # --- the latent: tokens per pass ---
-    d.step("video_seconds", "Length of the video", p.frames / p.fps, "s", formula="{frames} frames / {fps} fps")
+    d.step("video_seconds", "Length of the video", p.frames / p.fps, "s", formula="{frames} / {fps}")
     d.step("width_px", f"Width at {p.aspect}", width_px(p, p.height_px), "1", noun="px",
-           formula=f"{{height_px}} px × {p.aspect}")
+           formula="{height_px} × " + aspect_formula(p.aspect))
     lf, lh, lw, per_frame, n = _tokens(p, p.height_px)
     d.step("latent_frames", "Latent frames (the VAE keeps frame 0, then packs the rest by the stride)", lf, "1",
            noun="latent frames", formula="1 + ceil(({frames} − 1) / {vae_temporal_stride})")
@@ -231,16 +245,16 @@ def solve(p: Params) -> Derivation:
     w = d.step("dit_width", "DiT width implied by size and depth (12 × width² a block)", dit_width(p), "1",
                noun="", formula="sqrt({dit_params_b} billion / (12 × {dit_layers}))")
     lin = d.step("linear_flops_per_pass", "Matmuls through the weights: 2 FLOP per parameter per token",
-                 2 * params * n, "FLOP", formula="2 × {dit_params_b} billion × {tokens_per_pass}")
+                 2 * params * n, "FLOP", formula="2 FLOP × {dit_params_b} billion × {tokens_per_pass}")
     attn = d.step("attention_flops_per_pass", "Full attention: every token against every token, every block",
                   ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH * p.dit_layers * w * n * n, "FLOP",
-                  formula="4 × {dit_layers} × {dit_width} × {tokens_per_pass}²")
+                  formula="4 FLOP × {dit_layers} × {dit_width} × {tokens_per_pass}²")
     fpp = d.step("flops_per_pass", "FLOP per pass", lin + attn, "FLOP",
                  formula="{linear_flops_per_pass} + {attention_flops_per_pass}")
     d.step("attention_share", "Attention's share of the FLOP", 100 * attn / fpp, "%",
-           formula="100 × {attention_flops_per_pass} / {flops_per_pass}")
+           formula="{attention_flops_per_pass} / {flops_per_pass}")
     passes = d.step("passes_per_request", "DiT passes per request", _passes(p), "1", noun="passes",
-                    formula="{denoising_steps} × " + ("2 (guidance: with and without the prompt)"
+                    formula="{denoising_steps} × " + ("2 (guidance, with and without the prompt)"
                                                       if p.classifier_free_guidance else "1 (no guidance)"))
     fpr = d.step("flops_per_request", "FLOP per request", passes * fpp, "FLOP",
                  formula="{passes_per_request} × {flops_per_pass}")
@@ -249,35 +263,36 @@ def solve(p: Params) -> Derivation:
     peak = d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision),
                   "FLOP/s")
     eff = d.step("effective_flops_per_gpu", "Sustained per GPU at the DiT MFU", peak * p.dit_mfu, "FLOP/s",
-                 formula="{gpu_peak_flops} FLOP/s × {dit_mfu}")
+                 formula="{gpu_peak_flops} × {dit_mfu}")
     gsec = d.step("gpu_seconds_per_request", "GPU-seconds per request", fpr / eff, "s",
-                  formula="{flops_per_request} FLOP / {effective_flops_per_gpu} FLOP/s")
+                  formula="{flops_per_request} / {effective_flops_per_gpu}")
     wall = d.step("wall_time_s", "Wall time on the job's GPUs", gsec / p.sp_degree, "s",
-                  formula="{gpu_seconds_per_request} s / {sp_degree} GPUs")
+                  formula="{gpu_seconds_per_request} / {sp_degree}")
     d.step("meets_wait_target", "Within the acceptable wait?", "yes" if wall <= p.wait_target_s else "no",
-           formula="{wall_time_s} s ≤ {wait_target_s} s")
+           formula="{wall_time_s} ≤ {wait_target_s}", kind="verdict")
     d.step("gpu_seconds_per_video_second", "GPU-seconds per second of video", gsec / (p.frames / p.fps), "1",
-           noun="GPU-s", formula="{gpu_seconds_per_request} s / {video_seconds} s")
+           noun="GPU-s", formula="{gpu_seconds_per_request} / {video_seconds}")
     # The same request at 480p and 720p, everything else unchanged: where "about a minute" holds.
     for h in (480, 720):
         n_h = d.step(f"tokens_per_pass_{h}p", f"Tokens per pass at {h}p", _tokens(p, h)[4], "1", noun="tokens",
                      formula=f"{{latent_frames}} × ceil({h} / ({{vae_spatial_stride}} × {{patch_size}})) × "
-                             f"ceil({format(width_px(p, h), '.4g')} / ({{vae_spatial_stride}} × {{patch_size}}))")
+                             f"ceil({h} × {aspect_formula(p.aspect)} / ({{vae_spatial_stride}} × {{patch_size}}))")
         d.step(f"flops_per_pass_{h}p", f"FLOP per pass at {h}p", _flops_per_pass(p, n_h), "FLOP",
-               formula=f"2 × {{dit_params_b}} billion × {{tokens_per_pass_{h}p}} + "
-                       f"4 × {{dit_layers}} × {{dit_width}} × {{tokens_per_pass_{h}p}}²")
+               formula=f"2 FLOP × {{dit_params_b}} billion × {{tokens_per_pass_{h}p}} + "
+                       f"4 FLOP × {{dit_layers}} × {{dit_width}} × {{tokens_per_pass_{h}p}}²")
         d.step(f"wall_time_{h}p_s", f"Wall time at {h}p, everything else the same", _wall_time_s(p, h, peak), "s",
-               formula=f"{{passes_per_request}} × {{flops_per_pass_{h}p}} FLOP / "
-                       "({effective_flops_per_gpu} FLOP/s × {sp_degree})")
+               formula=f"{{passes_per_request}} × {{flops_per_pass_{h}p}} / "
+                       "({effective_flops_per_gpu} × {sp_degree})")
     d.step("wall_ratio_720p_over_480p", "720p over 480p", d.value("wall_time_720p_s") / d.value("wall_time_480p_s"),
-           "1", noun="×", formula="{wall_time_720p_s} s / {wall_time_480p_s} s")
+           "1", noun="×", formula="{wall_time_720p_s} / {wall_time_480p_s}")
     tallest = _tallest_within(p, p.wait_target_s, peak)
     d.step("max_height_within_wait", "Tallest resolution that still finishes within the acceptable wait", tallest,
-           "1", noun="px", formula="largest height (16-px steps) with wall time ≤ {wait_target_s} s")
+           "1", noun="px", formula="the largest height, in 16-px steps, whose wall time is at most {wait_target_s}",
+           kind="search")
     d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
-           "s", formula="{wall_time_s} s / {denoising_steps}")
+           "s", formula="{wall_time_s} / {denoising_steps}")
     d.step("progress_increment", "Progress per step", 100 / p.denoising_steps, "%",
-           formula="100 / {denoising_steps}")
+           formula="1 / {denoising_steps}")
 
     # --- memory per GPU ---
     bpp = bytes_per_element(p.weight_precision)
@@ -286,10 +301,10 @@ def solve(p: Params) -> Derivation:
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / hw.hbm_bytes, "%",
-           formula="100 × {weight_bytes} / {gpu_memory_bytes}")
+           formula="{weight_bytes} / {gpu_memory_bytes}")
     d.step("hbm_left_for_activations_bytes", "HBM left per GPU for activations once the weights are in",
            p.usable_hbm_fraction * hw.hbm_bytes - wb, "B",
-           formula="{usable_hbm_fraction} × {gpu_memory_bytes} B − {weight_bytes} B",
+           formula="{usable_hbm_fraction} × {gpu_memory_bytes} − {weight_bytes}",
            note="What the VAE, the text encoder's outputs and the activations of a pass must fit in.")
     d.step("hidden_state_bytes", "One activation tensor of the whole clip (tokens × width, bf16)",
            n * w * ACT_BYTES, "B", formula="{tokens_per_pass} × {dit_width} × 2 B")
@@ -308,22 +323,22 @@ def solve(p: Params) -> Derivation:
                  p.dit_layers * ACT_VALUES_PER_TOKEN_PER_LAYER_PER_WIDTH * w * local * ACT_BYTES, "B",
                  formula="{dit_layers} × 20 × {dit_width} × {tokens_per_gpu} × 2 B")
     ai = d.step("arithmetic_intensity_batch1", "Arithmetic intensity of one video (batch 1)", fpg / (wb + act),
-                "FLOP/B", formula="{flops_per_gpu_per_pass} FLOP / ({weight_bytes} B + {activation_bytes_per_gpu_per_pass} B)")
+                "FLOP/B", formula="{flops_per_gpu_per_pass} / ({weight_bytes} + {activation_bytes_per_gpu_per_pass})")
     ridge = d.step("gpu_ridge", f"{hw.name} ridge point ({p.compute_precision} peak / HBM bandwidth)", peak / hw.hbm_Bps,
                    "FLOP/B",
-                   formula="{gpu_peak_flops} FLOP/s / {gpu_hbm_Bps} B/s")
+                   formula="{gpu_peak_flops} / {gpu_hbm_Bps}")
     d.step("intensity_over_ridge", "Intensity over the ridge", ai / ridge, "1", noun="×",
            formula="{arithmetic_intensity_batch1} / {gpu_ridge}")
     wread = d.step("weight_read_per_pass_s", "Reading the weights once per pass, per GPU", wb / hw.hbm_Bps, "s",
-                   formula="{weight_bytes} B / {gpu_hbm_Bps} B/s")
+                   formula="{weight_bytes} / {gpu_hbm_Bps}")
     pass_s = d.step("pass_compute_s", "One pass's compute per GPU", fpg / eff, "s",
-                    formula="{flops_per_gpu_per_pass} FLOP / {effective_flops_per_gpu} FLOP/s")
+                    formula="{flops_per_gpu_per_pass} / {effective_flops_per_gpu}")
     d.step("batching_max_saving", "Most that sharing the weight read across a batch could save", 100 * wread / pass_s,
-           "%", formula="100 × {weight_read_per_pass_s} s / {pass_compute_s} s")
+           "%", formula="{weight_read_per_pass_s} / {pass_compute_s}")
 
     # --- queue, progress and the fleet ---
     in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law)", p.arrival_rate * wall, "1",
-                        noun="jobs", formula="{arrival_rate} jobs/s × {wall_time_s} s")
+                        noun="jobs", formula="{arrival_rate} × {wall_time_s}")
     groups_cont = d.step("gpu_groups_continuous", "GPU groups the load needs at the target utilization, before "
                          "rounding up", in_service / p.target_utilization, "1", noun="groups",
                          formula="{jobs_in_service} / {target_utilization}")
@@ -333,30 +348,36 @@ def solve(p: Params) -> Derivation:
     d.step("gpus_for_load", "GPUs for the load", groups * p.sp_degree, "1", noun="GPUs",
            formula="{gpu_groups} × {sp_degree}")
     d.step("capacity_jobs_per_s", "Jobs per second the groups can start, all busy", groups / wall, "1/s",
-           noun="jobs", formula="{gpu_groups} / {wall_time_s} s")
+           noun="jobs", formula="{gpu_groups} / {wall_time_s}")
     d.step("wait_per_queued_job_s", "Wait one queued job adds for those behind it", wall / groups, "s",
-           formula="{wall_time_s} s / {gpu_groups}")
+           formula="{wall_time_s} / {gpu_groups}")
     d.step("busy_gpus", "GPUs busy at any moment (GPU-seconds arriving per second)", p.arrival_rate * gsec, "1",
-           noun="GPUs", formula="{arrival_rate} jobs/s × {gpu_seconds_per_request} s")
+           noun="GPUs", formula="{arrival_rate} × {gpu_seconds_per_request}")
+    wait_probability = queue.erlang_c_wait_probability(groups, in_service)
+    d.step("erlang_b_blocking", "Erlang B of that load on the groups (the share a loss system would turn away)",
+           erlang_b(groups, in_service, wait_probability), "1",
+           formula="B(k) = A × B(k − 1) / (k + A × B(k − 1)) from B(0) = 1, up to k = {gpu_groups}, "
+                   "with A = {jobs_in_service}", kind="lookup")
     p_wait = d.step("queue_wait_probability", "Share of jobs that queue (M/M/c over groups)",
-                    100 * queue.erlang_c_wait_probability(groups, in_service), "%",
-                    formula="100 × ErlangC({gpu_groups}, {jobs_in_service})")
+                    100 * wait_probability, "%",
+                    formula="{gpu_groups} × {erlang_b_blocking} / ({gpu_groups} − {jobs_in_service} × "
+                            "(1 − {erlang_b_blocking}))" if in_service < groups else "1 (the load fills every group)")
     d.step("mean_queue_wait_s", "Mean wait in the queue", queue.erlang_c_mean_wait_s(groups, p.arrival_rate, 1 / wall),
-           "s", formula="{queue_wait_probability}% / ({gpu_groups} / {wall_time_s} s − {arrival_rate} jobs/s)")
+           "s", formula="{queue_wait_probability} / ({gpu_groups} / {wall_time_s} − {arrival_rate})")
     d.step("progress_events_per_s", "Progress updates per second, fleet-wide (one per job per step)",
            in_service / (wall / p.denoising_steps), "1/s", noun="updates",
-           formula="{jobs_in_service} / {step_time_s} s")
+           formula="{jobs_in_service} / {step_time_s}")
 
     # --- where the cost goes ---
     cost = d.step("cost_per_request_usd", "GPU cost of one video at 100% busy", gsec / 3600 * p.gpu_hour_usd, "USD",
-                  formula="{gpu_seconds_per_request} s / 3600 × {gpu_hour_usd} USD")
+                  formula="{gpu_seconds_per_request} × {gpu_hour_usd}")
     d.step("cost_per_request_at_util_usd", "GPU cost of one video at the target utilization",
-           cost / p.target_utilization, "USD", formula="{cost_per_request_usd} USD / {target_utilization}")
+           cost / p.target_utilization, "USD", formula="{cost_per_request_usd} / {target_utilization}")
     d.step("attention_cost_usd", "Of which attention", cost * attn / fpp, "USD",
-           formula="{cost_per_request_usd} USD × {attention_share}%")
+           formula="{cost_per_request_usd} × {attention_share}")
     d.step("guidance_cost_usd", "Of which the unguided pass of classifier-free guidance",
            cost / 2 if p.classifier_free_guidance else 0.0, "USD",
-           formula="{cost_per_request_usd} USD / 2" if p.classifier_free_guidance else "0 (guidance off)")
+           formula="{cost_per_request_usd} / 2" if p.classifier_free_guidance else "0 USD (guidance off)")
     d.step("fleet_cost_per_hour_usd", "Fleet cost per hour", groups * p.sp_degree * p.gpu_hour_usd, "USD",
-           formula="{gpus_for_load} × {gpu_hour_usd} USD")
+           formula="{gpus_for_load} × {gpu_hour_usd} × 1 h")
     return d
