@@ -205,7 +205,9 @@ def render_formula(template: str, bindings: Mapping[str, Any], units: Mapping[st
             out.append("yes" if value else "no")
         elif isinstance(value, (int, float)):
             unit = units.get(name, "")
-            if unit and unit != "1":
+            if unit in ("×", "x"):  # a factor: "1.5×", not "1.5 × ×" beside a multiplication
+                out.append(f"{format_number(value)}×")
+            elif unit and unit != "1":
                 try:
                     out.append(format_quantity(float(value), unit, hint=False))
                 except Exception:  # noqa: BLE001 - a noun the registry does not know ("tokens")
