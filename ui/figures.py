@@ -46,6 +46,11 @@ def vline(x: float, **line) -> dict:
     return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", line=line)
 
 
+def hline(y: float, **line) -> dict:
+    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
+
+
 def split_title(text: str) -> tuple[str, str]:
     """(title, subtitle): cut at the best break in BREAKS that leaves both lines short, else at the
     last space that does (tests/app/test_chart_layout.py keeps the pages' titles off that)."""

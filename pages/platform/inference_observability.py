@@ -5,8 +5,9 @@ import streamlit as st
 
 from models.platform import inference_observability as model
 from models.units import format_quantity
-from ui.charts import INK, PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("inference-observability")
@@ -46,12 +47,13 @@ def trace_waterfall(ctx):
     spans = model.waterfall(ctx.params)
     total = max(end for _, _, end, _ in spans) or 1.0
     min_w = total * 0.006  # a 5 ms span on a 10 s request must stay visible
-    fig = go.Figure()
     names = [s[0] for s in spans]
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = []
     for i, (name, start, end, records) in enumerate(spans):
         dur = end - start
-        fig.add_trace(go.Bar(
-            y=[name], x=[max(dur, min_w)], base=[start], orientation="h", showlegend=False,
+        traces.append(dict(
+            type="bar", y=[name], x=[max(dur, min_w)], base=[start], orientation="h", showlegend=False,
             marker=dict(color="#94a3b8" if name == "request" else PALETTE[i % len(PALETTE)]),
             text=[format_quantity(dur, "s") if dur > 0 else "event"], textposition="outside",
             cliponaxis=False,
@@ -59,13 +61,17 @@ def trace_waterfall(ctx):
                           f"<br>{records}<extra></extra>",
         ))
     ttft = ctx.derivation.value("ttft_s")
-    fig.add_vline(x=ttft, line=dict(color="#dc2626", dash="dot", width=1.5),
-                  annotation_text=f"first token {format_quantity(ttft, 's')}", annotation_position="bottom right")
-    base_layout(fig, "One request's trace: one decode span, not one per token", "Seconds since the request arrived", "")
-    fig.update_layout(height=330, hovermode="closest",
-                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
-                      xaxis=dict(range=[0, total * 1.15]))
-    return fig
+    layout = layout_dict("One request's trace: one decode span, not one per token", "Seconds since the request arrived",
+                         "")
+    layout["yaxis"].update(categoryorder="array", categoryarray=list(reversed(names)))
+    layout["xaxis"]["range"] = [0, total * 1.15]
+    layout.update(
+        height=330, hovermode="closest", shapes=[vline(ttft, color="#dc2626", dash="dot", width=1.5)],
+        # The label add_vline's annotation_position="bottom right" writes: inside the plot, at the line's foot.
+        annotations=[dict(text=f"first token {format_quantity(ttft, 's')}", showarrow=False, x=ttft, xref="x",
+                          xanchor="left", y=0, yref="y domain", yanchor="bottom")],
+    )
+    return figure(traces, layout)
 
 
 @page.chart("utilization_vs_throughput")
@@ -81,7 +87,7 @@ def utilization_vs_throughput(ctx):
         title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
         n=60, lo=max(10, at_roofline / 50), hi=hi,
     )
-    fig.add_hline(y=100, line=dict(color=INK, dash="dash", width=1))
+    fig.layout.shapes = (*fig.layout.shapes, hline(100, color=INK, dash="dash", width=1))  # a dict: add_hline validates
     return fig
 
 
@@ -94,10 +100,12 @@ def span_ratio_vs_price(ctx):
         title="Does a span per token cost more than the token? Depends which cost (log-log)",
         y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
     )
-    fig.add_hline(y=1, line=dict(color=INK, dash="dash", width=1.5))
+    # Added as dicts (ui/figures.py): add_hline and add_annotation validate the figure's shapes and notes.
+    fig.layout.shapes = (*fig.layout.shapes, hline(1, color=INK, dash="dash", width=1.5))
     # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
-    fig.add_annotation(x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False,
-                       xanchor="left", yanchor="bottom", font=dict(size=11))
+    fig.layout.annotations = (*fig.layout.annotations, dict(
+        x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False, xanchor="left",
+        yanchor="bottom", font=dict(size=11)))
     return fig
 
 
@@ -110,6 +118,21 @@ def tenant_cost_vs_context(ctx):
         title="One tenant's daily GPU cost against its context length", y_title="USD per day",
         x_title="The tenant's mean context (tokens)", n=60,
     )
+
+
+def _cardinality_figure(xs: list, ys: list, series_budget: float) -> go.Figure:
+    """The series count as each label multiplies in, against the budget, as plain dicts (ui/figures.py)."""
+    bars = dict(type="bar", x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
+                text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False)
+    layout = layout_dict("Series as each label multiplies in (log scale)", "", "series", log_y=True)
+    top = max([series_budget, *ys]) if ys else series_budget
+    layout["yaxis"]["range"] = [0, math.log10(top) + 0.8]
+    layout.update(
+        height=320, hovermode="closest", shapes=[hline(series_budget, color="#dc2626", dash="dash", width=1.5)],
+        annotations=[dict(x=0, xref="paper", y=math.log10(series_budget), text=f"budget {series_budget:,.0f}",
+                          showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))],
+    )
+    return figure([bars], layout)
 
 
 @page.sim("cardinality")
@@ -136,16 +159,8 @@ def cardinality(ctx):
         running *= sizes[name]
         xs.append(f"× {LABEL_NAMES[name]}")
         ys.append(running)
-    fig = go.Figure(go.Bar(x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
-                           text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False))
-    fig.add_hline(y=p.series_budget, line=dict(color="#dc2626", dash="dash", width=1.5))
-    fig.add_annotation(x=0, xref="paper", y=math.log10(p.series_budget), text=f"budget {p.series_budget:,.0f}",
-                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))
-    base_layout(fig, "Series as each label multiplies in (log scale)", "", "series", log_y=True)
-    top = max([p.series_budget, *ys]) if ys else p.series_budget
-    fig.update_layout(height=320, hovermode="closest",
-                      yaxis=dict(range=[0, math.log10(top) + 0.8]))
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.cardinality", config={"displaylogo": False})
+    st.plotly_chart(_cardinality_figure(xs, ys, p.series_budget), key=f"{ctx.slug}.sim.cardinality",
+                    config={"displaylogo": False})
     st.caption("The product is the worst case: every combination of values appears. A load-balanced fleet reaches it, "
                "because any tenant's request can land on any replica, route and status within a retention window.")
 

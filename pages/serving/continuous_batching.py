@@ -3,13 +3,12 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 from pydantic import ValidationError
 
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
 from ui.figures import figure, vline
-from ui.charts import INK, PALETTE, base_layout, layout_dict, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.replay import replay
@@ -155,20 +154,24 @@ def _ms(x: float) -> str:
 
 def _timeline(r, t_mark: float) -> go.Figure:
     """Time series: sequences in the batch, KV in use (% of budget), queue length."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=r.t_s, y=r.batch, name="Sequences in the step", line=dict(color=PALETTE[0], width=1.5),
-                             line_shape="hv"), secondary_y=False)
-    fig.add_trace(go.Scatter(x=r.t_s, y=r.queue_len, name="Queued", line=dict(color=PALETTE[1], width=1.5),
-                             line_shape="hv"), secondary_y=False)
+    # Redrawn at every replay step: plain dicts (ui/figures.py), with the two y axes written out as
+    # make_subplots with secondary_y writes them (see tpot_vs_chunk).
+    traces = [
+        dict(type="scatter", x=r.t_s, y=r.batch, name="Sequences in the step",
+             line=dict(color=PALETTE[0], width=1.5, shape="hv"), xaxis="x", yaxis="y"),
+        dict(type="scatter", x=r.t_s, y=r.queue_len, name="Queued",
+             line=dict(color=PALETTE[1], width=1.5, shape="hv"), xaxis="x", yaxis="y"),
+    ]
     if r.kv_budget_tokens:
-        fig.add_trace(go.Scatter(x=r.t_s, y=100 * r.kv_tokens / r.kv_budget_tokens, name="KV in use (%)",
-                                 line=dict(color=PALETTE[2], width=1), opacity=0.7, line_shape="hv"),
-                      secondary_y=True)
-    fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
-    base_layout(fig, "The replica over time", "Seconds", "Sequences / requests")
-    fig.update_yaxes(title_text="KV in use (%)", range=[0, 105], tickvals=[0, 25, 50, 75, 100], secondary_y=True,
-                     showgrid=False)
-    return fig
+        traces.append(dict(type="scatter", x=r.t_s, y=100 * r.kv_tokens / r.kv_budget_tokens, name="KV in use (%)",
+                           line=dict(color=PALETTE[2], width=1, shape="hv"), opacity=0.7, xaxis="x", yaxis="y2"))
+    layout = layout_dict("The replica over time", "Seconds", "Sequences / requests")
+    layout["xaxis"].update(anchor="y", domain=[0.0, 0.94])
+    layout["yaxis"].update(anchor="x", domain=[0.0, 1.0])
+    layout["yaxis2"] = dict(anchor="x", overlaying="y", side="right", title=dict(text="KV in use (%)"),
+                            range=[0, 105], tickvals=[0, 25, 50, 75, 100], showgrid=False)
+    layout["shapes"] = [vline(t_mark, color=INK, dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 def _gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
@@ -192,34 +195,45 @@ def _gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
         add("queued", a, q, row)
         add("prefill", q, min(f, z), row)
         add("streaming", f, z, row)
-    fig = go.Figure()
     colors = {"queued": PALETTE[1], "prefill": PALETTE[4], "streaming": PALETTE[0]}
-    for name, (x, y) in segs.items():
-        fig.add_trace(go.Scatter(x=x, y=y, name=name, mode="lines", line=dict(color=colors[name], width=4)))
+    traces = [dict(type="scatter", x=x, y=y, name=name, mode="lines", line=dict(color=colors[name], width=4))
+              for name, (x, y) in segs.items()]
     cut = [row for row, i in enumerate(idx) if r.status[i] == CUT and leave[i] <= t]
     if cut:
-        fig.add_trace(go.Scatter(x=[leave[idx[row]] for row in cut], y=cut, mode="markers", name="cut (slow client)",
-                                 marker=dict(symbol="x", color=INK, size=9)))
-    fig.add_vline(x=t, line=dict(color=INK, dash="dot", width=1))
-    base_layout(fig, "The last requests to arrive, one row each", "Seconds", "Request")
-    fig.update_yaxes(autorange="reversed", showticklabels=False)
-    fig.update_xaxes(range=[r.arrival_s[idx[0]] - 0.5 if idx.size else 0, t + 0.5])
-    fig.update_layout(height=420, hovermode="closest")
-    return fig
+        traces.append(dict(type="scatter", x=[leave[idx[row]] for row in cut], y=cut, mode="markers",
+                           name="cut (slow client)", marker=dict(symbol="x", color=INK, size=9)))
+    layout = layout_dict("The last requests to arrive, one row each", "Seconds", "Request")
+    layout["yaxis"].update(autorange="reversed", showticklabels=False)
+    layout["xaxis"]["range"] = [r.arrival_s[idx[0]] - 0.5 if idx.size else 0, t + 0.5]
+    layout.update(height=420, hovermode="closest", shapes=[vline(t, color=INK, dash="dot", width=1)])
+    return figure(traces, layout)
 
 
 def _distributions(r, d) -> go.Figure:
-    # Short subplot titles: each has half the width, which on a phone is ~170 px.
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Token gap (ms)"))
     ttft = r.ttft_s[np.isfinite(r.ttft_s)] * 1000
     gaps = r.token_gaps_s * 1000
+    # Two histograms side by side, written out as make_subplots(rows=1, cols=2, subplot_titles=...)
+    # writes them (ui/figures.py): its default 0.2 / cols spacing between the two domains.
+    traces, shapes = [], []
     if ttft.size:
-        fig.add_trace(go.Histogram(x=ttft, nbinsx=40, marker_color=PALETTE[4], name="TTFT"), row=1, col=1)
+        traces.append(dict(type="histogram", x=ttft, nbinsx=40, marker=dict(color=PALETTE[4]), name="TTFT",
+                           xaxis="x", yaxis="y"))
     if gaps.size:
-        fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
-        fig.add_vline(x=d.value("p95_tpot_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
-    fig.update_layout(height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+        traces.append(dict(type="histogram", x=gaps, nbinsx=60, marker=dict(color=PALETTE[0]), name="token gap",
+                           xaxis="x2", yaxis="y2"))
+        shapes.append(dict(vline(d.value("p95_tpot_s") * 1000, color=PALETTE[1], dash="dash"),
+                           xref="x2", yref="y2 domain"))
+    # Short subplot titles: each has half the width, which on a phone is ~170 px.
+    titles = [dict(text=text, x=x, xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper",
+                   showarrow=False, font=dict(size=16))
+              for text, x in (("TTFT (ms)", 0.225), ("Token gap (ms)", 0.775))]
+    layout = dict(
+        xaxis=dict(anchor="y", domain=[0.0, 0.45]), yaxis=dict(anchor="x", domain=[0.0, 1.0]),
+        xaxis2=dict(anchor="y2", domain=[0.55, 1.0]), yaxis2=dict(anchor="x2", domain=[0.0, 1.0]),
+        annotations=titles, height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10),
+        **({"shapes": shapes} if shapes else {}),
+    )
+    return figure(traces, layout)
 
 
 @page.sim("batching")

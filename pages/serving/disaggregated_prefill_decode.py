@@ -1,9 +1,8 @@
 import math
 
-import plotly.graph_objects as go
-
-from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("disaggregated-prefill-decode")
@@ -45,19 +44,21 @@ def ai_vs_ridge(ctx):
     values = [float(d.value(k)) for k in keys]
     ridge = float(d.value("ridge_flops_per_byte"))
     colors = [PALETTE[1] if v > ridge else PALETTE[0] for v in values]
-    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colors, text=[f"{v:,.0f}" for v in values],
-                           textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>",
-                           showlegend=False))
-    fig.add_hline(y=ridge, line=dict(color=INK, dash="dash", width=1.5))
-    # In the legend: on the plot the label sat on the bars' own value labels.
-    fig.add_trace(legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.compute_precision} compute)",
-                              color=INK, dash="dash", width=1.5))
-    base_layout(fig, "Arithmetic intensity against the ridge (log scale): red is compute-bound", "", "FLOP per byte",
-                log_y=True)
+    ridge_line = dict(color=INK, dash="dash", width=1.5)
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_hline wrote.
+    traces = [
+        dict(type="bar", x=names, y=values, marker=dict(color=colors), text=[f"{v:,.0f}" for v in values],
+             textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>", showlegend=False),
+        # In the legend: on the plot the label sat on the bars' own value labels.
+        legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.compute_precision} compute)",
+                    **ridge_line),
+    ]
+    layout = layout_dict("Arithmetic intensity against the ridge (log scale): red is compute-bound", "",
+                         "FLOP per byte", log_y=True)
     top = max(values + [ridge])
-    fig.update_yaxes(range=[math.log10(min(values + [ridge]) / 3), math.log10(top * 4)])
-    fig.update_layout(hovermode="closest")
-    return fig
+    layout["yaxis"]["range"] = [math.log10(min(values + [ridge]) / 3), math.log10(top * 4)]
+    layout.update(hovermode="closest", shapes=[hline(ridge, **ridge_line)])
+    return figure(traces, layout)
 
 
 @page.chart("pool_ratio_vs_prompt")
@@ -89,18 +90,20 @@ def crossover_vs_interference(ctx):
     p = ctx.params
     xs = sweep_values(p, "interference", 60)
     ys = sweep(ctx.slug, p, "interference", ["crossover_load"], xs)["crossover_load"]
-    fig = go.Figure(go.Scatter(x=[x * 100 for x in xs], y=[y if math.isfinite(y) else None for y in ys],
-                               mode="lines", name="crossover load", line=dict(color=PALETTE[0], width=2.5)))
+    traces = [dict(type="scatter", x=[x * 100 for x in xs], y=[y if math.isfinite(y) else None for y in ys],
+                   mode="lines", name="crossover load", line=dict(color=PALETTE[0], width=2.5))]
     cur = float(ctx.derivation.value("crossover_load"))
     if math.isfinite(cur):
-        fig.add_trace(go.Scatter(x=[p.interference * 100], y=[cur], mode="markers", showlegend=False,
-                                 marker=dict(color=PALETTE[0], size=11, line=dict(color="white", width=2))))
-    fig.add_hline(y=p.request_rate, line=dict(color=PALETTE[1], dash="dot", width=1.5))
-    fig.add_trace(legend_line(f"scenario load {p.request_rate:,.0f} req/s: the split pays where the curve is below it",
-                              color=PALETTE[1], dash="dot", width=1.5))
-    fig.add_vline(x=p.interference * 100, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "Where the crossover load moves with the interference assumption (log scale)",
-                       "Prefill interference on decode (%)", "requests/s", log_y=True)
+        traces.append(dict(type="scatter", x=[p.interference * 100], y=[cur], mode="markers", showlegend=False,
+                           marker=dict(color=PALETTE[0], size=11, line=dict(color="white", width=2))))
+    load_line = dict(color=PALETTE[1], dash="dot", width=1.5)
+    traces.append(legend_line(f"scenario load {p.request_rate:,.0f} req/s: the split pays where the curve is below it",
+                              **load_line))
+    layout = layout_dict("Where the crossover load moves with the interference assumption (log scale)",
+                         "Prefill interference on decode (%)", "requests/s", log_y=True)
+    layout["shapes"] = [hline(p.request_rate, **load_line),
+                        vline(p.interference * 100, color="#64748b", dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 @page.chart("nodes_vs_load")
@@ -111,12 +114,16 @@ def nodes_vs_load(ctx):
         title="Nodes the split saves against load; the dashed line is the crossover", y_title="nodes saved",
         line_shape="hv", n=200, lo=1, hi=max(2000.0, ctx.params.request_rate),
     )
-    fig.add_hline(y=0, line=dict(color="#94a3b8", width=1))
+    # Added as dicts (ui/figures.py): add_hline, add_vline and add_annotation validate the figure's
+    # shapes and notes.
+    shapes = [hline(0, color="#94a3b8", width=1)]
     cross = float(ctx.derivation.value("crossover_load"))
     if math.isfinite(cross) and cross <= 10_000:
-        fig.add_vline(x=cross, line=dict(color=INK, dash="dash", width=1.5))
-        fig.add_annotation(x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
-                           xshift=-4, text=f"crossover {cross:,.0f} req/s")
+        shapes.append(vline(cross, color=INK, dash="dash", width=1.5))
+        fig.layout.annotations = (*fig.layout.annotations, dict(
+            x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False, xshift=-4,
+            text=f"crossover {cross:,.0f} req/s"))
+    fig.layout.shapes = (*fig.layout.shapes, *shapes)
     return fig
 
 

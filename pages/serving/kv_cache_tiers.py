@@ -7,7 +7,7 @@ import streamlit as st
 from models.serving import kv_cache_tiers as model
 from models.sim.kv_tiers import DRAM, FIRST, HBM, MISS, OUTCOMES, SSD, TIER_NAMES
 from ui.replay import replay
-from ui.charts import INK, PALETTE, base_layout, layout_dict, sweep, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
@@ -124,6 +124,51 @@ def _ms(x: float) -> str:
     return f"{x * 1000:,.0f} ms" if x < 1 else f"{x:,.2f} s"
 
 
+# The panel's figures, as plain dicts (ui/figures.py): the replay redraws the first two at every step.
+
+
+def _occupancy_figure(r, minutes, caps, t_mark: float) -> go.Figure:
+    traces = []
+    for tier, o in enumerate((HBM, DRAM, SSD)):
+        traces.append(dict(type="scatter", x=minutes, y=r.occupancy_bytes[tier] / 1e9,
+                           name=f"{TIER_NAMES[tier]} in use", line=dict(color=TIER_COLORS[o], width=2.5)))
+        traces.append(dict(type="scatter", x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
+                           name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
+                           line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
+    layout = layout_dict("KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
+    layout["shapes"] = [vline(t_mark, color=INK, dash="dot", width=1)]
+    return figure(traces, layout)
+
+
+def _hits_figure(centers, share, t_mark: float) -> go.Figure:
+    traces = [dict(type="bar", x=centers, y=share[row] * 100, name=OUTCOMES[o], marker=dict(color=TIER_COLORS[o]))
+              for row, o in enumerate((HBM, DRAM, SSD, MISS))]
+    layout = layout_dict("Where returning turns found their KV, over time", "Minutes", "% of returning turns")
+    layout.update(barmode="stack", bargap=0.05, shapes=[vline(t_mark, color=INK, dash="dot", width=1)])
+    return figure(traces, layout)
+
+
+def _ttft_figure(r, p) -> go.Figure:
+    """TTFT against prefix length by outcome, with the no-queue floors."""
+    grid = np.linspace(max(1.0, float(r.prefix_tokens[r.returning].min(initial=1))),
+                       float(r.prefix_tokens.max(initial=2)), 40).tolist()
+    floor = model.ttft_floor_s(p, grid)
+    traces = []
+    for o in (HBM, DRAM, SSD, MISS):
+        m = r.outcome == o
+        if not m.any():
+            continue
+        idx = np.flatnonzero(m)[:: max(1, int(m.sum()) // 1500)]  # keep the chart light
+        traces.append(dict(type="scatter", x=r.prefix_tokens[idx], y=r.ttft_s[idx], mode="markers", name=OUTCOMES[o],
+                           marker=dict(color=TIER_COLORS[o], size=5, opacity=0.45)))
+        traces.append(dict(type="scatter", x=grid, y=floor[o], mode="lines", showlegend=False,
+                           line=dict(color=TIER_COLORS[o], width=2), hoverinfo="skip"))
+    layout = layout_dict("TTFT of returning turns against their prefix (lines: the model with no queueing)",
+                         "Prefix restored (tokens)", "TTFT (s, log)", log_y=True)
+    layout["hovermode"] = "closest"
+    return figure(traces, layout)
+
+
 @page.sim("kv-tiers")
 def tiers_panel(ctx):
     p, d = ctx.params, ctx.derivation
@@ -184,16 +229,7 @@ def tiers_panel(ctx):
 
     def draw(step: int) -> None:
         t_mark = step * replay_dt_min
-        fig = go.Figure()
-        for tier, o in enumerate((HBM, DRAM, SSD)):
-            fig.add_trace(go.Scatter(x=minutes, y=r.occupancy_bytes[tier] / 1e9, name=f"{TIER_NAMES[tier]} in use",
-                                     line=dict(color=TIER_COLORS[o], width=2.5)))
-            fig.add_trace(go.Scatter(x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
-                                     name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
-                                     line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
-        fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
-        base_layout(fig, "KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
-        st.plotly_chart(fig, key=f"{slug}.sim.occupancy")
+        st.plotly_chart(_occupancy_figure(r, minutes, caps, t_mark), key=f"{slug}.sim.occupancy")
         j = int(np.clip(np.searchsorted(r.grid_s, t_mark * 60), 0, r.grid_s.size - 1))
         st.caption(
             f"At minute {t_mark:g}: " + " · ".join(
@@ -201,35 +237,13 @@ def tiers_panel(ctx):
                 for t in range(3))
             + f" · {int(r.thinking[j])} users thinking between turns."
         )
-        fig = go.Figure()
-        for row, o in enumerate((HBM, DRAM, SSD, MISS)):
-            fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
-        fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
-        base_layout(fig, "Where returning turns found their KV, over time", "Minutes", "% of returning turns")
-        fig.update_layout(barmode="stack", bargap=0.05)
-        st.plotly_chart(fig, key=f"{slug}.sim.hits")
+        st.plotly_chart(_hits_figure(centers, share, t_mark), key=f"{slug}.sim.hits")
 
     replay(f"{slug}.replay_t", int(minutes[-1] / replay_dt_min) + 1, replay_dt_min * 60, draw,
            label="Minute of the run")
 
     # TTFT against prefix length by outcome, with the no-queue floors.
-    fig = go.Figure()
-    grid = np.linspace(max(1.0, float(r.prefix_tokens[r.returning].min(initial=1))),
-                       float(r.prefix_tokens.max(initial=2)), 40).tolist()
-    floor = model.ttft_floor_s(p, grid)
-    for o in (HBM, DRAM, SSD, MISS):
-        m = r.outcome == o
-        if not m.any():
-            continue
-        idx = np.flatnonzero(m)[:: max(1, int(m.sum()) // 1500)]  # keep the chart light
-        fig.add_trace(go.Scatter(x=r.prefix_tokens[idx], y=r.ttft_s[idx], mode="markers", name=OUTCOMES[o],
-                                 marker=dict(color=TIER_COLORS[o], size=5, opacity=0.45)))
-        fig.add_trace(go.Scatter(x=grid, y=floor[o], mode="lines", showlegend=False,
-                                 line=dict(color=TIER_COLORS[o], width=2), hoverinfo="skip"))
-    base_layout(fig, "TTFT of returning turns against their prefix (lines: the model with no queueing)",
-                "Prefix restored (tokens)", "TTFT (s, log)", log_y=True)
-    fig.update_layout(hovermode="closest")
-    st.plotly_chart(fig, key=f"{slug}.sim.ttft")
+    st.plotly_chart(_ttft_figure(r, p), key=f"{slug}.sim.ttft")
 
     window_note = ""
     if model.sim_window_minutes(p) < p.sim_minutes:

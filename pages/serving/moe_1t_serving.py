@@ -1,9 +1,8 @@
 import math
 
-import plotly.graph_objects as go
-
-from ui.charts import INK, PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("moe-1t-serving")
@@ -14,15 +13,16 @@ def _batch_hi(ctx) -> int:
     return max(2, int(ctx.derivation.value("max_batch_per_gpu")), ctx.params.batch_per_gpu)
 
 
-def _mark_compute_bound(fig, ctx):
-    """A dashed line where the hottest GPU's FLOP overtake its bytes, if that happens inside the sweep."""
+def _compute_bound_mark(ctx) -> tuple[list[dict], list[dict]]:
+    """A dashed line where the hottest GPU's FLOP overtake its bytes, if that happens inside the sweep:
+    (shapes, annotations), as dicts (ui/figures.py)."""
     b = float(ctx.derivation.value("compute_bound_batch_per_gpu"))
-    if math.isfinite(b) and 1 <= b <= _batch_hi(ctx):
-        fig.add_vline(x=b, line=dict(color=PALETTE[1], dash="dash", width=1.5))
-        # On a log axis an annotation's x is the exponent, not the value.
-        fig.add_annotation(x=math.log10(b), y=1, yref="paper", xanchor="right", xshift=-3, yanchor="top",
-                           showarrow=False, text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))
-    return fig
+    if not (math.isfinite(b) and 1 <= b <= _batch_hi(ctx)):
+        return [], []
+    # On a log axis an annotation's x is the exponent, not the value.
+    return ([vline(b, color=PALETTE[1], dash="dash", width=1.5)],
+            [dict(x=math.log10(b), y=1, yref="paper", xanchor="right", xshift=-3, yanchor="top",
+                  showarrow=False, text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))])
 
 
 @page.diagram("rack")
@@ -63,24 +63,29 @@ def step_breakdown_vs_batch(ctx):
     keys = ["weight_read_s", "kv_read_s", "compute_s", "all_to_all_s", "decode_step_s"]
     ys = sweep(ctx.slug, p, "batch_per_gpu", keys, xs)
     ms = {k: [v * 1000 for v in ys[k]] for k in keys}
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=ms["weight_read_s"], name="weight read", stackgroup="bytes",
-                             line=dict(color=PALETTE[0], width=1)))
-    fig.add_trace(go.Scatter(x=xs, y=ms["kv_read_s"], name="KV read (stacked on weights)", stackgroup="bytes",
-                             line=dict(color=PALETTE[5], width=1)))
-    fig.add_trace(go.Scatter(x=xs, y=ms["compute_s"], name="FLOP, hottest GPU", mode="lines",
-                             line=dict(color=PALETTE[1], width=2.5, dash="dash")))
-    fig.add_trace(go.Scatter(x=xs, y=ms["all_to_all_s"], name="two all-to-alls × MoE layers", mode="lines",
-                             line=dict(color=PALETTE[3], width=2.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=xs, y=ms["decode_step_s"], name="decode step", mode="lines",
-                             line=dict(color=INK, width=3)))
     cur = float(ctx.derivation.value("decode_step_s")) * 1000
-    fig.add_trace(go.Scatter(x=[p.batch_per_gpu], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color=INK, size=11, line=dict(color="white", width=2))))
-    fig.add_vline(x=p.batch_per_gpu, line=dict(color="#64748b", dash="dot", width=1))
-    _mark_compute_bound(fig, ctx)
-    return base_layout(fig, "Decode step and its parts against the batch (up to what the KV allows)",
-                       "Sequences per GPU (log scale)", "ms", log_x=True)
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = [
+        dict(type="scatter", x=xs, y=ms["weight_read_s"], name="weight read", stackgroup="bytes",
+             line=dict(color=PALETTE[0], width=1)),
+        dict(type="scatter", x=xs, y=ms["kv_read_s"], name="KV read (stacked on weights)", stackgroup="bytes",
+             line=dict(color=PALETTE[5], width=1)),
+        dict(type="scatter", x=xs, y=ms["compute_s"], name="FLOP, hottest GPU", mode="lines",
+             line=dict(color=PALETTE[1], width=2.5, dash="dash")),
+        dict(type="scatter", x=xs, y=ms["all_to_all_s"], name="two all-to-alls × MoE layers", mode="lines",
+             line=dict(color=PALETTE[3], width=2.5, dash="dot")),
+        dict(type="scatter", x=xs, y=ms["decode_step_s"], name="decode step", mode="lines",
+             line=dict(color=INK, width=3)),
+        dict(type="scatter", x=[p.batch_per_gpu], y=[cur], mode="markers", showlegend=False,
+             marker=dict(color=INK, size=11, line=dict(color="white", width=2))),
+    ]
+    layout = layout_dict("Decode step and its parts against the batch (up to what the KV allows)",
+                         "Sequences per GPU (log scale)", "ms", log_x=True)
+    shapes, notes = _compute_bound_mark(ctx)
+    layout["shapes"] = [vline(p.batch_per_gpu, color="#64748b", dash="dot", width=1), *shapes]
+    if notes:
+        layout["annotations"] = notes
+    return figure(traces, layout)
 
 
 @page.chart("tokens_per_user_vs_batch")
@@ -110,7 +115,11 @@ def imbalance_loss_vs_batch(ctx):
         title="What the router's imbalance costs, by batch", y_title="% of throughput", n=60, lo=1,
         hi=_batch_hi(ctx),
     )
-    return _mark_compute_bound(fig, ctx)
+    shapes, notes = _compute_bound_mark(ctx)
+    if shapes:  # as dicts: add_vline and add_annotation validate the figure's shapes and notes
+        fig.layout.shapes = (*fig.layout.shapes, *shapes)
+        fig.layout.annotations = (*fig.layout.annotations, *notes)
+    return fig
 
 
 page.render()

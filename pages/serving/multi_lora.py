@@ -1,8 +1,7 @@
-import plotly.graph_objects as go
-
 from models.units import format_number
-from ui.charts import INK, PALETTE, base_layout, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("multi-lora")
@@ -37,24 +36,26 @@ def fleet(ctx):
 @page.chart("adapter_bytes")
 def adapter_bytes(ctx):
     xs = sweep_values(ctx.params, "lora_rank", 40)
-    fig = go.Figure()
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = []
     for i, targets in enumerate(("q,v", "q,k,v,o", "all seven")):
         p = ctx.params.model_copy(update={"targets": targets})
         ys = sweep(ctx.slug, p, "lora_rank", ["adapter_bytes"], xs)["adapter_bytes"]
         width = 3.5 if targets == ctx.params.targets else 2
-        fig.add_trace(go.Scatter(x=xs, y=[y / 1e6 for y in ys], name=f"LoRA on {targets}", mode="lines",
-                                 line=dict(color=PALETTE[i], width=width)))
+        traces.append(dict(type="scatter", x=xs, y=[y / 1e6 for y in ys], name=f"LoRA on {targets}", mode="lines",
+                           line=dict(color=PALETTE[i], width=width)))
     cur = ctx.derivation.value("adapter_bytes") / 1e6
-    fig.add_trace(go.Scatter(x=[ctx.params.lora_rank], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color=INK, size=11, line=dict(color="white", width=2)),
-                             hovertemplate="this scenario: %{y:,.4g} MB<extra></extra>"))
+    traces.append(dict(type="scatter", x=[ctx.params.lora_rank], y=[cur], mode="markers", showlegend=False,
+                       marker=dict(color=INK, size=11, line=dict(color="white", width=2)),
+                       hovertemplate="this scenario: %{y:,.4g} MB<extra></extra>"))
     heavy = ctx.derivation.value("heavy_adapter_bytes") / 1e6
-    fig.add_trace(go.Scatter(x=[ctx.params.heavy_rank], y=[heavy], mode="markers", showlegend=False,
-                             marker=dict(color=PALETTE[2], size=11, symbol="diamond", line=dict(color="white", width=2)),
-                             hovertemplate="heavy comparison adapter: %{y:,.4g} MB<extra></extra>"))
-    fig.add_vline(x=ctx.params.lora_rank, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "One adapter's size against rank, by the projections it targets (log-log)",
-                       "LoRA rank", "MB per adapter (bf16)", log_x=True, log_y=True)
+    traces.append(dict(type="scatter", x=[ctx.params.heavy_rank], y=[heavy], mode="markers", showlegend=False,
+                       marker=dict(color=PALETTE[2], size=11, symbol="diamond", line=dict(color="white", width=2)),
+                       hovertemplate="heavy comparison adapter: %{y:,.4g} MB<extra></extra>"))
+    layout = layout_dict("One adapter's size against rank, by the projections it targets (log-log)",
+                         "LoRA rank", "MB per adapter (bf16)", log_x=True, log_y=True)
+    layout["shapes"] = [vline(ctx.params.lora_rank, color="#64748b", dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 @page.chart("gpus_vs_traffic")

@@ -1,7 +1,6 @@
-import plotly.graph_objects as go
-
-from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("rag-10k-qps")
@@ -48,21 +47,20 @@ def rag_path(ctx):
 @page.chart("latency_budget")
 def latency_budget(ctx):
     d, p = ctx.derivation, ctx.params
-    fig = go.Figure()
-    for i, (key, name) in enumerate(STAGES.items()):
-        fig.add_trace(go.Bar(
-            y=["First token"], x=[d.value(key)], name=name, orientation="h",
-            marker=dict(color=PALETTE[i % len(PALETTE)]),
-            text=[d[key].display()], textposition="inside", insidetextanchor="middle",
-            hovertemplate=f"{name}: %{{x:,.1f}} ms<extra></extra>",
-        ))
-    fig.add_vline(x=p.ttft_slo_ms, line=dict(color=INK, dash="dash", width=1.5))
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
+    traces = [dict(type="bar", y=["First token"], x=[d.value(key)], name=name, orientation="h",
+                   marker=dict(color=PALETTE[i % len(PALETTE)]),
+                   text=[d[key].display()], textposition="inside", insidetextanchor="middle",
+                   hovertemplate=f"{name}: %{{x:,.1f}} ms<extra></extra>")
+              for i, (key, name) in enumerate(STAGES.items())]
+    target = dict(color=INK, dash="dash", width=1.5)
     # In the legend: above the line, the label landed among the legend's rows on a phone.
-    fig.add_trace(legend_line(f"target {p.ttft_slo_ms:g} ms", color=INK, dash="dash", width=1.5))
-    base_layout(fig, f"Budget to the first token: {d['latency_budget_ms'].display()}", "ms", "")
+    traces.append(legend_line(f"target {p.ttft_slo_ms:g} ms", **target))
+    layout = layout_dict(f"Budget to the first token: {d['latency_budget_ms'].display()}", "ms", "")
     # 320 px: on a phone the legend takes seven rows of it.
-    fig.update_layout(barmode="stack", height=320, hovermode="closest", legend_traceorder="normal")
-    return fig
+    layout.update(barmode="stack", height=320, hovermode="closest", shapes=[vline(p.ttft_slo_ms, **target)])
+    layout["legend"]["traceorder"] = "normal"
+    return figure(traces, layout)
 
 
 @page.chart("llm_vs_hit_rate")
@@ -92,17 +90,18 @@ def llm_vs_prompt(ctx):
         "llm_nodes_no_cache_bf16": "No cache, all bf16",
         "llm_nodes_with_cache": f"With the cache ({p.weight_precision} weights)",
     }
-    fig = go.Figure()
+    traces = []
     for i, key in enumerate(names):
         color = PALETTE[i % len(PALETTE)]
-        fig.add_trace(go.Scatter(x=ys["prompt_tokens"], y=ys[key], name=names[key], mode="lines",
-                                 line=dict(color=color, width=2.5)))
-        fig.add_trace(go.Scatter(x=[cur.value("prompt_tokens")], y=[cur.value(key)], mode="markers",
-                                 showlegend=False, marker=dict(color=color, size=11, line=dict(color="white", width=2)),
-                                 hovertemplate=f"{names[key]} now: %{{y:,.0f}}<extra></extra>"))
-    fig.add_vline(x=cur.value("prompt_tokens"), line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "LLM nodes against prompt length (1 to 40 passages pasted in)",
-                       "Prompt tokens", f"{p.tp_degree}-GPU nodes")
+        traces.append(dict(type="scatter", x=ys["prompt_tokens"], y=ys[key], name=names[key], mode="lines",
+                           line=dict(color=color, width=2.5)))
+        traces.append(dict(type="scatter", x=[cur.value("prompt_tokens")], y=[cur.value(key)], mode="markers",
+                           showlegend=False, marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+                           hovertemplate=f"{names[key]} now: %{{y:,.0f}}<extra></extra>"))
+    layout = layout_dict("LLM nodes against prompt length (1 to 40 passages pasted in)",
+                         "Prompt tokens", f"{p.tp_degree}-GPU nodes")
+    layout["shapes"] = [vline(cur.value("prompt_tokens"), color="#64748b", dash="dot", width=1)]
+    return figure(traces, layout)
 
 
 page.render()

@@ -1,6 +1,7 @@
 from models.serving.serverless_gpu import COLD_STAGES, SNAPSHOT_STAGES
-from ui.charts import INK, base_layout, sweep_figure
+from ui.charts import INK, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, hline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("serverless-gpu")
@@ -37,10 +38,9 @@ def platform_shape(ctx):
 
 @page.chart("cold_start_waterfall")
 def cold_start_waterfall(ctx):
-    import plotly.graph_objects as go
-
     d = ctx.derivation
-    fig = go.Figure()
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace wrote.
+    traces = []
     for stages, total_key, total_label, name, color in (
         (COLD_STAGES, "cold_start_s", "Cold start", "Cold chain", "#dc2626"),
         (SNAPSHOT_STAGES, "snapshot_start_s", "Snapshot start", "Snapshot restore", "#16a34a"),
@@ -48,8 +48,8 @@ def cold_start_waterfall(ctx):
         prefix = "" if total_key == "cold_start_s" else "Snapshot: "
         xs = [prefix + label for _, label in stages] + [total_label]
         ys = [float(d.value(k)) for k, _ in stages] + [float(d.value(total_key))]
-        fig.add_trace(go.Waterfall(
-            x=xs, y=ys, measure=["relative"] * len(stages) + ["total"], name=name,
+        traces.append(dict(
+            type="waterfall", x=xs, y=ys, measure=["relative"] * len(stages) + ["total"], name=name,
             text=[d[k].display(hint=False) for k, _ in stages] + [d[total_key].display(hint=False)],
             # Upright and never shrunk: plotly shrinks a label to its bar's width, and a phone's
             # bars are 20 px wide; an upright label is narrower than that.
@@ -57,11 +57,11 @@ def cold_start_waterfall(ctx):
             connector=dict(line=dict(color="#94a3b8", width=1)),
             increasing=dict(marker=dict(color=color)), totals=dict(marker=dict(color=INK)),
         ))
-    base_layout(fig, "Where the seconds go: the cold chain and the snapshot restore", "", "seconds")
-    fig.update_layout(hovermode="closest", height=420, waterfallgap=0.3)
+    layout = layout_dict("Where the seconds go: the cold chain and the snapshot restore", "", "seconds")
+    layout.update(hovermode="closest", height=420, waterfallgap=0.3)
     # Head room for the upright labels over the tallest bars (their length in pixels is fixed).
-    fig.update_yaxes(range=[0, 1.35 * max(float(d.value("cold_start_s")), float(d.value("snapshot_start_s")))])
-    return fig
+    layout["yaxis"]["range"] = [0, 1.35 * max(float(d.value("cold_start_s")), float(d.value("snapshot_start_s")))]
+    return figure(traces, layout)
 
 
 @page.chart("pool_vs_scaleups")
@@ -84,8 +84,9 @@ def margin_vs_lifetime(ctx):
         lo=30,
     )
     # Very short lives drive the margin far below zero; the interesting band is around break-even.
-    fig.update_yaxes(range=[-100, 100])
-    fig.add_hline(y=0, line=dict(color="#64748b", width=1))
+    # Set directly, the zero line as a dict (ui/figures.py): update_yaxes and add_hline validate.
+    fig.layout.yaxis.range = [-100, 100]
+    fig.layout.shapes = (*fig.layout.shapes, hline(0, color="#64748b", width=1))
     return fig
 
 

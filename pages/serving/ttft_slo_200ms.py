@@ -4,8 +4,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from models.serving import ttft_slo_200ms as model
-from ui.charts import INK, PALETTE, base_layout, sweep_figure
+from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
+from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -67,13 +68,16 @@ def chunk_vs_long_prompt(ctx):
         title="A short request's wait behind a long prompt (log-log)", y_title="ms",
         y_unit="ms", from_unit="s", log_y=True, n=80,
     )
+    # Added as dicts (ui/figures.py): add_hline and add_annotation validate the figure's shapes and notes.
+    shapes, notes = [], []
     for key, name, color in (("slo_s", "whole SLO", INK), ("prefill_budget_s", "prefill budget", "#d97706")):
         y = d.value(key) * 1000
-        fig.add_hline(y=y, line=dict(color=color, dash="dash", width=1))
+        shapes.append(hline(y, color=color, dash="dash", width=1))
         # On a log axis an annotation's y is given in log10 units (shapes take data units).
-        fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(y), text=name, showarrow=False,
-                           yanchor="bottom",
-                           font=dict(size=11, color=color))
+        notes.append(dict(x=0, xref="paper", xanchor="left", y=math.log10(y), text=name, showarrow=False,
+                          yanchor="bottom", font=dict(size=11, color=color)))
+    fig.layout.shapes = (*fig.layout.shapes, *shapes)
+    fig.layout.annotations = (*fig.layout.annotations, *notes)
     return fig
 
 
@@ -97,6 +101,28 @@ def _ms(x: float) -> str:
     return f"{x * 1000:,.1f} ms"
 
 
+def _ccdf_figure(checks, queue_budget_ms: float, tail_probability: float) -> go.Figure:
+    """Each queue's simulated wait tail against its closed form, as plain dicts (ui/figures.py)."""
+    traces = []
+    for i, q in enumerate(checks):
+        color = PALETTE[i]
+        traces.append(dict(type="scatter", x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_sim, name=f"{q.label}, simulated",
+                           line=dict(color=color, width=2.5)))
+        traces.append(dict(type="scatter", x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_analytic, name="closed form",
+                           line=dict(color=color, width=1.5, dash="dash"), showlegend=i == 0))
+    layout = layout_dict("Share of requests waiting longer than t (log scale)", "Wait t (ms)", "P(wait > t)",
+                         log_y=True)
+    layout["yaxis"]["range"] = [-4, 0.05]
+    layout.update(
+        height=420,
+        shapes=[vline(queue_budget_ms, color="#64748b", dash="dot", width=1),
+                hline(tail_probability, color=INK, dash="dot", width=1)],
+        annotations=[dict(x=queue_budget_ms, y=1, yref="paper", text="queue allowance", showarrow=False,
+                          xanchor="left", xshift=3, yanchor="top", font=dict(size=11))],
+    )
+    return figure(traces, layout)
+
+
 @page.sim("queue_check")
 def queue_check(ctx):
     p, d = ctx.params, ctx.derivation
@@ -111,21 +137,8 @@ def queue_check(ctx):
         col.metric(f"{name}: {pct} wait", _ms(q.sim_quantile_s),
                    delta=f"closed form {_ms(q.analytic_quantile_s)} · {q.utilization * 100:,.1f}% busy",
                    delta_color="off", border=True, help=q.label)
-    fig = go.Figure()
-    for i, q in enumerate(checks):
-        color = PALETTE[i]
-        fig.add_trace(go.Scatter(x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_sim, name=f"{q.label}, simulated",
-                                 line=dict(color=color, width=2.5)))
-        fig.add_trace(go.Scatter(x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_analytic, name="closed form",
-                                 line=dict(color=color, width=1.5, dash="dash"), showlegend=i == 0))
-    fig.add_vline(x=p.queue_budget_ms, line=dict(color="#64748b", dash="dot", width=1))
-    fig.add_annotation(x=p.queue_budget_ms, y=1, yref="paper", text="queue allowance", showarrow=False,
-                       xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
-    fig.add_hline(y=d.value("tail_probability"), line=dict(color=INK, dash="dot", width=1))
-    base_layout(fig, "Share of requests waiting longer than t (log scale)", "Wait t (ms)", "P(wait > t)", log_y=True)
-    fig.update_layout(height=420)
-    fig.update_yaxes(range=[-4, 0.05])
-    st.plotly_chart(fig, key=f"{ctx.slug}.sim.queue_check.ccdf")
+    st.plotly_chart(_ccdf_figure(checks, p.queue_budget_ms, d.value("tail_probability")),
+                    key=f"{ctx.slug}.sim.queue_check.ccdf")
     st.caption(
         f"{r.pooled.customers:,} requests per queue, Poisson arrivals, exponential prefills of mean "
         f"{d['service_time_s'].display()}, the first 5% dropped as warm-up. Share past the allowance: "

@@ -1,0 +1,761 @@
+"""LLM-serving page figures built as plain dicts (ui/figures.py) send Streamlit the JSON the old
+validated builds sent. The pattern of tests/app/test_page_figures_plain.py, whose helpers this file
+uses (what st.plotly_chart sends, the page's globals, a chart's ctx, the one normalisation): each
+OLD_* function below is a page's former builder, kept verbatim (go.Figure, add_trace,
+add_vline/add_hline/add_annotation, make_subplots, base_layout); figures a simulation panel drew
+inline are wrapped in a function of what they read, without the st.plotly_chart call, and the
+page's constants are bound locally. Each test builds the figure both ways, at the page's default
+scenario and at one other, and compares what st.plotly_chart would send."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from tests.app.test_page_figures_plain import _assert_same, _chart, _ctx, _page, _sim
+from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
+
+# --- rag-10k-qps ----------------------------------------------------------------------------------
+
+RAG = "rag-10k-qps"
+
+
+def OLD_rag_latency_budget(ctx):
+    STAGES = _page(RAG)["STAGES"]
+    d, p = ctx.derivation, ctx.params
+    fig = go.Figure()
+    for i, (key, name) in enumerate(STAGES.items()):
+        fig.add_trace(go.Bar(
+            y=["First token"], x=[d.value(key)], name=name, orientation="h",
+            marker=dict(color=PALETTE[i % len(PALETTE)]),
+            text=[d[key].display()], textposition="inside", insidetextanchor="middle",
+            hovertemplate=f"{name}: %{{x:,.1f}} ms<extra></extra>",
+        ))
+    fig.add_vline(x=p.ttft_slo_ms, line=dict(color=INK, dash="dash", width=1.5))
+    # In the legend: above the line, the label landed among the legend's rows on a phone.
+    fig.add_trace(legend_line(f"target {p.ttft_slo_ms:g} ms", color=INK, dash="dash", width=1.5))
+    base_layout(fig, f"Budget to the first token: {d['latency_budget_ms'].display()}", "ms", "")
+    # 320 px: on a phone the legend takes seven rows of it.
+    fig.update_layout(barmode="stack", height=320, hovermode="closest", legend_traceorder="normal")
+    return fig
+
+
+def OLD_rag_llm_vs_prompt(ctx):
+    p = ctx.params
+    keys = ["prompt_tokens", "llm_nodes_no_cache_fp8", "llm_nodes_no_cache_bf16", "llm_nodes_with_cache"]
+    xs = sweep_values(p, "passages_in_prompt", 40)
+    ys = sweep(ctx.slug, p, "passages_in_prompt", keys, xs)
+    cur = ctx.derivation
+    names = {
+        "llm_nodes_no_cache_fp8": "No cache, all fp8",
+        "llm_nodes_no_cache_bf16": "No cache, all bf16",
+        "llm_nodes_with_cache": f"With the cache ({p.weight_precision} weights)",
+    }
+    fig = go.Figure()
+    for i, key in enumerate(names):
+        color = PALETTE[i % len(PALETTE)]
+        fig.add_trace(go.Scatter(x=ys["prompt_tokens"], y=ys[key], name=names[key], mode="lines",
+                                 line=dict(color=color, width=2.5)))
+        fig.add_trace(go.Scatter(x=[cur.value("prompt_tokens")], y=[cur.value(key)], mode="markers",
+                                 showlegend=False, marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+                                 hovertemplate=f"{names[key]} now: %{{y:,.0f}}<extra></extra>"))
+    fig.add_vline(x=cur.value("prompt_tokens"), line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "LLM nodes against prompt length (1 to 40 passages pasted in)",
+                       "Prompt tokens", f"{p.tp_degree}-GPU nodes")
+
+
+@pytest.mark.parametrize("changes", [{}, {"ttft_slo_ms": 800.0, "passages_in_prompt": 10, "weight_precision": "bf16"}],
+                         ids=["default", "other"])
+def test_rag_charts(monkeypatch, changes):
+    ctx = _ctx(RAG, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_rag_latency_budget(ctx), lambda: _chart(RAG, "latency_budget")(ctx))
+    assert len(sent["data"]) == 7 and sent["layout"]["legend"]["traceorder"] == "normal"
+    sent = _assert_same(monkeypatch, lambda: OLD_rag_llm_vs_prompt(ctx), lambda: _chart(RAG, "llm_vs_prompt")(ctx))
+    assert len(sent["data"]) == 6 and len(sent["layout"]["shapes"]) == 1
+
+
+# --- continuous-batching --------------------------------------------------------------------------
+
+CB = "continuous-batching"
+
+
+def OLD_cb_timeline(r, t_mark: float) -> go.Figure:
+    """Time series: sequences in the batch, KV in use (% of budget), queue length."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Scatter(x=r.t_s, y=r.batch, name="Sequences in the step", line=dict(color=PALETTE[0], width=1.5),
+                             line_shape="hv"), secondary_y=False)
+    fig.add_trace(go.Scatter(x=r.t_s, y=r.queue_len, name="Queued", line=dict(color=PALETTE[1], width=1.5),
+                             line_shape="hv"), secondary_y=False)
+    if r.kv_budget_tokens:
+        fig.add_trace(go.Scatter(x=r.t_s, y=100 * r.kv_tokens / r.kv_budget_tokens, name="KV in use (%)",
+                                 line=dict(color=PALETTE[2], width=1), opacity=0.7, line_shape="hv"),
+                      secondary_y=True)
+    fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
+    base_layout(fig, "The replica over time", "Seconds", "Sequences / requests")
+    fig.update_yaxes(title_text="KV in use (%)", range=[0, 105], tickvals=[0, 25, 50, 75, 100], secondary_y=True,
+                     showgrid=False)
+    return fig
+
+
+def OLD_cb_gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
+    """One line per request, drawn up to the replay time: queued, prefilling, streaming.
+    Rows are the last `max_rows` requests to arrive by then, so playing the run grows the bars."""
+    CUT = _page(CB)["CUT"]
+    t = min(t_mark, r.horizon_s)
+    k = int(np.searchsorted(r.arrival_s, t, side="right"))
+    idx = np.arange(max(0, k - max_rows), k)
+    admit = np.minimum(r.arrival_s + r.queue_wait_s, t)
+    first_tok = np.where(np.isfinite(r.ttft_s), r.arrival_s + r.ttft_s, np.inf)
+    leave = np.where(np.isfinite(r.exit_s), r.exit_s, np.inf)
+    segs = {"queued": ([], []), "prefill": ([], []), "streaming": ([], [])}
+
+    def add(name, x0, x1, row):
+        if x1 > x0:
+            segs[name][0].extend([x0, x1, None])
+            segs[name][1].extend([row, row, None])
+
+    for row, i in enumerate(idx):
+        a, q, f, z = r.arrival_s[i], admit[i], first_tok[i], min(leave[i], t)
+        add("queued", a, q, row)
+        add("prefill", q, min(f, z), row)
+        add("streaming", f, z, row)
+    fig = go.Figure()
+    colors = {"queued": PALETTE[1], "prefill": PALETTE[4], "streaming": PALETTE[0]}
+    for name, (x, y) in segs.items():
+        fig.add_trace(go.Scatter(x=x, y=y, name=name, mode="lines", line=dict(color=colors[name], width=4)))
+    cut = [row for row, i in enumerate(idx) if r.status[i] == CUT and leave[i] <= t]
+    if cut:
+        fig.add_trace(go.Scatter(x=[leave[idx[row]] for row in cut], y=cut, mode="markers", name="cut (slow client)",
+                                 marker=dict(symbol="x", color=INK, size=9)))
+    fig.add_vline(x=t, line=dict(color=INK, dash="dot", width=1))
+    base_layout(fig, "The last requests to arrive, one row each", "Seconds", "Request")
+    fig.update_yaxes(autorange="reversed", showticklabels=False)
+    fig.update_xaxes(range=[r.arrival_s[idx[0]] - 0.5 if idx.size else 0, t + 0.5])
+    fig.update_layout(height=420, hovermode="closest")
+    return fig
+
+
+def OLD_cb_distributions(r, d) -> go.Figure:
+    # Short subplot titles: each has half the width, which on a phone is ~170 px.
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Token gap (ms)"))
+    ttft = r.ttft_s[np.isfinite(r.ttft_s)] * 1000
+    gaps = r.token_gaps_s * 1000
+    if ttft.size:
+        fig.add_trace(go.Histogram(x=ttft, nbinsx=40, marker_color=PALETTE[4], name="TTFT"), row=1, col=1)
+    if gaps.size:
+        fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
+        fig.add_vline(x=d.value("p95_tpot_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
+    fig.update_layout(height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+# The default, and a static scheduler with slow clients: streams are cut (the gantt's cut markers).
+CB_RUNS = [(0, {}), (4, {"policy": "static", "slow_client_fraction": 0.3, "stream_buffer_tokens": 32})]
+
+
+@pytest.mark.parametrize("seed, changes", CB_RUNS, ids=["default", "other"])
+def test_cb_simulation_figures(monkeypatch, seed, changes):
+    page, ctx = _page(CB), _ctx(CB, **changes)
+    r = _sim(CB, seed, **changes)
+    marks = (0.0, 3.0, r.horizon_s / 2, r.horizon_s + 1.0)  # the replay's first step, one early, mid-run, past the end
+    cuts = 0
+    for t in marks:
+        sent = _assert_same(monkeypatch, lambda: OLD_cb_timeline(r, t), lambda: page["_timeline"](r, t))
+        assert sent["layout"]["yaxis2"]["overlaying"] == "y" and sent["data"][-1]["yaxis"] == "y2"
+        sent = _assert_same(monkeypatch, lambda: OLD_cb_gantt(r, t), lambda: page["_gantt"](r, t))
+        cuts += any(tr["name"] == "cut (slow client)" for tr in sent["data"])
+    assert cuts or not changes  # the other run cuts streams: the cut markers' trace is compared too
+    sent = _assert_same(monkeypatch, lambda: OLD_cb_distributions(r, ctx.derivation),
+                        lambda: page["_distributions"](r, ctx.derivation))
+    assert len(sent["data"]) == 2 and sent["layout"]["shapes"][0]["xref"] == "x2"
+    assert [a["text"] for a in sent["layout"]["annotations"]] == ["TTFT (ms)", "Token gap (ms)"]
+
+
+# --- kv-cache-tiers -------------------------------------------------------------------------------
+
+KV = "kv-cache-tiers"
+
+
+def OLD_kv_occupancy(r, minutes, caps, t_mark):
+    """The occupancy figure the replay's draw(step) built inline (st.plotly_chart dropped)."""
+    HBM, DRAM, SSD, TIER_NAMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "TIER_NAMES"))
+    TIER_COLORS = _page(KV)["TIER_COLORS"]
+    fig = go.Figure()
+    for tier, o in enumerate((HBM, DRAM, SSD)):
+        fig.add_trace(go.Scatter(x=minutes, y=r.occupancy_bytes[tier] / 1e9, name=f"{TIER_NAMES[tier]} in use",
+                                 line=dict(color=TIER_COLORS[o], width=2.5)))
+        fig.add_trace(go.Scatter(x=[minutes[0], minutes[-1]], y=[caps[tier] / 1e9] * 2, mode="lines",
+                                 name=f"{TIER_NAMES[tier]} capacity", showlegend=False,
+                                 line=dict(color=TIER_COLORS[o], width=1, dash="dash")))
+    fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
+    base_layout(fig, "KV parked per tier (GB, log scale; dashed: capacity)", "Minutes", "GB", log_y=True)
+    return fig
+
+
+def OLD_kv_hits(centers, share, t_mark):
+    """The hit-share figure the replay's draw(step) built inline (st.plotly_chart dropped)."""
+    HBM, DRAM, SSD, MISS, OUTCOMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "MISS", "OUTCOMES"))
+    TIER_COLORS = _page(KV)["TIER_COLORS"]
+    fig = go.Figure()
+    for row, o in enumerate((HBM, DRAM, SSD, MISS)):
+        fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
+    fig.add_vline(x=t_mark, line=dict(color=INK, dash="dot", width=1))
+    base_layout(fig, "Where returning turns found their KV, over time", "Minutes", "% of returning turns")
+    fig.update_layout(barmode="stack", bargap=0.05)
+    return fig
+
+
+def OLD_kv_ttft(r, p):
+    """The TTFT-against-prefix figure the panel built inline (st.plotly_chart dropped)."""
+    HBM, DRAM, SSD, MISS, OUTCOMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "MISS", "OUTCOMES"))
+    TIER_COLORS, model = _page(KV)["TIER_COLORS"], _page(KV)["model"]
+    fig = go.Figure()
+    grid = np.linspace(max(1.0, float(r.prefix_tokens[r.returning].min(initial=1))),
+                       float(r.prefix_tokens.max(initial=2)), 40).tolist()
+    floor = model.ttft_floor_s(p, grid)
+    for o in (HBM, DRAM, SSD, MISS):
+        m = r.outcome == o
+        if not m.any():
+            continue
+        idx = np.flatnonzero(m)[:: max(1, int(m.sum()) // 1500)]  # keep the chart light
+        fig.add_trace(go.Scatter(x=r.prefix_tokens[idx], y=r.ttft_s[idx], mode="markers", name=OUTCOMES[o],
+                                 marker=dict(color=TIER_COLORS[o], size=5, opacity=0.45)))
+        fig.add_trace(go.Scatter(x=grid, y=floor[o], mode="lines", showlegend=False,
+                                 line=dict(color=TIER_COLORS[o], width=2), hoverinfo="skip"))
+    base_layout(fig, "TTFT of returning turns against their prefix (lines: the model with no queueing)",
+                "Prefix restored (tokens)", "TTFT (s, log)", log_y=True)
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+@pytest.mark.parametrize("seed, changes", [(0, {}), (2, {"hbm_cache_gb": 10.0, "think_median_s": 300.0,
+                                                         "sim_minutes": 60})], ids=["default", "other"])
+def test_kv_simulation_figures(monkeypatch, seed, changes):
+    page, ctx = _page(KV), _ctx(KV, **changes)
+    r, d = _sim(KV, seed, **changes), ctx.derivation
+    # What the panel reads (kv_cache_tiers.tiers_panel).
+    minutes = r.grid_s / 60
+    caps = (d.value("hbm_cache_bytes"), d.value("dram_cache_bytes"), d.value("ssd_cache_bytes"))
+    share = r.hit_share_over_time()
+    centers = (r.bin_edges_s[:-1] + r.bin_edges_s[1:]) / 2 / 60
+    for t_mark in (0.0, 12.5, float(minutes[-1])):
+        sent = _assert_same(monkeypatch, lambda: OLD_kv_occupancy(r, minutes, caps, t_mark),
+                            lambda: page["_occupancy_figure"](r, minutes, caps, t_mark))
+        assert len(sent["data"]) == 6 and sent["layout"]["yaxis"]["type"] == "log"
+        sent = _assert_same(monkeypatch, lambda: OLD_kv_hits(centers, share, t_mark),
+                            lambda: page["_hits_figure"](centers, share, t_mark))
+        assert len(sent["data"]) == 4 and sent["layout"]["barmode"] == "stack"
+    sent = _assert_same(monkeypatch, lambda: OLD_kv_ttft(r, ctx.params), lambda: page["_ttft_figure"](r, ctx.params))
+    assert len(sent["data"]) >= 4 and sent["layout"]["hovermode"] == "closest"
+
+
+# --- moe-1t-serving -------------------------------------------------------------------------------
+
+MOE = "moe-1t-serving"
+
+
+def OLD_moe_mark_compute_bound(fig, ctx):
+    """A dashed line where the hottest GPU's FLOP overtake its bytes, if that happens inside the sweep."""
+    _batch_hi = _page(MOE)["_batch_hi"]
+    b = float(ctx.derivation.value("compute_bound_batch_per_gpu"))
+    if math.isfinite(b) and 1 <= b <= _batch_hi(ctx):
+        fig.add_vline(x=b, line=dict(color=PALETTE[1], dash="dash", width=1.5))
+        # On a log axis an annotation's x is the exponent, not the value.
+        fig.add_annotation(x=math.log10(b), y=1, yref="paper", xanchor="right", xshift=-3, yanchor="top",
+                           showarrow=False, text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))
+    return fig
+
+
+def OLD_moe_step_breakdown_vs_batch(ctx):
+    _batch_hi, _mark_compute_bound = _page(MOE)["_batch_hi"], OLD_moe_mark_compute_bound
+    p = ctx.params
+    xs = sweep_values(p, "batch_per_gpu", 60, lo=1, hi=_batch_hi(ctx))
+    keys = ["weight_read_s", "kv_read_s", "compute_s", "all_to_all_s", "decode_step_s"]
+    ys = sweep(ctx.slug, p, "batch_per_gpu", keys, xs)
+    ms = {k: [v * 1000 for v in ys[k]] for k in keys}
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=ms["weight_read_s"], name="weight read", stackgroup="bytes",
+                             line=dict(color=PALETTE[0], width=1)))
+    fig.add_trace(go.Scatter(x=xs, y=ms["kv_read_s"], name="KV read (stacked on weights)", stackgroup="bytes",
+                             line=dict(color=PALETTE[5], width=1)))
+    fig.add_trace(go.Scatter(x=xs, y=ms["compute_s"], name="FLOP, hottest GPU", mode="lines",
+                             line=dict(color=PALETTE[1], width=2.5, dash="dash")))
+    fig.add_trace(go.Scatter(x=xs, y=ms["all_to_all_s"], name="two all-to-alls × MoE layers", mode="lines",
+                             line=dict(color=PALETTE[3], width=2.5, dash="dot")))
+    fig.add_trace(go.Scatter(x=xs, y=ms["decode_step_s"], name="decode step", mode="lines",
+                             line=dict(color=INK, width=3)))
+    cur = float(ctx.derivation.value("decode_step_s")) * 1000
+    fig.add_trace(go.Scatter(x=[p.batch_per_gpu], y=[cur], mode="markers", showlegend=False,
+                             marker=dict(color=INK, size=11, line=dict(color="white", width=2))))
+    fig.add_vline(x=p.batch_per_gpu, line=dict(color="#64748b", dash="dot", width=1))
+    _mark_compute_bound(fig, ctx)
+    return base_layout(fig, "Decode step and its parts against the batch (up to what the KV allows)",
+                       "Sequences per GPU (log scale)", "ms", log_x=True)
+
+
+def OLD_moe_imbalance_loss_vs_batch(ctx):
+    _batch_hi, _mark_compute_bound = _page(MOE)["_batch_hi"], OLD_moe_mark_compute_bound
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "batch_per_gpu",
+        {"imbalance_throughput_loss": "throughput lost to the hottest GPU"},
+        title="What the router's imbalance costs, by batch", y_title="% of throughput", n=60, lo=1,
+        hi=_batch_hi(ctx),
+    )
+    return _mark_compute_bound(fig, ctx)
+
+
+# The default (no compute-bound batch inside the KV's sweep) and one where the FLOP take over.
+MOE_SCENARIOS = [{}, {"context_tokens": 500, "batch_per_gpu": 256, "imbalance": 2.0}]
+
+
+@pytest.mark.parametrize("changes", MOE_SCENARIOS, ids=["default", "other"])
+def test_moe_charts(monkeypatch, changes):
+    ctx = _ctx(MOE, **changes)
+    step = _assert_same(monkeypatch, lambda: OLD_moe_step_breakdown_vs_batch(ctx),
+                        lambda: _chart(MOE, "step_breakdown_vs_batch")(ctx))
+    loss = _assert_same(monkeypatch, lambda: OLD_moe_imbalance_loss_vs_batch(ctx),
+                        lambda: _chart(MOE, "imbalance_loss_vs_batch")(ctx))
+    marked = len(step["layout"].get("annotations", []))
+    assert len(step["data"]) == 6 and marked == len(loss["layout"].get("annotations", []))
+    assert len(step["layout"]["shapes"]) == len(loss["layout"]["shapes"]) == 1 + marked
+    assert marked == (1 if changes else 0)  # both branches of the compute-bound mark are compared
+
+
+# --- multi-lora -----------------------------------------------------------------------------------
+
+
+def OLD_lora_adapter_bytes(ctx):
+    xs = sweep_values(ctx.params, "lora_rank", 40)
+    fig = go.Figure()
+    for i, targets in enumerate(("q,v", "q,k,v,o", "all seven")):
+        p = ctx.params.model_copy(update={"targets": targets})
+        ys = sweep(ctx.slug, p, "lora_rank", ["adapter_bytes"], xs)["adapter_bytes"]
+        width = 3.5 if targets == ctx.params.targets else 2
+        fig.add_trace(go.Scatter(x=xs, y=[y / 1e6 for y in ys], name=f"LoRA on {targets}", mode="lines",
+                                 line=dict(color=PALETTE[i], width=width)))
+    cur = ctx.derivation.value("adapter_bytes") / 1e6
+    fig.add_trace(go.Scatter(x=[ctx.params.lora_rank], y=[cur], mode="markers", showlegend=False,
+                             marker=dict(color=INK, size=11, line=dict(color="white", width=2)),
+                             hovertemplate="this scenario: %{y:,.4g} MB<extra></extra>"))
+    heavy = ctx.derivation.value("heavy_adapter_bytes") / 1e6
+    fig.add_trace(go.Scatter(x=[ctx.params.heavy_rank], y=[heavy], mode="markers", showlegend=False,
+                             marker=dict(color=PALETTE[2], size=11, symbol="diamond", line=dict(color="white", width=2)),
+                             hovertemplate="heavy comparison adapter: %{y:,.4g} MB<extra></extra>"))
+    fig.add_vline(x=ctx.params.lora_rank, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "One adapter's size against rank, by the projections it targets (log-log)",
+                       "LoRA rank", "MB per adapter (bf16)", log_x=True, log_y=True)
+
+
+@pytest.mark.parametrize("changes", [{}, {"lora_rank": 64, "targets": "all seven", "heavy_rank": 128}],
+                         ids=["default", "other"])
+def test_lora_adapter_bytes(monkeypatch, changes):
+    slug = "multi-lora"
+    ctx = _ctx(slug, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_lora_adapter_bytes(ctx), lambda: _chart(slug, "adapter_bytes")(ctx))
+    assert len(sent["data"]) == 5 and sent["layout"]["xaxis"]["type"] == sent["layout"]["yaxis"]["type"] == "log"
+
+
+# --- speculative-decoding -------------------------------------------------------------------------
+
+SPEC = "speculative-decoding"
+
+
+def OLD_spec_speedup_vs_k(ctx):
+    ACCEPTANCE_CURVES = _page(SPEC)["ACCEPTANCE_CURVES"]
+    p = ctx.params
+    xs = list(range(1, 17))
+    rates = sorted(set(ACCEPTANCE_CURVES) | {round(p.acceptance_rate, 4)})
+    fig = go.Figure()
+    for i, a in enumerate(rates):
+        ys = sweep(ctx.slug, p.model_copy(update={"acceptance_rate": a}), "draft_tokens", ["speedup_small_batch"],
+                   xs)["speedup_small_batch"]
+        current = abs(a - p.acceptance_rate) < 1e-9
+        fig.add_trace(go.Scatter(x=xs, y=ys, name=f"a = {a:.0%}" + (" (now)" if current else ""), mode="lines+markers",
+                                 line=dict(color=PALETTE[i % len(PALETTE)], width=3.5 if current else 2,
+                                           dash="solid" if current else "dot")))
+    y_now = ctx.derivation.value("speedup_small_batch")
+    fig.add_trace(go.Scatter(x=[p.draft_tokens], y=[y_now], mode="markers", showlegend=False,
+                             marker=dict(color=INK, size=12, line=dict(color="white", width=2)),
+                             hovertemplate="now: %{y:.3g}×<extra></extra>"))
+    fig.add_vline(x=p.draft_tokens, line=dict(color="#64748b", dash="dot", width=1))
+    fig.add_hline(y=1, line=dict(color="#dc2626", width=1))
+    return base_layout(fig, f"Small-batch speedup against k, draft cost c = {p.draft_cost:.1%}",
+                       "Draft tokens k", "speedup (×)")
+
+
+def OLD_spec_speedup_vs_batch(ctx):
+    d, p = ctx.derivation, ctx.params
+    # Batches past the KV cap are refused, so the sweep ends at the cap.
+    cap = int(d.value("batch_memory_cap"))
+    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), 80)} | {int(d.value("decode_batch"))})
+    lines = {"speedup_at_operating_batch": "The engine's full step (KV, all-reduces, fixed cost)",
+             "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"}
+    ys = sweep(ctx.slug, p, "given_batch", list(lines), xs)
+    fig = go.Figure()
+    for i, (key, name) in enumerate(lines.items()):
+        fig.add_trace(go.Scatter(x=xs, y=ys[key], name=name, mode="lines", line=dict(color=PALETTE[i], width=2.5)))
+        fig.add_trace(go.Scatter(x=[d.value("decode_batch")], y=[d.value(key)], mode="markers", showlegend=False,
+                                 marker=dict(color=PALETTE[i], size=11, line=dict(color="white", width=2)),
+                                 hovertemplate=f"{name} now: %{{y:.3g}}×<extra></extra>"))
+    fig.add_hline(y=1, line=dict(color="#dc2626", width=1.5))
+    marks = (("break_even_batch_weights_only", "break-even, weights only", PALETTE[1]),
+             ("break_even_batch_with_kv", "break-even, full step", PALETTE[0]),
+             ("batch_memory_cap", "KV cap", INK))
+    for key, label, color in marks:
+        x = float(d.value(key))
+        if math.isfinite(x) and 1 <= x <= max(2, cap):
+            fig.add_vline(x=x, line=dict(color=color, dash="dash", width=1.5))
+            fig.add_trace(legend_line(f"{label}: {x:,.0f}", color=color, dash="dash", width=1.5))
+    return base_layout(fig, "Speedup against batch size, up to the KV cap (log x); below the red line speculation "
+                            "costs throughput", "Decode batch (sequences)", "speedup (×)", log_x=True)
+
+
+def OLD_spec_break_even_vs_context(ctx):
+    p = ctx.params
+    xs = [x for x in (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 64000)
+          if x != p.prompt_tokens] + [p.prompt_tokens]
+    xs = sorted(xs)
+    keys = ["break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap"]
+    names = ["Break-even, weights only", "Break-even, full step (missing = never)", "KV cap"]
+    # The break-even and the cap do not depend on the batch; with the batch left to the engine a
+    # long prompt is not refused for a batch that no longer fits.
+    ys = sweep(ctx.slug, p.model_copy(update={"given_batch": 0}), "prompt_tokens", keys, xs)
+    fig = go.Figure()
+    for i, (key, name) in enumerate(zip(keys, names)):
+        y = [v if math.isfinite(v) and v > 0 else None for v in ys[key]]
+        fig.add_trace(go.Scatter(x=xs, y=y, name=name, mode="lines+markers", connectgaps=False,
+                                 line=dict(color=(PALETTE[1], PALETTE[0], INK)[i], width=2.5,
+                                           dash="dash" if key == "batch_memory_cap" else "solid")))
+    fig.add_vline(x=p.prompt_tokens, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "Where speculation stops paying, against prompt length (log-log)", "Prompt tokens",
+                       "sequences per replica", log_x=True, log_y=True)
+
+
+@pytest.mark.parametrize("changes", [{}, {"acceptance_rate": 0.65, "draft_tokens": 7, "draft_cost": 0.15,
+                                          "prompt_tokens": 6000, "given_batch": 16}], ids=["default", "other"])
+def test_spec_charts(monkeypatch, changes):
+    ctx = _ctx(SPEC, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_spec_speedup_vs_k(ctx), lambda: _chart(SPEC, "speedup_vs_k")(ctx))
+    assert len(sent["data"]) == (5 if changes else 4) + 1 and len(sent["layout"]["shapes"]) == 2
+    sent = _assert_same(monkeypatch, lambda: OLD_spec_speedup_vs_batch(ctx),
+                        lambda: _chart(SPEC, "speedup_vs_batch")(ctx))
+    assert len(sent["layout"]["shapes"]) == 1 + len(sent["data"]) - 4 >= 2  # the 1x line, a vline per legend row
+    sent = _assert_same(monkeypatch, lambda: OLD_spec_break_even_vs_context(ctx),
+                        lambda: _chart(SPEC, "break_even_vs_context")(ctx))
+    assert len(sent["data"]) == 3 and len(sent["layout"]["shapes"]) == 1
+
+
+# --- disaggregated-prefill-decode -----------------------------------------------------------------
+
+DPD = "disaggregated-prefill-decode"
+
+
+def OLD_dpd_ai_vs_ridge(ctx):
+    d = ctx.derivation
+    names = ["Prefill (one prompt)", "Decode, batch 1", "Decode, operating batch", "Decode, any batch (ceiling)"]
+    keys = ["prefill_arithmetic_intensity", "decode_ai_batch_1", "decode_arithmetic_intensity", "decode_ai_ceiling"]
+    values = [float(d.value(k)) for k in keys]
+    ridge = float(d.value("ridge_flops_per_byte"))
+    colors = [PALETTE[1] if v > ridge else PALETTE[0] for v in values]
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colors, text=[f"{v:,.0f}" for v in values],
+                           textposition="outside", hovertemplate="%{x}: %{y:,.0f} FLOP/B<extra></extra>",
+                           showlegend=False))
+    fig.add_hline(y=ridge, line=dict(color=INK, dash="dash", width=1.5))
+    # In the legend: on the plot the label sat on the bars' own value labels.
+    fig.add_trace(legend_line(f"ridge {ridge:,.0f} FLOP/B ({ctx.params.gpu}, {ctx.params.compute_precision} compute)",
+                              color=INK, dash="dash", width=1.5))
+    base_layout(fig, "Arithmetic intensity against the ridge (log scale): red is compute-bound", "", "FLOP per byte",
+                log_y=True)
+    top = max(values + [ridge])
+    fig.update_yaxes(range=[math.log10(min(values + [ridge]) / 3), math.log10(top * 4)])
+    fig.update_layout(hovermode="closest")
+    return fig
+
+
+def OLD_dpd_crossover_vs_interference(ctx):
+    p = ctx.params
+    xs = sweep_values(p, "interference", 60)
+    ys = sweep(ctx.slug, p, "interference", ["crossover_load"], xs)["crossover_load"]
+    fig = go.Figure(go.Scatter(x=[x * 100 for x in xs], y=[y if math.isfinite(y) else None for y in ys],
+                               mode="lines", name="crossover load", line=dict(color=PALETTE[0], width=2.5)))
+    cur = float(ctx.derivation.value("crossover_load"))
+    if math.isfinite(cur):
+        fig.add_trace(go.Scatter(x=[p.interference * 100], y=[cur], mode="markers", showlegend=False,
+                                 marker=dict(color=PALETTE[0], size=11, line=dict(color="white", width=2))))
+    fig.add_hline(y=p.request_rate, line=dict(color=PALETTE[1], dash="dot", width=1.5))
+    fig.add_trace(legend_line(f"scenario load {p.request_rate:,.0f} req/s: the split pays where the curve is below it",
+                              color=PALETTE[1], dash="dot", width=1.5))
+    fig.add_vline(x=p.interference * 100, line=dict(color="#64748b", dash="dot", width=1))
+    return base_layout(fig, "Where the crossover load moves with the interference assumption (log scale)",
+                       "Prefill interference on decode (%)", "requests/s", log_y=True)
+
+
+def OLD_dpd_nodes_vs_load(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "request_rate",
+        {"nodes_saved": "monolith nodes − split nodes (above zero: the split is smaller)"},
+        title="Nodes the split saves against load; the dashed line is the crossover", y_title="nodes saved",
+        line_shape="hv", n=200, lo=1, hi=max(2000.0, ctx.params.request_rate),
+    )
+    fig.add_hline(y=0, line=dict(color="#94a3b8", width=1))
+    cross = float(ctx.derivation.value("crossover_load"))
+    if math.isfinite(cross) and cross <= 10_000:
+        fig.add_vline(x=cross, line=dict(color=INK, dash="dash", width=1.5))
+        fig.add_annotation(x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
+                           xshift=-4, text=f"crossover {cross:,.0f} req/s")
+    return fig
+
+
+# The default, and a scenario with no crossover at all (long answers at a loose TPOT, no interference:
+# the split never saves a node).
+@pytest.mark.parametrize("changes", [{}, {"interference": 0.0, "output_tokens": 4000, "tpot_target_ms": 200.0,
+                                          "request_rate": 3000.0, "compute_precision": "fp8"}],
+                         ids=["default", "other"])
+def test_dpd_charts(monkeypatch, changes):
+    ctx = _ctx(DPD, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_dpd_ai_vs_ridge(ctx), lambda: _chart(DPD, "ai_vs_ridge")(ctx))
+    assert len(sent["data"]) == 2 and sent["layout"]["yaxis"]["range"][0] < sent["layout"]["yaxis"]["range"][1]
+    sent = _assert_same(monkeypatch, lambda: OLD_dpd_crossover_vs_interference(ctx),
+                        lambda: _chart(DPD, "crossover_vs_interference")(ctx))
+    assert len(sent["layout"]["shapes"]) == 2 and sent["data"][-1]["name"].startswith("scenario load")
+    crossed = math.isfinite(float(ctx.derivation.value("crossover_load")))
+    assert len(sent["data"]) == (3 if crossed else 2)
+    sent = _assert_same(monkeypatch, lambda: OLD_dpd_nodes_vs_load(ctx), lambda: _chart(DPD, "nodes_vs_load")(ctx))
+    # The current value and the zero line, then the crossover and its label.
+    assert len(sent["layout"]["shapes"]) == (3 if crossed else 2)
+    assert len(sent["layout"].get("annotations", [])) == (1 if crossed else 0)
+    assert crossed == (not changes)  # both branches are compared
+
+
+# --- serverless-gpu -------------------------------------------------------------------------------
+
+SLS = "serverless-gpu"
+
+
+def OLD_sls_cold_start_waterfall(ctx):
+    COLD_STAGES, SNAPSHOT_STAGES = _page(SLS)["COLD_STAGES"], _page(SLS)["SNAPSHOT_STAGES"]
+    import plotly.graph_objects as go
+
+    d = ctx.derivation
+    fig = go.Figure()
+    for stages, total_key, total_label, name, color in (
+        (COLD_STAGES, "cold_start_s", "Cold start", "Cold chain", "#dc2626"),
+        (SNAPSHOT_STAGES, "snapshot_start_s", "Snapshot start", "Snapshot restore", "#16a34a"),
+    ):
+        prefix = "" if total_key == "cold_start_s" else "Snapshot: "
+        xs = [prefix + label for _, label in stages] + [total_label]
+        ys = [float(d.value(k)) for k, _ in stages] + [float(d.value(total_key))]
+        fig.add_trace(go.Waterfall(
+            x=xs, y=ys, measure=["relative"] * len(stages) + ["total"], name=name,
+            text=[d[k].display(hint=False) for k, _ in stages] + [d[total_key].display(hint=False)],
+            # Upright and never shrunk: plotly shrinks a label to its bar's width, and a phone's
+            # bars are 20 px wide; an upright label is narrower than that.
+            textposition="outside", textangle=-90, constraintext="none", cliponaxis=False,
+            connector=dict(line=dict(color="#94a3b8", width=1)),
+            increasing=dict(marker=dict(color=color)), totals=dict(marker=dict(color=INK)),
+        ))
+    base_layout(fig, "Where the seconds go: the cold chain and the snapshot restore", "", "seconds")
+    fig.update_layout(hovermode="closest", height=420, waterfallgap=0.3)
+    # Head room for the upright labels over the tallest bars (their length in pixels is fixed).
+    fig.update_yaxes(range=[0, 1.35 * max(float(d.value("cold_start_s")), float(d.value("snapshot_start_s")))])
+    return fig
+
+
+def OLD_sls_margin_vs_lifetime(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "instance_billed_s",
+        {"gross_margin": "Gross margin, cold refills", "gross_margin_with_snapshot": "Gross margin, snapshot refills",
+         "billed_fraction": "Billed fraction, cold boot", "billed_fraction_with_snapshot": "Billed fraction, snapshot"},
+        title="Margin and billed fraction against an instance's billed life", y_title="%", n=80,
+        lo=30,
+    )
+    # Very short lives drive the margin far below zero; the interesting band is around break-even.
+    fig.update_yaxes(range=[-100, 100])
+    fig.add_hline(y=0, line=dict(color="#64748b", width=1))
+    return fig
+
+
+@pytest.mark.parametrize("changes", [{}, {"compile_s": 120.0, "image_gb": 20.0, "instance_billed_s": 60.0,
+                                          "model": "Llama-3-70B", "tp_degree": 8}], ids=["default", "other"])
+def test_sls_charts(monkeypatch, changes):
+    ctx = _ctx(SLS, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_sls_cold_start_waterfall(ctx),
+                        lambda: _chart(SLS, "cold_start_waterfall")(ctx))
+    assert [t["type"] for t in sent["data"]] == ["waterfall"] * 2 and sent["layout"]["waterfallgap"] == 0.3
+    sent = _assert_same(monkeypatch, lambda: OLD_sls_margin_vs_lifetime(ctx),
+                        lambda: _chart(SLS, "margin_vs_lifetime")(ctx))
+    assert sent["layout"]["yaxis"]["range"] == [-100, 100] and len(sent["layout"]["shapes"]) == 2
+
+
+# --- ttft-slo-200ms -------------------------------------------------------------------------------
+
+TTFT = "ttft-slo-200ms"
+
+
+def OLD_ttft_chunk_vs_long_prompt(ctx):
+    p, d = ctx.params, ctx.derivation
+    fig = sweep_figure(
+        ctx.slug, p, "long_prompt_tokens",
+        {"long_prompt_prefill_s": "Long prompt in one piece", "chunk_time_s": f"Its last chunk of {p.chunk_tokens:,}"},
+        title="A short request's wait behind a long prompt (log-log)", y_title="ms",
+        y_unit="ms", from_unit="s", log_y=True, n=80,
+    )
+    for key, name, color in (("slo_s", "whole SLO", INK), ("prefill_budget_s", "prefill budget", "#d97706")):
+        y = d.value(key) * 1000
+        fig.add_hline(y=y, line=dict(color=color, dash="dash", width=1))
+        # On a log axis an annotation's y is given in log10 units (shapes take data units).
+        fig.add_annotation(x=0, xref="paper", xanchor="left", y=math.log10(y), text=name, showarrow=False,
+                           yanchor="bottom",
+                           font=dict(size=11, color=color))
+    return fig
+
+
+def OLD_ttft_ccdf(r, p, d):
+    """The figure the queue_check panel drew inline (st.plotly_chart dropped)."""
+    checks = (r.separate, r.pooled, r.separate_at_pooled_util)
+    fig = go.Figure()
+    for i, q in enumerate(checks):
+        color = PALETTE[i]
+        fig.add_trace(go.Scatter(x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_sim, name=f"{q.label}, simulated",
+                                 line=dict(color=color, width=2.5)))
+        fig.add_trace(go.Scatter(x=[t * 1000 for t in q.ccdf_t], y=q.ccdf_analytic, name="closed form",
+                                 line=dict(color=color, width=1.5, dash="dash"), showlegend=i == 0))
+    fig.add_vline(x=p.queue_budget_ms, line=dict(color="#64748b", dash="dot", width=1))
+    fig.add_annotation(x=p.queue_budget_ms, y=1, yref="paper", text="queue allowance", showarrow=False,
+                       xanchor="left", xshift=3, yanchor="top", font=dict(size=11))
+    fig.add_hline(y=d.value("tail_probability"), line=dict(color=INK, dash="dot", width=1))
+    base_layout(fig, "Share of requests waiting longer than t (log scale)", "Wait t (ms)", "P(wait > t)", log_y=True)
+    fig.update_layout(height=420)
+    fig.update_yaxes(range=[-4, 0.05])
+    return fig
+
+
+@pytest.mark.parametrize("seed, changes", [(0, {}), (6, {"queue_budget_ms": 20.0, "arrival_rps": 40.0,
+                                                         "long_prompt_tokens": 8000, "chunk_tokens": 1024})],
+                         ids=["default", "other"])
+def test_ttft_figures(monkeypatch, seed, changes):
+    ctx = _ctx(TTFT, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_ttft_chunk_vs_long_prompt(ctx),
+                        lambda: _chart(TTFT, "chunk_vs_long_prompt")(ctx))
+    assert len(sent["layout"]["shapes"]) == 3 and len(sent["layout"]["annotations"]) == 2
+    r, p, d = _sim(TTFT, seed, **changes), ctx.params, ctx.derivation
+    sent = _assert_same(monkeypatch, lambda: OLD_ttft_ccdf(r, p, d),
+                        lambda: _page(TTFT)["_ccdf_figure"]((r.separate, r.pooled, r.separate_at_pooled_util),
+                                                            p.queue_budget_ms, d.value("tail_probability")))
+    assert len(sent["data"]) == 6 and len(sent["layout"]["shapes"]) == 2 and len(sent["layout"]["annotations"]) == 1
+
+
+# --- inference-observability ----------------------------------------------------------------------
+
+OBS = "inference-observability"
+
+
+def OLD_obs_trace_waterfall(ctx):
+    model, format_quantity = _page(OBS)["model"], _page(OBS)["format_quantity"]
+    spans = model.waterfall(ctx.params)
+    total = max(end for _, _, end, _ in spans) or 1.0
+    min_w = total * 0.006  # a 5 ms span on a 10 s request must stay visible
+    fig = go.Figure()
+    names = [s[0] for s in spans]
+    for i, (name, start, end, records) in enumerate(spans):
+        dur = end - start
+        fig.add_trace(go.Bar(
+            y=[name], x=[max(dur, min_w)], base=[start], orientation="h", showlegend=False,
+            marker=dict(color="#94a3b8" if name == "request" else PALETTE[i % len(PALETTE)]),
+            text=[format_quantity(dur, "s") if dur > 0 else "event"], textposition="outside",
+            cliponaxis=False,
+            hovertemplate=f"<b>{name}</b><br>{format_quantity(start, 's')} → {format_quantity(end, 's')}"
+                          f"<br>{records}<extra></extra>",
+        ))
+    ttft = ctx.derivation.value("ttft_s")
+    fig.add_vline(x=ttft, line=dict(color="#dc2626", dash="dot", width=1.5),
+                  annotation_text=f"first token {format_quantity(ttft, 's')}", annotation_position="bottom right")
+    base_layout(fig, "One request's trace: one decode span, not one per token", "Seconds since the request arrived", "")
+    fig.update_layout(height=330, hovermode="closest",
+                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(names))),
+                      xaxis=dict(range=[0, total * 1.15]))
+    return fig
+
+
+def OLD_obs_utilization_vs_throughput(ctx):
+    d = ctx.derivation
+    # Sweep up to a little past the roofline for this batch: beyond it the observations are impossible.
+    at_roofline = d.value("decode_batch") * d.value("peak_Bps") / d.value("step_bytes")
+    hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "tokens_per_s_replica",
+        {"gpu_util_counter_pct": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
+         "mfu": "Model FLOP utilization"},
+        title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
+        n=60, lo=max(10, at_roofline / 50), hi=hi,
+    )
+    fig.add_hline(y=100, line=dict(color=INK, dash="dash", width=1))
+    return fig
+
+
+def OLD_obs_span_ratio_vs_price(ctx):
+    fig = sweep_figure(
+        ctx.slug, ctx.params, "span_price_per_million_usd",
+        {"span_cost_to_gpu_cost_ratio": "Span per token ÷ GPU cost of the token",
+         "span_cost_to_list_price_ratio": "Span per token ÷ list price of the token"},
+        title="Does a span per token cost more than the token? Depends which cost (log-log)",
+        y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
+    )
+    fig.add_hline(y=1, line=dict(color=INK, dash="dash", width=1.5))
+    # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
+    fig.add_annotation(x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False,
+                       xanchor="left", yanchor="bottom", font=dict(size=11))
+    return fig
+
+
+def _obs_series(p, chosen) -> tuple[list, list]:
+    """The cardinality panel's bars for the labels ticked (inference_observability.cardinality)."""
+    LABEL_NAMES = _page(OBS)["LABEL_NAMES"]
+    sizes = {"replica": p.replicas, "route": p.routes, "status": p.status_codes, "bucket": p.histogram_buckets,
+             "tenant": p.tenants}
+    running, xs, ys = 1, [], []
+    for name in chosen:
+        running *= sizes[name]
+        xs.append(f"× {LABEL_NAMES[name]}")
+        ys.append(running)
+    return xs, ys
+
+
+def OLD_obs_cardinality(p, xs, ys):
+    """The figure the cardinality panel drew inline (st.plotly_chart dropped)."""
+    fig = go.Figure(go.Bar(x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
+                           text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False))
+    fig.add_hline(y=p.series_budget, line=dict(color="#dc2626", dash="dash", width=1.5))
+    fig.add_annotation(x=0, xref="paper", y=math.log10(p.series_budget), text=f"budget {p.series_budget:,.0f}",
+                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))
+    base_layout(fig, "Series as each label multiplies in (log scale)", "", "series", log_y=True)
+    top = max([p.series_budget, *ys]) if ys else p.series_budget
+    fig.update_layout(height=320, hovermode="closest",
+                      yaxis=dict(range=[0, math.log10(top) + 0.8]))
+    return fig
+
+
+@pytest.mark.parametrize("changes", [{}, {"tokens_per_s_replica": 600.0, "given_batch": 8,
+                                          "span_price_per_million_usd": 0.2, "series_budget": 50_000.0,
+                                          "tenants": 20}], ids=["default", "other"])
+def test_obs_charts(monkeypatch, changes):
+    ctx = _ctx(OBS, **changes)
+    sent = _assert_same(monkeypatch, lambda: OLD_obs_trace_waterfall(ctx), lambda: _chart(OBS, "trace_waterfall")(ctx))
+    assert len(sent["layout"]["shapes"]) == len(sent["layout"]["annotations"]) == 1
+    assert sent["layout"]["annotations"][0]["text"].startswith("first token")
+    sent = _assert_same(monkeypatch, lambda: OLD_obs_utilization_vs_throughput(ctx),
+                        lambda: _chart(OBS, "utilization_vs_throughput")(ctx))
+    assert len(sent["layout"]["shapes"]) == 2
+    sent = _assert_same(monkeypatch, lambda: OLD_obs_span_ratio_vs_price(ctx),
+                        lambda: _chart(OBS, "span_ratio_vs_price")(ctx))
+    assert len(sent["layout"]["shapes"]) == 2 and len(sent["layout"]["annotations"]) == 1
+    labels = list(_page(OBS)["model"].LABELS)
+    for chosen in (labels, labels[:2], []):  # every label, two, none (the "no labels" bar)
+        xs, ys = _obs_series(ctx.params, chosen)
+        sent = _assert_same(monkeypatch, lambda: OLD_obs_cardinality(ctx.params, xs, ys),
+                            lambda: _page(OBS)["_cardinality_figure"](xs, ys, ctx.params.series_budget))
+        assert sent["data"][0]["x"] == (xs or ["no labels"]) and sent["layout"]["yaxis"]["type"] == "log"
