@@ -160,7 +160,7 @@ def solve(p: Params) -> Derivation:
     # --- Numbers: volume -----------------------------------------------------------------------------
     per_day = d.step(
         "events_per_day", "Events a day", p.events_per_s * SECONDS_PER_DAY, "1", noun="events",
-        formula="{events_per_s} /s × 86,400 s",
+        formula="{events_per_s} × 86,400 s",
     )
     raw = d.step(
         "raw_per_day_TB", "Raw data a day", per_day * p.bytes_per_event / 1e12, "TB",
@@ -177,7 +177,7 @@ def solve(p: Params) -> Derivation:
     )
     bronze = d.step(
         "bronze_retained_TB", "Bronze over the retention window", compressed * p.retention_days, "TB",
-        formula="{compressed_per_day_TB} TB × {retention_days} days",
+        formula="{compressed_per_day_TB} / 1 day × {retention_days}",
     )
     layers = 1 + p.derived_fraction
     stored = d.step(
@@ -188,7 +188,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "stored_uncompressed_TB", "The same without compression",
         raw * p.retention_days * layers * p.copies, "TB",
-        formula="{raw_per_day_TB} TB × {retention_days} days × (1 + {derived_fraction}) × {copies}",
+        formula="{raw_per_day_TB} / 1 day × {retention_days} × (1 + {derived_fraction}) × {copies}",
     )
     hot_days = d.step(
         "hot_days_effective", "Days in the hot tier (no more than the retention)",
@@ -205,34 +205,44 @@ def solve(p: Params) -> Derivation:
     cost = d.step(
         "storage_cost_per_month_usd", "Storage a month, tiered",
         hot * p.hot_price_usd_per_TB_month + cold * p.cold_price_usd_per_TB_month, "USD",
-        formula="{hot_TB} TB × ${hot_price_usd_per_TB_month} + {cold_TB} TB × ${cold_price_usd_per_TB_month}",
+        formula="{hot_TB} × {hot_price_usd_per_TB_month} / 1 TB + {cold_TB} × {cold_price_usd_per_TB_month} / 1 TB",
     )
     all_hot = d.step(
         "all_hot_cost_per_month_usd", "Storage a month with everything in the hot tier",
         stored * p.hot_price_usd_per_TB_month, "USD",
-        formula="{stored_TB} TB × ${hot_price_usd_per_TB_month}",
+        formula="{stored_TB} × {hot_price_usd_per_TB_month} / 1 TB",
     )
     d.step(
         "tiering_saving_pct", "Saved by tiering", 100 * (1 - cost / all_hot) if all_hot else 0.0, "%",
-        formula="100 × (1 − {storage_cost_per_month_usd} / {all_hot_cost_per_month_usd})",
+        formula="1 − {storage_cost_per_month_usd} / {all_hot_cost_per_month_usd}",
     )
     # The bill one year in: only `elapsed` days exist yet, the newest of them hot.
     elapsed = min(365.0, p.retention_days)
-    per_day_stored = compressed * layers * p.copies
+    per_day_stored = d.step(
+        "stored_per_day_TB", "Stored per day kept: bronze, derived tables, billed copies",
+        compressed * layers * p.copies, "TB", formula="{compressed_per_day_TB} × (1 + {derived_fraction}) × {copies}",
+    )
+    hot_year = d.step(
+        "hot_days_after_one_year", "Days in the hot tier one year after launch", min(p.hot_days, elapsed), "d",
+        formula="min({hot_days_effective}, 365 days)",
+    )
+    d.step(
+        "cold_days_after_one_year", "Days in the cold tier one year after launch", elapsed - hot_year, "d",
+        formula="min(365 days, {retention_days}) − {hot_days_after_one_year}",
+    )
     d.step(
         "cost_after_one_year_usd", "Storage bill a month, one year after launch",
         per_day_stored * (min(p.hot_days, elapsed) * p.hot_price_usd_per_TB_month
                           + (elapsed - min(p.hot_days, elapsed)) * p.cold_price_usd_per_TB_month), "USD",
-        formula="{compressed_per_day_TB} TB × (1 + {derived_fraction}) × {copies} × (hot days × "
-                "${hot_price_usd_per_TB_month} + cold days × ${cold_price_usd_per_TB_month}), over "
-                "min(365, {retention_days}) days",
+        formula="{stored_per_day_TB} / 1 day × ({hot_days_after_one_year} × {hot_price_usd_per_TB_month} + "
+                "{cold_days_after_one_year} × {cold_price_usd_per_TB_month}) / 1 TB",
     )
 
     # --- Ingestion: replay, duplicates, small files ----------------------------------------------------
     d.step(
         "replay_buffer_TB", "Bus disk for the replay window, all replicas",
         compressed * p.replay_days * BUS_REPLICATION, "TB",
-        formula="{compressed_per_day_TB} TB × {replay_days} days × 3 replicas",
+        formula="{compressed_per_day_TB} / 1 day × {replay_days} × 3 replicas",
     )
     d.step(
         "duplicates_per_day", "Duplicate events arriving a day", per_day * p.duplicate_pct / 100, "1",
@@ -241,7 +251,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "dedup_state_GB", "Event ids the stream must remember for its window",
         p.events_per_s * p.dedup_window_h * 3600 * EVENT_ID_BYTES / 1e9, "GB",
-        formula="{events_per_s} /s × {dedup_window_h} h × 3,600 s × 16 B",
+        formula="{events_per_s} × {dedup_window_h} × 16 B",
     )
     files = d.step(
         "streaming_files_per_day", "Files a streaming writer leaves a day",
@@ -255,24 +265,24 @@ def solve(p: Params) -> Derivation:
     d.step(
         "compacted_files_per_day", "Files a day after compaction",
         math.ceil(compressed * 1e6 / p.target_file_MB - 1e-9), "1", noun="files",
-        formula="⌈{compressed_per_day_TB} TB / {target_file_MB} MB⌉",
+        formula="⌈{compressed_per_day_TB} / {target_file_MB} − 1e-9⌉",
     )
 
     # --- Governance -----------------------------------------------------------------------------------
     d.step(
         "audit_per_year_GB", "Audit trail a year", p.queries_per_day * p.audit_record_bytes * 365 / 1e9, "GB",
-        formula="{queries_per_day} queries × {audit_record_bytes} B × 365 days",
+        formula="{queries_per_day} × {audit_record_bytes} × 365 (days a year)",
     )
 
     # --- Blast radius -------------------------------------------------------------------------------
     bad = d.step(
         "bad_data_TB", "Raw data that arrived before detection", raw_h * p.detection_delay_h, "TB",
-        formula="{raw_per_hour_TB} TB/h × {detection_delay_h} h",
+        formula="{raw_per_hour_TB} / 1 h × {detection_delay_h}",
     )
     d.step(
         "partitions_to_rewrite", "Hourly partitions to quarantine and rewrite",
         math.ceil(p.detection_delay_h - 1e-9) * p.downstream_tables, "1", noun="partitions",
-        formula="⌈{detection_delay_h} h⌉ × {downstream_tables} tables",
+        formula="⌈{detection_delay_h} / 1 h⌉ × {downstream_tables}",
     )
     d.step(
         "backfill_hours", "Backfill: reprocess the bad window through every downstream table",

@@ -793,7 +793,7 @@ def solve(p: Params) -> Derivation:
     per = d.step("sequences_per_microstep", "Sequences one micro-step runs across all replicas",
                  p.micro_batch * p.data_parallel, "1", noun="sequences", formula="{micro_batch} × {data_parallel}")
     d.step("batch_divisibility_remainder", "Global batch left over after whole micro-steps",
-           p.global_batch % per, "1", noun="sequences", formula="{global_batch} mod {sequences_per_microstep}")
+           p.global_batch % per, "1", noun="sequences", formula="{global_batch} − {sequences_per_microstep} × floor({global_batch} / {sequences_per_microstep})")
     d.step("grad_accum_steps", "Gradient-accumulation micro-steps per optimizer step", p.global_batch / per, "1",
            noun="micro-steps", formula="{global_batch} / ({micro_batch} × {data_parallel})")
     tps = d.step("tokens_per_step", "Tokens per optimizer step", p.global_batch * p.seq_len, "1", noun="tokens",
@@ -809,19 +809,19 @@ def solve(p: Params) -> Derivation:
     # --- shape: resolve, validate, hash ---
     res = resolve_scenario(p)
     d.step("experiment_layer_keys", "Settings the experiment file writes", len(flatten(EXPERIMENT)), "1",
-           noun="keys", formula="leaves of experiments/code-heavy.toml")
+           noun="keys", formula="leaves of experiments/code-heavy.toml", kind="lookup")
     d.step("command_line_keys", "Settings the command line overrides", len(flatten(cli_layer(p))), "1",
-           noun="keys", formula="one per --key=value")
+           noun="keys", formula="one per --key=value", kind="lookup")
     d.step("pinned_keys", "Settings the launcher pins", len(flatten(PINS)), "1", noun="keys",
-           formula="image digest, commit, data snapshot, manifest hash")
+           formula="image digest, commit, data snapshot, manifest hash", kind="lookup")
     d.step("resolved_keys", "Settings in the resolved config (derived fields included)", len(flatten(res.config)),
-           "1", noun="keys", formula="leaves after merge, normalization and derivation")
+           "1", noun="keys", formula="leaves after merge, normalization and derivation", kind="lookup")
     d.step("validation_errors", "Problems the strict schema finds", len(res.issues), "1",
-           formula="unknown + missing + type + range + cross-field + pin checks")
+           formula="unknown + missing + type + range + cross-field + pin checks", kind="lookup")
     d.step("config_valid", "Does the resolved config pass the schema?", "yes" if res.valid else "no",
            formula="{validation_errors} errors = 0")
     nbytes = d.step("resolved_config_bytes", "Canonical JSON of the resolved config", res.canonical_bytes, "B",
-                    formula="len(json.dumps(config, sort_keys=True, separators=(',', ':')))")
+                    formula="len(json.dumps(config, sort_keys=True, separators=(',', ':')))", kind="lookup")
     d.step("config_sha256", "SHA-256 of the resolved config, pins included", res.sha256,
            formula="sha256(canonical JSON)")
     d.step("experiment_sha256", "SHA-256 without the layout (what a relaunch may change)", res.experiment_sha256,
@@ -833,7 +833,8 @@ def solve(p: Params) -> Derivation:
     per_r = p.micro_batch * max_dp
     d.step("relaunch_remainder", "Global batch left over on every replica of that machine",
            p.global_batch % per_r, "1", noun="sequences",
-           formula="{global_batch} mod ({micro_batch} × {relaunch_max_dp})")
+           formula="{global_batch} − {micro_batch} × {relaunch_max_dp} × floor({global_batch} / ({micro_batch} × "
+                   "{relaunch_max_dp}))")
     acc_floor = d.step("relaunch_accum_if_floored", "Micro-steps a trainer that rounds down would run",
                        max(1, p.global_batch // per_r), "1", noun="micro-steps",
                        formula="max(1, ⌊{global_batch} / ({micro_batch} × {relaunch_max_dp})⌋)")
@@ -842,10 +843,11 @@ def solve(p: Params) -> Derivation:
                  formula="{relaunch_accum_if_floored} × {micro_batch} × {relaunch_max_dp}")
     d.step("relaunch_silent_batch_change_pct", "Silent change of the global batch",
            100 * (eff - p.global_batch) / p.global_batch, "%",
-           formula="100 × ({relaunch_effective_batch_if_floored} − {global_batch}) / {global_batch}")
+           formula="({relaunch_effective_batch_if_floored} − {global_batch}) / {global_batch}")
     rdp = d.step("relaunch_dp", "Largest replica count that divides the global batch exactly",
                  _largest_fitting_dp(p.global_batch, p.micro_batch, max_dp), "1", noun="replicas",
-                 formula="largest d ≤ {relaunch_max_dp} with {global_batch} mod ({micro_batch} × d) = 0")
+                 formula="largest d ≤ {relaunch_max_dp} with {global_batch} a whole multiple of {micro_batch} × d",
+                 kind="search")
     usable = d.step("relaunch_usable_gpus", "GPUs the exact relaunch uses", rdp * mp, "1", noun="GPUs",
                     formula="{relaunch_dp} × {model_parallel}")
     d.step("relaunch_idle_gpus", "GPUs left idle to keep the experiment exact", p.relaunch_gpus - usable, "1",
@@ -858,13 +860,13 @@ def solve(p: Params) -> Derivation:
     typo_h = d.step("typo_cost_gpu_hours", "GPU time a silently ignored typo burns before anyone notices",
                     gpus * p.hours_to_notice_typo, "h", formula="{gpus} GPUs × {hours_to_notice_typo} h", noun="GPU")
     d.step("typo_cost_usd", "The same in money", typo_h * p.gpu_hour_usd, "USD",
-           formula="{typo_cost_gpu_hours} GPU-h × {gpu_hour_usd} USD")
+           formula="{typo_cost_gpu_hours} × {gpu_hour_usd} / 1 h")
     d.step("sweep_distinct_runs_with_typo", "Runs that differ when the learning-rate axis key is misspelt",
            p.sweep_warmup_values * p.sweep_seeds, "1", noun="runs",
            formula="{sweep_runs} / {sweep_lr_values}")
     d.step("sweep_typo_wasted_gpu_hours", "Sweep GPU time spent on duplicates",
            sweep_h * (1 - 1 / p.sweep_lr_values), "h",
-           formula="{sweep_gpu_hours} GPU-h × (1 − 1 / {sweep_lr_values})", noun="GPU")
+           formula="{sweep_gpu_hours} × (1 − 1 / {sweep_lr_values})", noun="GPU")
     per_year = d.step("configs_per_year", "Resolved configs stored per year", p.runs_per_day * 365, "1",
                       noun="configs", formula="{runs_per_day} × 365")
     d.step("config_store_bytes", "Storing every resolved config for a year", per_year * nbytes, "B",

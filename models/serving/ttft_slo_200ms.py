@@ -201,25 +201,33 @@ def min_pooled_servers(lam: float, mu: float, t: float, tail: float) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
+# The positive root of allreduce_fixed + linear × n + quadratic × n² = budget, in the form that holds
+# when the quadratic part is 0 (and keeps the square root's argument a plain number); a budget the latency alone overruns leaves room for no token.
+_ROOM = "max(0 s, {budget} − {{allreduce_fixed_s}})"
+_ROOT = ("2 × " + _ROOM + " / {{prefill_s_per_token}} / (1 + sqrt(1 + 4 × {{prefill_s_per_token_squared}} × "
+         + _ROOM + " / ({{prefill_s_per_token}})²))")
+_FLOOR_ROOT = "floor(" + _ROOT + ")"
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
 
     # --- the budget ---
-    d.step("slo_s", "TTFT SLO", p.slo_ms / 1000, "s", formula="{slo_ms} ms / 1000")
+    d.step("slo_s", "TTFT SLO", p.slo_ms / 1000, "s", formula="{slo_ms}")
     d.step("network_s", "Network: request in, first token out", p.network_ms / 1000, "s",
-           formula="{network_ms} ms / 1000")
-    d.step("routing_s", "Gateway, admission and routing", p.routing_ms / 1000, "s", formula="{routing_ms} ms / 1000")
+           formula="{network_ms}")
+    d.step("routing_s", "Gateway, admission and routing", p.routing_ms / 1000, "s", formula="{routing_ms}")
     qb = d.step("queue_budget_s", "Queue allowance at the SLO percentile", p.queue_budget_ms / 1000, "s",
-                formula="{queue_budget_ms} ms / 1000")
+                formula="{queue_budget_ms}")
     d.step("first_token_s", "First token out: sample, hand off, flush", p.first_token_ms / 1000, "s",
-           formula="{first_token_ms} ms / 1000")
+           formula="{first_token_ms}")
     budget = d.step(
         "prefill_budget_s", "Left for prefill",
         (p.slo_ms - p.network_ms - p.routing_ms - p.queue_budget_ms - p.first_token_ms) / 1000, "s",
-        formula="{slo_s} s − {network_s} s − {routing_s} s − {queue_budget_s} s − {first_token_s} s",
+        formula="{slo_s} − {network_s} − {routing_s} − {queue_budget_s} − {first_token_s}",
     )
     d.step("prefill_share_of_slo", "Share of the SLO left for prefill", 100 * budget / (p.slo_ms / 1000), "%",
-           formula="100 × {prefill_budget_s} / {slo_s}")
+           formula="{prefill_budget_s} / {slo_s}")
 
     # --- the prompt the budget allows ---
     r, hw = replica(p), accelerator(p)
@@ -228,7 +236,7 @@ def solve(p: Params) -> Derivation:
     fl = d.step("replica_prefill_flops", "Replica prefill compute at the prefill MFU", r.peak_flops * r.prefill_mfu,
                 "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
     w_tok = d.step("weight_flops_per_token", "Weight FLOP per prompt token (2 × active parameters)",
-                   r.weight_flops_per_token, "FLOP", formula="2 × {active_params}")
+                   r.weight_flops_per_token, "FLOP", formula="2 FLOP × {active_params}")
     attn = d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
                   r.attention_flops_per_position, "FLOP",
                   note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
@@ -243,7 +251,7 @@ def solve(p: Params) -> Derivation:
                     f"{hw.link_Bps_per_direction:,.0f} B/s") if r.tp > 1 else "",
            note="None on one accelerator." if r.tp == 1 else "")
     budget_flops = d.step("prefill_budget_flops", "FLOP the prefill budget buys", budget * fl, "FLOP",
-                          formula="{prefill_budget_s} s × {replica_prefill_flops} FLOP/s")
+                          formula="{prefill_budget_s} × {replica_prefill_flops}")
     d.step("max_prompt_tokens_linear", "Longest prompt, weights only (linear)",
            math.floor(budget_flops / w_tok + 1e-9), "1", noun="tokens",
            formula="floor({prefill_budget_flops} / {weight_flops_per_token})")
@@ -251,32 +259,48 @@ def solve(p: Params) -> Derivation:
     b_lin = w_tok - attn / 2
     n_flop = (2 * budget_flops / (b_lin + math.sqrt(b_lin * b_lin + 2 * attn * budget_flops))
               if attn else budget_flops / w_tok)
+    d.step("max_prompt_tokens_with_attention_continuous",
+           "Longest prompt, attention FLOP included, before the floor: the root of "
+           "weight FLOP × n + coefficient × n × (n − 1) = the budget's FLOP", n_flop, "1", noun="tokens",
+           formula="2 × {prefill_budget_flops} / ({weight_flops_per_token} − {attention_prefill_coefficient}) / "
+                   "(1 + sqrt(1 + 4 × {attention_prefill_coefficient} × {prefill_budget_flops} / "
+                   "({weight_flops_per_token} − {attention_prefill_coefficient})²))")
     d.step("max_prompt_tokens_with_attention", "Longest prompt, attention FLOP included", math.floor(n_flop + 1e-9),
-           "1", noun="tokens",
-           formula="largest n with {weight_flops_per_token} × n + {attention_prefill_coefficient} × n × (n − 1) "
-                   "≤ {prefill_budget_flops}")
+           "1", noun="tokens", formula="floor({max_prompt_tokens_with_attention_continuous})")
+    # The engine's prefill time is all-reduce latency + linear × n + quadratic × n²: its two coefficients.
+    d.step("prefill_s_per_token", "Prefill time per prompt token, the linear part (weights and ring bytes, "
+           "less attention's −n)", (w_tok - attn / 2) / fl + (r.allreduce_s(1) - ar0), "s",
+           formula="({weight_flops_per_token} − {attention_prefill_coefficient}) / {replica_prefill_flops} + "
+                   "{allreduce_per_token_s}")
+    d.step("prefill_s_per_token_squared", "Prefill time per token², the attention part", attn / 2 / fl, "s",
+           formula="{attention_prefill_coefficient} / {replica_prefill_flops}")
     root, n_max = max_tokens_within(r, budget)
-    d.step("max_prompt_tokens_continuous", "Longest prompt the engine prefills in the budget, before the floor",
-           root, "1", noun="tokens",
-           formula="root of n × {weight_flops_per_token} / {replica_prefill_flops} + {attention_prefill_coefficient}"
-                   " × n × (n − 1) / {replica_prefill_flops} + {allreduce_fixed_s} s + n × {allreduce_per_token_s} s "
-                   "= {prefill_budget_s} s")
+    d.step("max_prompt_tokens_continuous", "Longest prompt the engine prefills in the budget, before the floor: the "
+           "root of all-reduce latency + linear × n + quadratic × n² = the budget",
+           root, "1", noun="tokens", formula=_ROOT.format(budget="{prefill_budget_s}"))
     d.step("max_prompt_tokens", "Longest prompt the engine prefills in the budget (all-reduces included)", n_max,
            "1", noun="tokens", formula="floor({max_prompt_tokens_continuous})")
-    at_max = max(n_max, 1)
+    at_max = d.step("tokens_at_max", "That prompt, at least one token (the two shares below are taken at it)",
+                    max(n_max, 1), "1", noun="tokens", formula="max(1, {max_prompt_tokens})")
+    d.step("prefill_flops_at_max", "That prefill's FLOP", r.prefill_flops(at_max), "FLOP",
+           formula="{weight_flops_per_token} × {tokens_at_max} + {attention_prefill_coefficient} × "
+                   "{tokens_at_max} × ({tokens_at_max} − 1)")
+    d.step("prefill_s_at_max", "That prefill's time", r.prefill_s(at_max), "s",
+           formula="{prefill_flops_at_max} / {replica_prefill_flops} + {allreduce_fixed_s} + {tokens_at_max} × "
+                   "{allreduce_per_token_s}")
     d.step("attention_share_at_max", "Attention's share of that prefill's FLOP",
            100 * attn * at_max * (at_max - 1) / 2 / r.prefill_flops(at_max), "%",
-           formula="100 × {attention_prefill_coefficient} × {max_prompt_tokens} × ({max_prompt_tokens} − 1) / "
-                   "its prefill FLOP")
+           formula="{attention_prefill_coefficient} × {tokens_at_max} × ({tokens_at_max} − 1) / {prefill_flops_at_max}")
     d.step("allreduce_share_at_max", "All-reduces' share of that prefill's time",
            100 * r.allreduce_s(at_max) / r.prefill_s(at_max), "%",
-           formula="100 × ({allreduce_fixed_s} s + {max_prompt_tokens} × {allreduce_per_token_s} s) / its prefill time")
+           formula="({allreduce_fixed_s} + {tokens_at_max} × {allreduce_per_token_s}) / {prefill_s_at_max}")
     d.step("attention_equals_weights_tokens", "Prompt length where attention FLOP equal weight FLOP",
            (2 * w_tok / attn + 1) if attn else math.inf, "1", noun="tokens",
-           formula="{weight_flops_per_token} / {attention_prefill_coefficient} + 1")
+           formula="{weight_flops_per_token} / {attention_prefill_coefficient} + 1" if attn else "",
+           note="" if attn else "Never: attention FLOP are not counted.")
     d.step("tokens_for_whole_slo", "Prompt whose prefill alone takes the whole SLO",
            max_tokens_within(r, p.slo_ms / 1000)[1], "1", noun="tokens",
-           formula="largest n whose prefill (FLOP and all-reduces) fits {slo_s} s")
+           formula=_FLOOR_ROOT.format(budget="{slo_s}"))
 
     # --- one long prompt in the tail, whole and chunked ---
     long_n = p.long_prompt_tokens
@@ -295,7 +319,7 @@ def solve(p: Params) -> Derivation:
     d.step("first_chunk_time_s", "First chunk (nothing before it to attend to)", r.prefill_s(c_tok), "s",
            formula="({weight_flops_per_token} × {chunk_tokens_effective} + {attention_prefill_coefficient} × "
                    "{chunk_tokens_effective} × ({chunk_tokens_effective} − 1)) / {replica_prefill_flops} + "
-                   "its all-reduces")
+                   "{allreduce_fixed_s} + {chunk_tokens_effective} × {allreduce_per_token_s}")
     chunk_s = d.step(
         "chunk_time_s", "Last chunk: attends to the whole prompt before it (the longest a request waits behind one)",
         r.prefill_s(c_tok, long_n - c_tok), "s",
@@ -304,7 +328,7 @@ def solve(p: Params) -> Derivation:
                 "{allreduce_fixed_s} s + {chunk_tokens_effective} × {allreduce_per_token_s} s",
     )
     d.step("chunk_share_of_prefill_budget", "One chunk's share of the prefill budget", 100 * chunk_s / budget, "%",
-           formula="100 × {chunk_time_s} / {prefill_budget_s}")
+           formula="{chunk_time_s} / {prefill_budget_s}")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     w_read = d.step("weight_read_s", "Reading every weight once (each iteration pays it)",
                     r.weight_bytes / r.achieved_hbm_Bps, "s",
@@ -320,7 +344,7 @@ def solve(p: Params) -> Derivation:
                           budget - chunk_s, "s", formula="{prefill_budget_s} s − {chunk_time_s} s")
     d.step("max_admissible_prompt_tokens", "Longest prompt admission control accepts into this SLO class",
            max_tokens_within(r, admit_budget)[1], "1", noun="tokens",
-           formula="largest n whose prefill (FLOP and all-reduces) fits {admission_prefill_budget_s} s")
+           formula=_FLOOR_ROOT.format(budget="{admission_prefill_budget_s}"))
 
     # --- the utilization the queue allowance costs ---
     svc = d.step("service_time_s", "Prefill of the mean prompt (one replica's service time)",
@@ -336,40 +360,46 @@ def solve(p: Params) -> Derivation:
     tail = d.step("tail_probability", "Share of requests allowed past the queue allowance", 1 - p.slo_percentile, "1",
                   formula="1 − {slo_percentile}")
     d.step("queue_budget_in_services", "Queue allowance in service times", qb * mu, "1", noun="prefills",
-           formula="{queue_budget_s} s × {service_rate_per_s}/s")
+           formula="{queue_budget_s} × {service_rate_per_s}")
     rho1 = max_utilization_mm1(mu, qb, tail)
     d.step("max_utilization_mm1", "Highest utilization of a replica with its own queue (M/M/1)", 100 * rho1, "%",
-           formula="largest ρ with ρ × e^(−{service_rate_per_s} × (1 − ρ) × {queue_budget_s}) ≤ {tail_probability}, × 100")
+           formula="largest ρ with ρ × e^(−{service_rate_per_s} × (1 − ρ) × {queue_budget_s}) ≤ {tail_probability}",
+           kind="search")
     d.step("replicas_separate_continuous", "Replicas' worth of work at that utilization, before the ceiling",
-           a / rho1, "1", noun="replicas", formula="{offered_load} / ({max_utilization_mm1}% / 100)")
+           a / rho1, "1", noun="replicas", formula="{offered_load} / {max_utilization_mm1}")
     sep = d.step("replicas_separate", "Replicas, one queue each (random or sticky routing)",
                  math.ceil(a / rho1 - 1e-9), "1", noun="replicas", formula="ceil({replicas_separate_continuous})")
     c = min_pooled_servers(lam, mu, qb, tail)
     pooled = d.step("replicas_pooled", "Replicas behind one shared queue (M/M/c)", c, "1", noun="replicas",
                     formula="fewest c with C(c, {offered_load}) × e^(−(c × {service_rate_per_s} − {arrival_rps}) × "
-                            "{queue_budget_s}) ≤ {tail_probability}")
+                            "{queue_budget_s}) ≤ {tail_probability}", kind="search")
     util_pooled = d.step("max_utilization_pooled", "Utilization of the pooled replicas", 100 * a / c, "%",
-                         formula="100 × {offered_load} / {replicas_pooled}")
+                         formula="{offered_load} / {replicas_pooled}")
     d.step("pooled_wait_probability", "Share of requests that wait at all in the pool (Erlang C)",
-           100 * erlang_c(c, a), "%", formula="100 × C({replicas_pooled}, {offered_load})")
+           100 * erlang_c(c, a), "%", formula="C({replicas_pooled}, {offered_load})", kind="lookup",
+           note="Erlang C, computed by the Erlang B recursion (the queueing tables' figure).")
     d.step("pooled_tail_at_budget", "Share of pooled requests past the queue allowance",
            100 * mmc_wait_tail(c, lam, mu, qb), "%",
-           formula="100 × C({replicas_pooled}, {offered_load}) × e^(−({replicas_pooled} × {service_rate_per_s} − "
-                   "{arrival_rps}) × {queue_budget_s})")
+           formula="{pooled_wait_probability} × exp(−({replicas_pooled} × {service_rate_per_s} − {arrival_rps}) × "
+                   "{queue_budget_s})")
     d.step("pooled_quantile_wait_s", "Pooled wait at the SLO percentile", mmc_wait_quantile(c, lam, mu, tail), "s",
-           formula="ln(C / {tail_probability}) / ({replicas_pooled} × {service_rate_per_s} − {arrival_rps})")
+           formula="max(0 s, ln({pooled_wait_probability} / {tail_probability}) / ({replicas_pooled} × "
+                   "{service_rate_per_s} − {arrival_rps}))")
+    d.step("pooled_wait_probability_one_fewer", "Share that would wait at all with one pooled replica fewer",
+           100 * (erlang_c(c - 1, a) if c > 1 else 1.0), "%", formula="C({replicas_pooled} − 1, {offered_load})",
+           kind="lookup", note="Erlang C again (everyone waits when the smaller pool cannot keep up).")
     d.step("pooled_tail_after_losing_one", "Share past the queue allowance with one pooled replica fewer",
            100 * (mmc_wait_tail(c - 1, lam, mu, qb) if c > 1 else 1.0), "%",
-           formula="100 × C({replicas_pooled} − 1, {offered_load}) × e^(−(({replicas_pooled} − 1) × "
-                   "{service_rate_per_s} − {arrival_rps}) × {queue_budget_s})")
+           formula="min(100%, {pooled_wait_probability_one_fewer} × exp(−(({replicas_pooled} − 1) × "
+                   "{service_rate_per_s} − {arrival_rps}) × {queue_budget_s}))")
     d.step("pooling_ratio", "Separate queues over one pooled queue", sep / pooled, "1", noun="×",
            formula="{replicas_separate} / {replicas_pooled}")
     rho_same = util_pooled / 100
     d.step("mm1_quantile_wait_at_pooled_util_s",
            "Wait at the SLO percentile for a replica with its own queue, run at the pooled utilization",
            mmc_wait_quantile(1, rho_same * mu, mu, tail), "s",
-           formula="ln(({max_utilization_pooled}% / 100) / {tail_probability}) / ({service_rate_per_s} × "
-                   "(1 − {max_utilization_pooled}% / 100))")
+           formula="max(0 s, ln({max_utilization_pooled} / {tail_probability}) / ({service_rate_per_s} × "
+                   "(1 − {max_utilization_pooled})))")
     d.step("gpus_pooled", "GPUs behind the pooled queue", pooled * p.tp_degree, "1", noun="GPUs",
            formula="{replicas_pooled} × {tp_degree}")
     d.step("gpus_separate", "GPUs with a queue per replica", sep * p.tp_degree, "1", noun="GPUs",

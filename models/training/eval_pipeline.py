@@ -163,12 +163,12 @@ def solve(p: Params) -> Derivation:
                        e.prefill_s_per_request + decode_s, "s",
                        formula="{prefill_s_per_request} s + {decode_s_per_prompt} s")
     d.step("prefill_share", "Share of replica time spent in prefill", 100 * e.prefill_s_per_request / replica_s, "%",
-           formula="100 × {prefill_s_per_request} s / {replica_s_per_prompt} s")
+           formula="{prefill_s_per_request} / {replica_s_per_prompt}")
     # What a bare roofline (no all-reduces, no fixed cost) would charge, to show what they add.
     step = e.decode
     d.step("decode_step_extras_share", "Share of the decode step spent in all-reduces and the fixed cost",
            100 * (step.allreduce_s + step.overhead_s) / step.step_s, "%",
-           formula="100 × ({decode_step_allreduce_s} s + {step_overhead_s} s) / {decode_step_s} s")
+           formula="({decode_step_allreduce_s} + {step_overhead_s}) / {decode_step_s}")
     roofline_s = d.step("roofline_s_per_prompt", "Replica time per prompt on a bare roofline (no all-reduces or "
                         "fixed cost)",
                         e.prefill_flops_per_request / d.value("replica_prefill_flops")
@@ -191,11 +191,11 @@ def solve(p: Params) -> Derivation:
                    to_run / per_gpu / SECONDS_PER_HOUR, "h",
                    formula="{tokens_to_run} / {tokens_per_s_per_gpu} tokens/s / 3,600 s/h", noun="GPU")
     replica_h = d.step("replica_hours_per_checkpoint", "Replica-hours per checkpoint", gpu_h / p.tp_degree,
-                       "h", formula="{gpu_hours_per_checkpoint} GPU-h / {tp_degree}")
+                       "h", formula="{gpu_hours_per_checkpoint} / {tp_degree}")
 
     # --- the fleet for each turnaround ---
     startup_h = d.step("startup_h", "Start-up per replica, in hours", p.replica_startup_min / 60, "h",
-                       formula="{replica_startup_min} min / 60")
+                       formula="{replica_startup_min}")
     fast_window = d.step("fast_window_h", "Working window, fast option", p.fast_turnaround_h - startup_h, "h",
                          formula="{fast_turnaround_h} h − {startup_h} h")
     slow_window = d.step("slow_window_h", "Working window, slow option", p.slow_turnaround_h - startup_h, "h",
@@ -238,14 +238,13 @@ def solve(p: Params) -> Derivation:
                    "{replica_hours_per_checkpoint} h)")
     d.step("fast_fleet_busy_share", "Share of the day the fast fleet has work",
            min(100.0, 100 * replica_h * p.checkpoints_per_day / (r_fast * HOURS_PER_DAY)), "%",
-           formula="min(100%, 100 × {replica_hours_per_checkpoint} h × {checkpoints_per_day} / "
-                   "({replicas_fast} × 24 h))")
+           formula="min(100%, {replica_hours_per_checkpoint} × {checkpoints_per_day} / ({replicas_fast} × 24 h))")
 
     d.step("startup_fetch_bytes", "Checkpoint bytes the fast fleet reads at start-up", r_fast * weight_bytes, "B",
            formula="{replicas_fast} × {weight_bytes} B")
     d.step("startup_read_Bps", "Read rate that start-up needs from the checkpoint store",
            r_fast * weight_bytes / (p.replica_startup_min * 60),
-           "B/s", formula="{startup_fetch_bytes} B / ({replica_startup_min} min × 60)")
+           "B/s", formula="{startup_fetch_bytes} / {replica_startup_min}")
 
     # --- the content-addressed result cache ---
     d.step("cache_entries_per_checkpoint", "Cache entries a checkpoint adds", prompts, "1", noun="entries",
@@ -256,7 +255,7 @@ def solve(p: Params) -> Derivation:
 
     # --- sharding: by eval versus by tokens, on the fast fleet ---
     replica_s_total = d.step("replica_s_to_run", "Replica-seconds of work in this run",
-                             replica_h * SECONDS_PER_HOUR, "s", formula="{replica_hours_per_checkpoint} h × 3,600")
+                             replica_h * SECONDS_PER_HOUR, "s", formula="{replica_hours_per_checkpoint}")
     mean_eval = d.step("mean_eval_replica_s", "One average eval on one replica", replica_s_total / p.evals, "s",
                        formula="{replica_s_to_run} s / {evals}")
     largest = d.step("largest_eval_replica_s", "The largest eval on one replica (no more than the whole run)",
@@ -266,46 +265,49 @@ def solve(p: Params) -> Derivation:
                       "s", formula="{replica_s_to_run} s / {replicas_fast}")
     startup_s = p.replica_startup_min * 60
     by_eval = d.step("makespan_by_eval_s", "Makespan, one eval per work unit", startup_s + max(avg_load, largest),
-                     "s", formula="{replica_startup_min} min × 60 + max({avg_load_fast_s} s, {largest_eval_replica_s} s)")
+                     "s", formula="{replica_startup_min} + max({avg_load_fast_s}, {largest_eval_replica_s})")
     shard_s = d.step("shard_replica_s", "One shard on one replica", p.shard_tokens / per_replica, "s",
                      formula="{shard_tokens} tokens / {tokens_per_s_per_replica} tokens/s")
     d.step("shard_count", "Shards per checkpoint", math.ceil(to_run / p.shard_tokens - 1e-9), "1", noun="shards",
-           formula="ceil({tokens_to_run} / {shard_tokens})")
+           formula="ceil({tokens_to_run} / {shard_tokens} − 1e-9)")
     d.step("prompts_per_shard", "Prompts per shard", p.shard_tokens / per_prompt, "1", noun="prompts",
            formula="{shard_tokens} / {tokens_per_prompt}")
     by_tokens = d.step("makespan_by_tokens_s", "Makespan, shards cut by tokens", startup_s + avg_load + shard_s, "s",
-                       formula="{replica_startup_min} min × 60 + {avg_load_fast_s} s + {shard_replica_s} s")
+                       formula="{replica_startup_min} + {avg_load_fast_s} + {shard_replica_s}")
     target = d.step("fast_target_s", "The fast turnaround, in seconds", p.fast_turnaround_h * SECONDS_PER_HOUR, "s",
-                    formula="{fast_turnaround_h} h × 3,600")
+                    formula="{fast_turnaround_h}")
     d.step("by_eval_meets_target", "Does sharding by eval meet the fast turnaround?",
            "yes" if by_eval <= target else "no", formula="{makespan_by_eval_s} s ≤ {fast_target_s} s")
     d.step("by_tokens_meets_target", "Does sharding by tokens meet it?",
            "yes" if by_tokens <= target else "no", formula="{makespan_by_tokens_s} s ≤ {fast_target_s} s")
     d.step("idle_gpu_hours_by_eval", "GPU-hours the fast fleet sits idle waiting on the largest eval",
            (r_fast * max(avg_load, largest) - replica_s_total) * p.tp_degree / SECONDS_PER_HOUR, "h",
-           formula="({replicas_fast} × max({avg_load_fast_s} s, {largest_eval_replica_s} s) − {replica_s_to_run} s)"
-                   " × {tp_degree} / 3,600", noun="GPU")
+           formula="({replicas_fast} × max({avg_load_fast_s}, {largest_eval_replica_s}) − {replica_s_to_run}) × "
+                   "{tp_degree}", noun="GPU")
 
     # --- reproducibility: how small a regression one run can see ---
     pq = p.pass_rate * (1 - p.pass_rate)
     se = d.step("pass_rate_se", "Standard error of one eval's pass rate", 100 * math.sqrt(pq / p.prompts_per_eval),
-                "%", formula="100 × sqrt({pass_rate} × (1 − {pass_rate}) / {prompts_per_eval})")
+                "%", formula="sqrt({pass_rate} × (1 − {pass_rate}) / {prompts_per_eval})")
+    d.step("z_alpha", "z for a 5% two-sided false-alarm rate (normal table)", Z_ALPHA, "1",
+           formula="Φ⁻¹(1 − 0.05 / 2)", kind="lookup")
+    d.step("z_power", "z for 80% power (normal table)", Z_POWER, "1", formula="Φ⁻¹(0.80)", kind="lookup")
     d.step("ci95_half_width", "95% confidence interval, half-width", Z_ALPHA * se, "%",
-           formula="1.96 × {pass_rate_se}%")
+           formula="{z_alpha} × {pass_rate_se}")
     diff_se = d.step("difference_se", "Standard error of the difference between two checkpoints",
-                     math.sqrt(2) * se, "%", formula="sqrt(2) × {pass_rate_se}%")
+                     math.sqrt(2) * se, "%", formula="sqrt(2) × {pass_rate_se}")
     d.step("significant_drop", "Smallest drop that is significant at 95%", Z_ALPHA * diff_se, "%",
-           formula="1.96 × {difference_se}%")
+           formula="{z_alpha} × {difference_se}")
     d.step("min_detectable_regression", "Smallest regression caught 80% of the time at 95% confidence",
-           (Z_ALPHA + Z_POWER) * diff_se, "%", formula="(1.96 + 0.84) × {difference_se}%")
+           (Z_ALPHA + Z_POWER) * diff_se, "%", formula="({z_alpha} + {z_power}) × {difference_se}")
     d.step("prompts_needed", "Prompts per eval to catch the target regression (80% power)",
            math.ceil(2 * (Z_ALPHA + Z_POWER) ** 2 * pq / p.regression_to_detect ** 2 - 1e-9), "1", noun="prompts",
-           formula="ceil(2 × (1.96 + 0.84)² × {pass_rate} × (1 − {pass_rate}) / {regression_to_detect}²)")
+           formula="ceil(2 × ({z_alpha} + {z_power})² × {pass_rate} × (1 − {pass_rate}) / {regression_to_detect}²)")
     d.step("false_alarms_per_comparison", "Evals flagged by chance alone when nothing changed", p.evals * ALPHA,
            "1", noun="evals", formula="{evals} × 0.05")
     z_family = d.step("bonferroni_z", "z for a 5% false-alarm rate across all evals (Bonferroni)",
                       NormalDist().inv_cdf(1 - ALPHA / (2 * p.evals)), "1",
-                      formula="Φ⁻¹(1 − 0.05 / (2 × {evals}))")
+                      formula="Φ⁻¹(1 − 0.05 / (2 × {evals}))", kind="lookup")
     d.step("significant_drop_all_evals", "Smallest significant drop with that correction", z_family * diff_se, "%",
-           formula="{bonferroni_z} × {difference_se}%")
+           formula="{bonferroni_z} × {difference_se}")
     return d

@@ -167,22 +167,22 @@ def solve(p: Params) -> Derivation:
 
     # --- numbers ---
     d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
-    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", bytes_per_element(p.weight_precision), "1",
-           noun="bytes")
+    d.step("bytes_per_param", f"Bytes per weight in {p.weight_precision}", bytes_per_element(p.weight_precision), "B",
+           kind="lookup")
     size = d.step("artifact_bytes", "Artifact: the weights, nothing else", _artifact_bytes(p), "B",
-                  formula="{model_params} × {bytes_per_param} B")
+                  formula="{model_params} × {bytes_per_param}")
     d.step("resumable_checkpoint_bytes", "The training checkpoint of the same model (weights + fp32 master + Adam)",
            m.total_params * TRAINING_STATE.checkpoint, "B",
            formula=f"{{model_params}} × {TRAINING_STATE.checkpoint:g} B")
     link = d.step("node_link_Bps", "Node link in bytes", p.node_link_gbps * 1e9 / 8, "B/s",
-                  formula="{node_link_gbps} Gb/s / 8")
+                  formula="{node_link_gbps}")
     bound = d.step("per_node_lower_bound_s", "Lower bound: the artifact through one node's link", size / link, "s",
                    formula="{artifact_bytes} B / {node_link_Bps} B/s")
 
     # --- the Docker pull path, one node alone ---
     stream = d.step("registry_stream_Bps", "Download rate one node gets from the registry",
                     min(p.registry_stream_gbps, p.node_link_gbps) * 1e9 / 8, "B/s",
-                    formula="min({registry_stream_gbps}, {node_link_gbps}) Gb/s / 8")
+                    formula="min({registry_stream_gbps}, {node_link_gbps})")
     download = d.step("docker_download_s", "Download, one node alone", size / stream, "s",
                       formula="{artifact_bytes} B / {registry_stream_Bps} B/s")
     inflate = d.step("decompress_s", "gzip decompress on one core", size / (p.gzip_MBps * 1e6), "s",
@@ -197,7 +197,7 @@ def solve(p: Params) -> Derivation:
     d.step("docker_vs_bound", "Docker pull over the link bound", docker / bound, "1", noun="×",
            formula="{docker_time_per_node_s} s / {per_node_lower_bound_s} s")
     d.step("unpack_share", "Share of the pull spent unpacking", 100 * min(1.0, unpack / docker), "%",
-           formula="100 × {unpack_s} s / {docker_time_per_node_s} s")
+           formula="min(100%, {unpack_s} / {docker_time_per_node_s})")
     d.step("docker_at_line_rate_s", "The same pull with the registry at full link speed",
            _pull(bound, unpack, p.layers), "s",
            formula="max({per_node_lower_bound_s} s, {unpack_s} s) + min({per_node_lower_bound_s} s, {unpack_s} s) "
@@ -210,7 +210,7 @@ def solve(p: Params) -> Derivation:
     egress_tb = d.step("registry_egress_TB", "Registry egress for one rollout", p.nodes * size / 1e12, "TB",
                        formula="{nodes} × {artifact_bytes} B")
     egress = d.step("registry_egress_Bps", "Registry egress capacity", p.registry_egress_gbps * 1e9 / 8, "B/s",
-                    formula="{registry_egress_gbps} Gb/s / 8")
+                    formula="{registry_egress_gbps}")
     drain = d.step("registry_drain_s", "Registry serving every copy at full egress", egress_tb * 1e12 / egress, "s",
                    formula="{registry_egress_TB} TB / {registry_egress_Bps} B/s")
     d.step("per_node_share_Bps", "Each node's share of the registry while all pull", egress / p.nodes, "B/s",
@@ -247,7 +247,7 @@ def solve(p: Params) -> Derivation:
     d.step("speedup_over_naive", "Swarm over the naive registry rollout", naive / swarm_s, "1", noun="×",
            formula="{naive_registry_rollout_s} s / {swarm_estimate_s} s")
     d.step("origin_egress_ratio", "Origin egress saved: naive copies per swarm copy", p.nodes, "1", noun="×",
-           formula="{nodes} copies / about 1")
+           formula="{nodes} / 1 (about one copy leaves the origin)")
 
     # --- integrity: verification keeps up because chunks are independent ---
     hash_rate = d.step("hash_Bps", "SHA-256 rate over the verifying cores", p.sha256_MBps * 1e6 * p.hash_cores,
@@ -276,10 +276,14 @@ def solve(p: Params) -> Derivation:
                    formula="ceil(1 / {max_unavailable_fraction})")
     d.step("cutover_s", "Cutover with the bytes already staged: waves × (load + check)",
            waves * (load + p.health_check_s), "s", formula="{cutover_waves} × ({load_s} s + {health_check_s} s)")
+    wave_dl = d.step("wave_download_s", "Download if each wave pulled then: the slower of stream and the wave's "
+                     "share of the registry", max(download, drain / waves), "s",
+                     formula="max({docker_download_s}, {registry_drain_s} / {cutover_waves})")
+    wave_pull = d.step("wave_pull_s", "That wave's Docker pull", _pull(wave_dl, unpack, p.layers), "s",
+                       formula="max({wave_download_s}, {unpack_s}) + min({wave_download_s}, {unpack_s}) / {layers}")
     d.step("cutover_if_pulling_s", "Cutover if each wave pulled its image then (registry shared by one wave)",
-           waves * (_pull(max(download, drain / waves), unpack, p.layers) + load + p.health_check_s), "s",
-           formula="{cutover_waves} × (pull with {registry_drain_s} s / {cutover_waves} of registry time "
-                   "+ {load_s} s + {health_check_s} s)")
+           waves * (wave_pull + load + p.health_check_s), "s",
+           formula="{cutover_waves} × ({wave_pull_s} + {load_s} + {health_check_s})")
     return d
 
 
