@@ -190,7 +190,7 @@ def solve(p: Params) -> Derivation:
     )
     peak = d.step(
         "peak_messages_per_s", "Peak message rate", avg * p.peak_to_average, "1/s", noun="messages",
-        formula="{avg_messages_per_s} /s × {peak_to_average}",
+        formula="{avg_messages_per_s} × {peak_to_average}",
     )
     online = d.step(
         "online_users_peak", "People connected at peak", p.daily_active_users * p.peak_online_fraction, "1",
@@ -207,7 +207,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "heartbeat_to_message_ratio", "Heartbeats per message at peak", hb / peak, "1", noun="×",
-        formula="{heartbeats_per_s} /s / {peak_messages_per_s} /s",
+        formula="{heartbeats_per_s} / {peak_messages_per_s}",
     )
 
     # --- Presence: a write per heartbeat against an expiring key ----------------------------------
@@ -224,11 +224,11 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "heartbeat_to_transition_ratio", "Heartbeat writes per transition write", hb / transitions, "1",
-        noun="×", formula="{heartbeats_per_s} /s / {presence_transitions_per_s} /s",
+        noun="×", formula="{heartbeats_per_s} / {presence_transitions_per_s}",
     )
     msg_writes = d.step(
         "message_db_writes_per_s", "Database writes for messages at peak", peak * p.db_writes_per_message,
-        "1/s", noun="writes", formula="{peak_messages_per_s} /s × {db_writes_per_message} writes",
+        "1/s", noun="writes", formula="{peak_messages_per_s} × {db_writes_per_message} writes",
     )
     ttl_nodes = d.step(
         "db_nodes_ttl_presence", "Database nodes: messages plus presence transitions",
@@ -243,13 +243,13 @@ def solve(p: Params) -> Derivation:
     d.step(
         "naive_load_on_sized_cluster_pct", "Naive heartbeat writes on the cluster sized without them",
         100 * (msg_writes + hb) / (ttl_nodes * p.db_node_writes_per_s), "%",
-        formula="100 × ({message_db_writes_per_s} + {heartbeats_per_s}) / ({db_nodes_ttl_presence} × "
+        formula="({message_db_writes_per_s} + {heartbeats_per_s}) / ({db_nodes_ttl_presence} × "
                 "{db_node_writes_per_s})",
     )
     d.step(
         "presence_shards", "Cache shards for the presence keys",
         math.ceil(hb / (p.cache_shard_ops_per_s * p.cache_target_utilization) - 1e-9), "1", noun="shards",
-        formula="⌈{heartbeats_per_s} /s / ({cache_shard_ops_per_s} ops/s × {cache_target_utilization})⌉",
+        formula="⌈{heartbeats_per_s} / ({cache_shard_ops_per_s} ops/s × {cache_target_utilization})⌉",
     )
     d.step(
         "presence_memory_GB", "Memory for every online user's presence key", online * PRESENCE_KEY_BYTES / 1e9,
@@ -258,19 +258,19 @@ def solve(p: Params) -> Derivation:
     d.step(
         "presence_fanout_per_s", "Presence pushes to online contacts, on transitions only",
         transitions * p.contacts_per_user * p.peak_online_fraction, "1/s", noun="pushes",
-        formula="{presence_transitions_per_s} /s × {contacts_per_user} contacts × {peak_online_fraction} online",
+        formula="{presence_transitions_per_s} × {contacts_per_user} contacts × {peak_online_fraction} online",
     )
 
     # --- Kafka: partitions, consumers, replication, rebalancing, compaction -------------------------
     partitions = d.step(
         "kafka_partitions", "Partitions for the message topic",
         math.ceil(peak * p.partition_headroom / p.partition_msgs_per_s - 1e-9), "1", noun="partitions",
-        formula="⌈{peak_messages_per_s} /s × {partition_headroom} / {partition_msgs_per_s} messages/s⌉",
+        formula="⌈{peak_messages_per_s} × {partition_headroom} / {partition_msgs_per_s} messages/s⌉",
     )
     consumers = d.step(
         "consumers_needed", "Consumers the peak needs in one group",
         math.ceil(peak / p.partition_msgs_per_s - 1e-9), "1", noun="consumers",
-        formula="⌈{peak_messages_per_s} /s / {partition_msgs_per_s} messages/s⌉",
+        formula="⌈{peak_messages_per_s} / {partition_msgs_per_s} messages/s⌉",
     )
     d.step(
         "max_consumers_per_group", "Most consumers a group can use (one per partition)", partitions, "1",
@@ -279,11 +279,11 @@ def solve(p: Params) -> Derivation:
     d.step(
         "single_log_overload", "Load on one partition if every message shared one global order",
         peak / p.partition_msgs_per_s, "1", noun="× its capacity",
-        formula="{peak_messages_per_s} /s / {partition_msgs_per_s} messages/s",
+        formula="{peak_messages_per_s} / {partition_msgs_per_s} messages/s",
     )
     d.step(
         "kafka_ingress_Bps", "Bytes into the topic at peak (before replication)", peak * p.message_bytes, "B/s",
-        formula="{peak_messages_per_s} /s × {message_bytes} B",
+        formula="{peak_messages_per_s} × {message_bytes} B",
     )
     d.step(
         "replicas_per_broker", "Partition replicas each broker hosts",
@@ -298,27 +298,27 @@ def solve(p: Params) -> Derivation:
     d.step(
         "broker_losses_no_acked_loss", "Replica losses guaranteed to keep every acknowledged message",
         max(0, min(p.min_insync_replicas, p.kafka_replication) - 1), "1", noun="of its replicas",
-        formula="min({min_insync_replicas}, {kafka_replication}) − 1",
+        formula="max(0, min({min_insync_replicas}, {kafka_replication}) − 1)",
     )
     d.step(
         "acks1_lost_per_broker_loss", "Acknowledged messages lost when a leader dies under acks=1",
         peak * p.follower_lag_s / p.brokers, "1", noun="messages",
-        formula="{peak_messages_per_s} /s × {follower_lag_s} s / {brokers} brokers",
+        formula="{peak_messages_per_s} × {follower_lag_s} s / {brokers} brokers",
     )
     d.step(
         "eager_rebalance_backlog", "Messages held up by an eager (stop-the-world) rebalance",
         peak * p.rebalance_pause_s, "1", noun="messages",
-        formula="{peak_messages_per_s} /s × {rebalance_pause_s} s",
+        formula="{peak_messages_per_s} × {rebalance_pause_s} s",
     )
     d.step(
         "cooperative_rebalance_backlog", "Messages held up when only one consumer's partitions move",
         peak * p.rebalance_pause_s / consumers, "1", noun="messages",
-        formula="{peak_messages_per_s} /s × {rebalance_pause_s} s / {consumers_needed} consumers",
+        formula="{peak_messages_per_s} × {rebalance_pause_s} s / {consumers_needed} consumers",
     )
     receipt_log = d.step(
         "receipt_log_GB", "Read receipts kept as a plain log over the retention",
         per_day * p.receipt_bytes * p.kafka_retention_days / 1e9, "GB",
-        formula="{messages_per_day} receipts × {receipt_bytes} B × {kafka_retention_days} days",
+        formula="{messages_per_day} / 1 day × {receipt_bytes} × {kafka_retention_days}",
     )
     compacted = d.step(
         "receipt_compacted_GB", "Same topic compacted: the latest read position per key",
@@ -341,7 +341,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "storage_per_year_PB", "Disk filled a year, all replicas", per_day_tb * 365 / 1000, "PB",
-        formula="{storage_per_day_TB} TB × 365 / 1,000",
+        formula="{storage_per_day_TB} × 365 (days a year)",
     )
     return d
 

@@ -193,7 +193,7 @@ def solve(p: Params) -> Derivation:
     cost = d.step("cost_per_request_usd", "Cost of the average request", cin + cout, "USD",
                   formula="{input_cost_per_request_usd} USD + {output_cost_per_request_usd} USD")
     d.step("output_share_of_cost", "Output's share of the cost", 100 * cout / cost, "%",
-           formula="100 × {output_cost_per_request_usd} / {cost_per_request_usd}")
+           formula="{output_cost_per_request_usd} / {cost_per_request_usd}")
     spend = d.step("spend_per_month_usd", "Spend per month, all teams", reqs * cost, "USD",
                    formula="{requests_per_month} × {cost_per_request_usd} USD")
 
@@ -206,7 +206,7 @@ def solve(p: Params) -> Derivation:
     d.step("cache_savings_per_month_usd", "Provider spend the cache avoids per month", hits * cost, "USD",
            formula="{cache_hits_per_month} × {cost_per_request_usd} USD")
     d.step("cache_savings_share", "Savings as a share of spend", 100 * p.cacheable_share * p.cache_hit_rate, "%",
-           formula="100 × {cacheable_share} × {cache_hit_rate}")
+           formula="{cacheable_share} × {cache_hit_rate}")
     d.step("cache_savings_if_all_cached_usd", "The same hit rate claimed over all traffic (wrong)",
            spend * p.cache_hit_rate, "USD", formula="{spend_per_month_usd} USD × {cache_hit_rate}")
     misses = d.step("cache_entries_per_month", "New cache entries per month (cacheable misses)",
@@ -218,13 +218,13 @@ def solve(p: Params) -> Derivation:
     # --- fallbacks: independent, then correlated ---
     u = 1 - p.provider_availability
     u_pct = d.step("provider_unavailability", "Unavailability of one provider", 100 * u, "%",
-                   formula="100 × (1 − {provider_availability})")
+                   formula="1 − {provider_availability}")
     d.step("provider_downtime_per_month_s", "One provider's downtime per month", u * SECONDS_PER_MONTH, "s",
-           formula="{provider_unavailability}% × {days_per_month} days")
+           formula="{provider_unavailability} × {days_per_month} × 86,400 s")
     indep = d.step("unavailability_with_fallback", "All providers down at once, if they fail independently",
-                   100 * u**p.providers, "%", formula="100 × ({provider_unavailability}% / 100)^{providers}")
+                   100 * u**p.providers, "%", formula="{provider_unavailability}%^{providers}")
     d.step("downtime_with_fallback_per_month_s", "Downtime per month with fallback, independent failures",
-           indep / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_with_fallback}% × {days_per_month} days")
+           indep / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_with_fallback} × {days_per_month} × 86,400 s")
     c = d.step("common_cause_unavailability", "Downtime that hits every provider path at once",
                p.common_cause_share * u_pct, "%", formula="{common_cause_share} × {provider_unavailability}%")
     d.step("independent_unavailability", "Each provider's remaining, independent unavailability",
@@ -235,14 +235,14 @@ def solve(p: Params) -> Derivation:
                   formula="{common_cause_unavailability}% + (1 − {common_cause_unavailability}%) × "
                           "{independent_unavailability}%^{providers}")
     d.step("downtime_correlated_per_month_s", "Downtime per month with fallback, common cause included",
-           corr / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_correlated}% × {days_per_month} days")
+           corr / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_correlated} × {days_per_month} × 86,400 s")
     d.step("correlation_penalty", "How much worse the correlated figure is", corr / indep if indep > 0 else math.inf,
            "1", noun="×", formula="{unavailability_correlated}% / {unavailability_with_fallback}%")
     e2e = d.step("unavailability_end_to_end", "What a team sees: the gateway in series with the fallback chain",
                  100 * (1 - p.gateway_availability * (1 - corr / 100)), "%",
-                 formula="100 × (1 − {gateway_availability} × (1 − {unavailability_correlated}%))")
+                 formula="1 − {gateway_availability} × (1 − {unavailability_correlated}%)")
     d.step("downtime_end_to_end_per_month_s", "Downtime per month a team sees", e2e / 100 * SECONDS_PER_MONTH, "s",
-           formula="{unavailability_end_to_end}% × {days_per_month} days")
+           formula="{unavailability_end_to_end} × {days_per_month} × 86,400 s")
 
     # --- health routing: how fast a dead provider is noticed ---
     per_provider = d.step("per_provider_rps", "Requests per second one provider sees at the average rate",

@@ -172,6 +172,19 @@ def attempts_rps(unique_rps: float, capacity_rps: float, retries: int) -> float:
     return (lo + hi) / 2
 
 
+def _horizon_formula(p: Params) -> str:
+    """The sum of the back-off windows as arithmetic: the doubling terms below the cap, then the
+    capped ones at 60 s each (an immediate retry waits one 100 ms tick)."""
+    if p.retry_policy == "immediate":
+        return "{max_retries} retries × 0.1 s (one tick each)"
+    doubling = sum(1 for a in range(1, p.max_retries + 1) if sim.backoff_s(p.retry_policy, p.retry_base_s, a)
+                   < sim.BACKOFF_CAP_S)
+    if doubling == p.max_retries:
+        return "{retry_base_s} × (2^{max_retries} − 1) (doubling windows)"
+    return (f"{{retry_base_s}} × (2^{doubling} − 1) + {p.max_retries - doubling} × {sim.BACKOFF_CAP_S:g} s "
+            "(the later windows capped)")
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     n, u, f, r = p.regions, p.utilization, p.drop_fraction, p.residency_fraction
@@ -219,7 +232,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "n_minus_1_extra_replicas", "Replicas to add per region for N-1",
         max(0, math.ceil(p.replicas_per_region * required - 1e-9) - p.replicas_per_region), "1", noun="replicas",
-        formula="⌈{replicas_per_region} × {required_capacity_per_region}⌉ − {replicas_per_region}",
+        formula="max(0, ⌈{replicas_per_region} × {required_capacity_per_region}⌉ − {replicas_per_region})",
     )
 
     # --- what residency and a partial drop change ------------------------------------------
@@ -227,14 +240,14 @@ def solve(p: Params) -> Derivation:
     d.step(
         "keep_share", "Share of the hit region's portable traffic it keeps (equal utilization everywhere)",
         100 * keep, "%",
-        formula="clip to 0–100% of ({regions} × (1 − {drop_fraction}) / ({regions} − {drop_fraction}) − "
-                "{residency_fraction}) / (1 − {residency_fraction})",
+        formula="max(0, min(1, ({regions} × (1 − {drop_fraction}) / ({regions} − {drop_fraction}) − "
+                "{residency_fraction}) / (1 − {residency_fraction})))",
     )
     affected_u, other_u = sim.steady_loads(n, u, f, r)
     d.step(
         "survivor_utilization_steady", "Each untouched region after the shift, residency included",
         other_u, "1", noun="× capacity",
-        formula="{utilization} × (1 + (1 − {keep_share} / 100) × (1 − {residency_fraction}) / ({regions} − 1))",
+        formula="{utilization} × (1 + (1 − {keep_share}) × (1 − {residency_fraction}) / ({regions} − 1))",
     )
     steady = d.step(
         "survivor_steady_load_rps", "Each untouched region's load after the shift", other_u * cap, "1/s",
@@ -243,23 +256,23 @@ def solve(p: Params) -> Derivation:
     affected = d.step(
         "affected_steady_load_rps", "Load the hit region keeps after the shift", affected_u * cap, "1/s",
         noun="requests",
-        formula="0: the whole region is gone" if f >= 1 else
-        "{utilization} × ({residency_fraction} + {keep_share} / 100 × (1 − {residency_fraction})) × "
-        "{capacity_per_region_rps} req/s",
+        formula="0 req/s (the whole region is gone)" if f >= 1 else
+        "{utilization} × ({residency_fraction} + {keep_share} × (1 − {residency_fraction})) × "
+        "{capacity_per_region_rps}",
     )
     d.step(
         "stranded_resident_rps", "Resident requests with nowhere to go", max(0.0, r * load - (1 - f) * cap), "1/s",
         noun="requests",
-        formula="max(0, {residency_fraction} × {load_per_region_rps} − (1 − {drop_fraction}) × "
-                "{capacity_per_region_rps}) req/s",
+        formula="max(0 req/s, {residency_fraction} × {load_per_region_rps} − (1 − {drop_fraction}) × "
+                "{capacity_per_region_rps})",
     )
     excess = d.step(
         "excess_rps", "Load above capacity across the live regions",
         (n - 1) * max(0.0, steady - cap) + (max(0.0, affected - (1 - f) * cap) if f < 1 else 0.0), "1/s",
         noun="requests",
-        formula="({regions} − 1) × max(0, {survivor_steady_load_rps} − {capacity_per_region_rps})" + (
+        formula="({regions} − 1) × max(0 req/s, {survivor_steady_load_rps} − {capacity_per_region_rps})" + (
             "" if f >= 1 else
-            " + max(0, {affected_steady_load_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps})"),
+            " + max(0 req/s, {affected_steady_load_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps})"),
     )
     backlog = d.step(
         "backlog_after_window", "Requests queued over the window with no shedding", excess * p.window_s, "1",
@@ -281,7 +294,7 @@ def solve(p: Params) -> Derivation:
         fill, "s",
         formula="{mean_request_s} s × ln(({survivor_steady_load_rps} − {load_per_region_rps}) / "
                 "({survivor_steady_load_rps} − {capacity_per_region_rps}))" if steady > cap
-        else "0: the survivors are not overloaded",
+        else "0 s (the survivors are not overloaded)",
     )
     d.step(
         "backlog_after_window_net", "Queued at the end of the window once the idle slots are counted",
@@ -297,8 +310,8 @@ def solve(p: Params) -> Derivation:
     d.step(
         "failed_before_detection", "Requests the hit region cannot serve before the router notices",
         max(0.0, load - (1 - f) * cap) * p.detection_s, "1", noun="requests",
-        formula="max(0, {load_per_region_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps}) req/s × "
-                "{detection_s} s",
+        formula="max(0 req/s, {load_per_region_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps}) × "
+                "{detection_s}",
     )
     sync_rate = d.step(
         "retry_rate_synchronized_per_s", "Retry rate if every client retries on the same 100 ms tick",
@@ -311,7 +324,7 @@ def solve(p: Params) -> Derivation:
     if p.retry_policy == "backoff_jitter":
         rate, formula = jitter_rate, "{retry_rate_jittered_per_s} req/s (full jitter)"
     else:
-        rate, formula = sync_rate, "{retry_rate_synchronized_per_s} req/s (no jitter: one tick)"
+        rate, formula = sync_rate, "{retry_rate_synchronized_per_s} req/s (no jitter, one tick)"
     rate = d.step(
         "retry_rate_per_s", "Rate the lost in-flight requests come back at, with this retry policy", rate, "1/s",
         noun="requests", formula=formula,
@@ -326,19 +339,18 @@ def solve(p: Params) -> Derivation:
     horizon = d.step(
         "retry_horizon_s", "Longest a client keeps retrying (sum of its back-off windows, each capped at 60 s)",
         horizon, "s",
-        formula="{retry_base_s} s × (1 + 2 + … + 2^({max_retries} − 1)), each term capped at 60 s"
-        if p.retry_policy != "immediate" else "{max_retries} retries × 0.1 s (one tick each)",
+        formula=_horizon_formula(p),
     )
     d.step(
         "retries_outlast_detection", "Do a client's retries last past detection?", _yes(horizon > p.detection_s), "1",
-        formula="{retry_horizon_s} s > {detection_s} s",
+        formula="{retry_horizon_s} s > {detection_s} s", kind="verdict",
     )
 
     # --- warm pool, autoscaler, weights ----------------------------------------------------
     short = d.step(
         "replicas_short_per_survivor", "Replicas each survivor lacks to stay under the ceiling",
         math.ceil(max(0.0, steady - cap * p.failover_ceiling) / p.replica_rps - 1e-9), "1", noun="replicas",
-        formula="⌈max(0, {survivor_steady_load_rps} − {capacity_per_region_rps} × {failover_ceiling}) / "
+        formula="⌈max(0 req/s, {survivor_steady_load_rps} − {capacity_per_region_rps} × {failover_ceiling}) / "
                 "{replica_rps}⌉",
     )
     # A target above the admission ceiling would never buy what admission control needs.
@@ -347,28 +359,33 @@ def solve(p: Params) -> Derivation:
         "autoscale_replicas_per_survivor", "Replicas the autoscaler adds per survivor",
         max(0, math.ceil(steady / (p.replica_rps * target) - 1e-9) - p.replicas_per_region), "1",
         noun="replicas",
-        formula="⌈{survivor_steady_load_rps} / ({replica_rps} × min({autoscale_target}, {failover_ceiling}))⌉ − "
-                "{replicas_per_region}",
+        formula="max(0, ⌈{survivor_steady_load_rps} / ({replica_rps} × min({autoscale_target}, {failover_ceiling}))⌉ − "
+                "{replicas_per_region})",
     )
     warm_used = min(scale, p.warm_pool_replicas)
     covers = warm_used >= short
     d.step(
         "warm_pool_covers", "Does the warm pool cover the shortfall?", _yes(covers), "1",
         formula="min({autoscale_replicas_per_survivor}, {warm_pool_replicas}) ≥ {replicas_short_per_survivor}",
+        kind="verdict",
     )
     cold = d.step(
         "cold_replicas_per_survivor", "Of those, replicas that must cold-start", scale - warm_used, "1",
         noun="replicas",
         formula="{autoscale_replicas_per_survivor} − min({autoscale_replicas_per_survivor}, {warm_pool_replicas})",
     )
+    d.step(
+        "model_params", f"Parameters of {llm(p).name} (counted from its shape)", llm(p).total_params, "1",
+        noun="parameters", formula="{model}, models/catalog.py", kind="lookup",
+    )
     weights = d.step(
         "weights_bytes", "Weights one replica loads (bf16)", llm(p).total_params * 2, "B",
-        formula=f"2 B × {llm(p).total_params:,.0f} parameters of {{model}}",
+        formula="2 B × {model_params}",
     )
     pull = d.step(
         "weights_pull_s", "Pulling those weights across regions for every cold replica",
         (n - 1) * cold * weights / (p.interregion_gbps * 1e9 / 8), "s",
-        formula="({regions} − 1) × {cold_replicas_per_survivor} × {weights_bytes} B / ({interregion_gbps} Gb/s / 8)",
+        formula="({regions} − 1) × {cold_replicas_per_survivor} × {weights_bytes} / {interregion_gbps}",
     )
     cold_eff = d.step(
         "cold_start_effective_s", "Cold start as it happens here", p.cold_start_s + (0.0 if p.weights_prestaged else pull),
@@ -384,8 +401,8 @@ def solve(p: Params) -> Derivation:
         "uncovered_rps_per_survivor", "Load each survivor cannot admit until the cold replicas land",
         max(0.0, steady - (p.replicas_per_region + warm_used) * p.replica_rps * p.failover_ceiling), "1/s",
         noun="requests",
-        formula="max(0, {survivor_steady_load_rps} − ({replicas_per_region} + min({autoscale_replicas_per_survivor}, "
-                "{warm_pool_replicas})) × {replica_rps} × {failover_ceiling}) req/s",
+        formula="max(0 req/s, {survivor_steady_load_rps} − ({replicas_per_region} + min({autoscale_replicas_per_survivor}, "
+                "{warm_pool_replicas})) × {replica_rps} × {failover_ceiling})",
     )
     d.step(
         "seconds_short_s", "How long the survivors run short of capacity", to_cap - p.detection_s, "s",
@@ -409,6 +426,7 @@ def solve(p: Params) -> Derivation:
         + attempts_rps(steady - paid, max(0.0, short_cap - paid), p.max_retries), "1/s", noun="requests",
         formula="per tier, the A with A = unique × (1 + q + … + q^{max_retries}), q = 1 − admitted / A; "
                 "paid first: {paid_fraction} × {survivor_steady_load_rps} req/s on {capacity_while_short_rps} req/s",
+        kind="search",
     )
     d.step(
         "retry_amplification", "Offered load over unique demand while short", offered_short / steady, "1",

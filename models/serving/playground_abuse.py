@@ -29,7 +29,6 @@ from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import accelerator, with_defaults, without
 from models.engine.record import record_model
 from models.engine.serving_knobs import ServingKnobs, served
-from models.units import format_number
 
 SECONDS_PER_DAY = 86_400
 
@@ -51,7 +50,7 @@ class _PlaygroundKnobs(StrictModel):
     ] = "SSE"
     gateway_kb_per_connection: Annotated[
         float,
-        Knob("Gateway memory per open connection", "KB", 4, 1_024, log=True,
+        Knob("Gateway memory per open connection", "kB", 4, 1_024, log=True,
              help="TLS session, socket buffers and the proxy's per-stream state.", draw=(16, 256)),
     ] = 64
     connections_per_gateway_node: Annotated[
@@ -132,7 +131,7 @@ def solve(p: Params) -> Derivation:
     # --- numbers: Little's law -------------------------------------------------------------------
     speed = d.step(
         "stream_tokens_per_s", "Stream speed: one token per TPOT", 1000 / p.tpot_target_ms, "1/s", noun="tokens",
-        formula="1000 / {tpot_target_ms} ms",
+        formula="1 token / {tpot_target_ms}",
     )
     stream_s = d.step(
         "stream_s", "One reply streams for", p.output_tokens / speed, "s",
@@ -148,7 +147,7 @@ def solve(p: Params) -> Derivation:
     )
     streams = d.step(
         "concurrent_streams", "Streams open at once (Little's law)", rate * stream_s, "1", noun="streams",
-        formula="{generations_per_s} /s × {stream_s} s",
+        formula="{generations_per_s} × {stream_s}",
     )
     out_tps = d.step(
         "output_tokens_per_s", "Output tokens per second, all streams", streams * speed, "1/s",
@@ -168,15 +167,15 @@ def solve(p: Params) -> Derivation:
     d.step(
         "websocket_idle_share", "Share of WebSocket connections idle at any moment",
         100 * (1 - stream_s / cycle_s), "%",
-        formula="100 × (1 − {stream_s} s / {turn_cycle_s} s)",
+        formula="1 − {stream_s} / {turn_cycle_s}",
     )
     d.step(
         "gateway_memory_sse_bytes", "Gateway memory with SSE", streams * conn_b, "B",
-        formula="{sse_connections} × {gateway_kb_per_connection} KB",
+        formula="{sse_connections} × {gateway_kb_per_connection}",
     )
     d.step(
         "gateway_memory_websocket_bytes", "Gateway memory with WebSocket", p.users_online * conn_b, "B",
-        formula="{websocket_connections} × {gateway_kb_per_connection} KB",
+        formula="{websocket_connections} × {gateway_kb_per_connection}",
     )
     open_conns = d.step(
         "open_connections", f"Open connections with {p.transport}",
@@ -185,7 +184,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "gateway_memory_bytes", f"Gateway memory with {p.transport}", open_conns * conn_b, "B",
-        formula="{open_connections} × {gateway_kb_per_connection} KB",
+        formula="{open_connections} × {gateway_kb_per_connection}",
     )
     nodes = d.step(
         "gateway_nodes", "Gateway nodes, plus one spare", math.ceil(open_conns / p.connections_per_gateway_node - 1e-9) + 1,
@@ -238,7 +237,7 @@ def solve(p: Params) -> Derivation:
         "kv_for_open_sessions_bytes", "Every open conversation as KV", p.users_online * kv_b, "B",
         formula="{users_online} × {session_kv_bytes} B",
     )
-    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B", kind="lookup")
     d.step(
         "gpus_to_hold_session_kv", f"{hw.name} HBM to hold all of it (weights aside)",
         kv_all / hw.hbm_bytes, "1", noun="GPUs",
@@ -249,12 +248,12 @@ def solve(p: Params) -> Derivation:
     d.step("cached_prompt_tokens", "Prompt tokens still cached", s.cached_prompt_tokens, "1", noun="tokens",
            formula="{prompt_tokens} − {uncached_prompt_tokens}")
     d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)",
-           r.attention_flops_per_position, "FLOP",
+           r.attention_flops_per_position, "FLOP", kind="lookup",
            note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
     n, cached = s.uncached_prompt_tokens, s.cached_prompt_tokens
     linear = d.step(
         "prefill_linear_flops", "Re-prefill: 2 FLOP per active parameter per token", n * r.weight_flops_per_token,
-        "FLOP", formula="2 × {active_params} × {uncached_prompt_tokens}",
+        "FLOP", formula="2 FLOP × {active_params} × {uncached_prompt_tokens}",
     )
     flops = d.step(
         "prefill_flops", "Re-prefill, total (attention included)", s.prefill_flops_per_request, "FLOP",
@@ -265,18 +264,28 @@ def solve(p: Params) -> Derivation:
         "prefill_attention_flops", "Re-prefill: attention over the earlier tokens", flops - linear, "FLOP",
         formula="{prefill_flops} − {prefill_linear_flops}",
     )
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s",
+           formula=f"{hw.name} datasheet, models/catalog.py", kind="lookup")
     peak = d.step(
         "replica_peak_flops", f"Replica peak, {p.tp_degree} × {hw.name} {p.compute_precision}", r.peak_flops,
-        "FLOP/s", formula=f"{{tp_degree}} × {format_number(hw.peak(p.compute_precision))} FLOP/s",
+        "FLOP/s", formula="{tp_degree} × {gpu_peak_flops}",
     )
+    # the all-reduces of one pass: a fixed latency part and a part per token (the engine's figures)
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s",
+           formula=f"{hw.name} datasheet, models/catalog.py", kind="lookup")
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per pass, latency part", r.allreduce_s(0), "s",
+           formula=f"{r.model.layers} layers × 2 × {{allreduce_latency_us}}" if r.tp > 1 else "0 s (one accelerator)")
+    d.step("allreduce_per_sequence_s", "Tensor-parallel all-reduces per pass, per token (per stream when decoding)",
+           r.allreduce_s(1) - r.allreduce_s(0), "s",
+           formula=(f"{r.model.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {r.model.d_model} × 2 B / "
+                    "{link_Bps_per_direction}") if r.tp > 1 else "0 s (one accelerator)")
     d.step("prefill_allreduce_s", "Re-prefill's tensor-parallel all-reduces", r.allreduce_s(n) if n > 0 else 0.0,
-           "s", formula=f"{r.model.layers} layers × 2 × ({{allreduce_latency_us}} µs + 2 × ({r.tp} − 1) / {r.tp} × "
-                        f"{{uncached_prompt_tokens}} × {r.model.d_model} × 2 B / "
-                        f"{format_number(hw.link_Bps_per_direction)} B/s)" if r.tp > 1 else "",
+           "s", formula="{allreduce_fixed_s} + {uncached_prompt_tokens} × {allreduce_per_sequence_s}" if r.tp > 1
+           and n > 0 else "0 s (nothing to reduce)",
            note="None on one accelerator." if r.tp == 1 else "")
     reprefill = d.step(
         "reprefill_on_resume_s", "Re-prefill the conversation on the next turn", s.prefill_s_per_request, "s",
-        formula="{prefill_flops} FLOP / ({replica_peak_flops} FLOP/s × {prefill_mfu}) + {prefill_allreduce_s} s",
+        formula="{prefill_flops} / ({replica_peak_flops} × {prefill_mfu}) + {prefill_allreduce_s}",
     )
     gpu_s = d.step(
         "reprefill_gpu_seconds", "GPU time that re-prefill costs", reprefill * p.tp_degree, "s",
@@ -289,26 +298,62 @@ def solve(p: Params) -> Derivation:
     )
     breakeven = d.step(
         "kv_hold_break_even_s", "Hold KV longer than this and recomputing is cheaper", gpu_s / pinned, "s",
-        formula="{reprefill_gpu_seconds} GPU·s / {gpus_pinned_per_held_session} GPUs",
+        formula="{reprefill_gpu_seconds} / {gpus_pinned_per_held_session}",
     )
     d.step(
         "cache_through_think_time", "Worth keeping KV through an ordinary think time (prefix cache)?",
         "yes" if p.think_time_s < breakeven else "no", "1",
-        formula="{think_time_s} s < {kv_hold_break_even_s} s",
+        formula="{think_time_s} s < {kv_hold_break_even_s} s", kind="verdict",
     )
 
     # --- quotas: per fleet, then per user ---------------------------------------------------------
+    d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
+           formula="{tp_degree} × {gpu_memory_bytes} × {usable_hbm_fraction}")
+    d.step("kv_room_bytes", "Room left for KV after the weights", r.kv_room_bytes, "B",
+           formula="{usable_hbm_bytes} − {weight_bytes}")
     d.step("batch_memory_cap", "Whole streams whose KV fits a replica at once", s.batch_memory_cap, "1",
-           noun="sequences", formula="floor(KV room / {kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens}))")
+           noun="sequences",
+           formula="max(0, floor({kv_room_bytes} / ({kv_bytes_per_token} × ({prompt_tokens} + {output_tokens}))))")
+    # the decode step's two sides, per stream in the batch (the engine's figures)
+    d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s",
+           formula=f"{hw.name} datasheet, models/catalog.py", kind="lookup")
+    d.step("replica_hbm_Bps", "Replica HBM bandwidth at the decode MBU", r.achieved_hbm_Bps, "B/s",
+           formula="{tp_degree} × {gpu_hbm_Bps} × {hbm_efficiency}")
+    d.step("weight_read_s", "Reading every weight once (the floor of any decode step)",
+           r.weight_bytes / r.achieved_hbm_Bps, "s", formula="{weight_bytes} / {replica_hbm_Bps}")
+    d.step("decode_context_tokens", "Average context a decode step reads per stream", s.decode_context_tokens,
+           "1", noun="tokens", formula="{prompt_tokens} + {output_tokens} / 2")
+    d.step("kv_read_per_sequence_s", "Reading one stream's KV at that context",
+           r.kv_bytes_per_token * s.decode_context_tokens / r.achieved_hbm_Bps, "s",
+           formula="{kv_bytes_per_token} × {decode_context_tokens} / {replica_hbm_Bps}")
+    d.step("replica_decode_flops", "Replica decode compute at the decode MFU", r.peak_flops * r.decode_mfu,
+           "FLOP/s", formula="{replica_peak_flops} × {decode_mfu}")
+    mla = r.model.attention == "MLA" and r.attention_flops
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           formula=(f"2 FLOP × {r.model.layers} layers × {r.model.heads} heads × (2 × {r.model.kv_lora_rank} latent + "
+                    f"{r.model.qk_rope_head_dim} RoPE)") if mla else "{attention_flops_per_position}")
+    d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
+           r.decode_flops_per_token(s.decode_context_tokens), "FLOP",
+           formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {decode_context_tokens}")
+    d.step("compute_per_sequence_s", "FLOP side per stream in the batch", s.lines.compute[1], "s",
+           formula="{decode_flops_per_token} / {replica_decode_flops}")
+    d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
+           formula="{step_overhead_ms}")
+    d.step("tpot_target_s", "TPOT target", s.tpot_s, "s", formula="{tpot_target_ms}")
     d.step("batch_tpot_cap_continuous", "Largest batch whose decode step keeps the stream speed, before the floor",
            s.batch_tpot_cap_continuous, "1", noun="sequences",
-           formula="the engine's TPOT cap at {tpot_target_ms} ms")
+           formula="max(0, min(({tpot_target_s} − {step_overhead_s} − {allreduce_fixed_s} − {weight_read_s}) / "
+                   "({kv_read_per_sequence_s} + {allreduce_per_sequence_s}), ({tpot_target_s} − {step_overhead_s} − "
+                   "{allreduce_fixed_s}) / ({compute_per_sequence_s} + {allreduce_per_sequence_s})))")
     d.step("derived_batch", "Streams a replica could decode at the stream speed: the tighter cap", s.derived_batch,
            "1", noun="sequences", formula="max(1, min({batch_memory_cap}, floor({batch_tpot_cap_continuous})))")
     batch = d.step("decode_batch", "Streams one replica decodes", s.batch, "1", noun="sequences",
                    formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
     d.step("decode_step_s", "Decode step at that batch (the TPOT it really delivers)", s.decode_step_s, "s",
-           formula="the engine's step: max(bytes, FLOP) + all-reduces + fixed, at {decode_batch} streams")
+           formula="max({weight_read_s} + {decode_batch} × {kv_read_per_sequence_s}, {decode_batch} × "
+                   "{compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_sequence_s} + "
+                   "{step_overhead_s}")
     peak_replicas = streams / batch
     d.step("replicas_for_peak_demand_continuous", "Replicas the unthrottled peak fills, before rounding up",
            peak_replicas, "1", noun="replicas", formula="{concurrent_streams} / {decode_batch}")
@@ -328,7 +373,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "peak_waiting_share", "Share of peak generations that must wait or be turned away",
         100 * max(0.0, 1 - free_streams / streams), "%",
-        formula="100 × max(0, 1 − {free_fleet_streams} / {concurrent_streams})",
+        formula="max(0, 1 − {free_fleet_streams} / {concurrent_streams})",
     )
     budget = d.step(
         "free_tier_tokens_per_day", "Output tokens the free fleet produces in a day",
@@ -359,7 +404,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "abuser_share_of_free_fleet", "One unchecked reseller's share of the free fleet",
         100 * p.abuser_tokens_per_day / budget, "%",
-        formula="100 × {abuser_tokens_per_day} / {free_tier_tokens_per_day}",
+        formula="{abuser_tokens_per_day} / {free_tier_tokens_per_day}",
     )
     d.step(
         "free_account_value_usd_per_day", "A maxed free account, at the paid price",

@@ -173,9 +173,9 @@ def solve(p: Params) -> Derivation:
     big = MODELS[BIG_MODEL]
     small = MODELS[SMALL_MODEL]
     d.step("params_big_model", f"Parameters of {BIG_MODEL} (catalog)", big.active_params, "1",
-           noun="parameters", formula=f"{BIG_MODEL}, models/catalog.py")
+           noun="parameters", formula=f"{BIG_MODEL}, models/catalog.py", kind="lookup")
     d.step("params_small_model", f"Parameters of {SMALL_MODEL} (catalog)", small.active_params, "1",
-           noun="parameters", formula=f"{SMALL_MODEL}, models/catalog.py")
+           noun="parameters", formula=f"{SMALL_MODEL}, models/catalog.py", kind="lookup")
     f_big = d.step(
         "flops_per_token_big_model", f"Compute per token, {BIG_MODEL}",
         INFER_FLOPS_PER_PARAM_TOKEN * big.active_params, "FLOP",
@@ -195,11 +195,11 @@ def solve(p: Params) -> Derivation:
     # --- shape: two buckets per tenant per model -------------------------------------------------
     in_refill = d.step(
         "input_refill_per_s", "Input bucket refill", p.input_tpm_limit / 60, "1/s", noun="tokens",
-        formula="{input_tpm_limit} tokens/min / 60 s",
+        formula="{input_tpm_limit}",
     )
     out_refill = d.step(
         "output_refill_per_s", "Output bucket refill", p.output_tpm_limit / 60, "1/s", noun="tokens",
-        formula="{output_tpm_limit} tokens/min / 60 s",
+        formula="{output_tpm_limit}",
     )
     in_cap = d.step(
         "input_capacity_tokens", "Input bucket capacity (largest prompt it can ever admit)",
@@ -214,7 +214,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "large_request_share_of_input_bucket", "One largest request as a share of a full input bucket",
         100 * p.large_request_tokens / in_cap, "%",
-        formula="100 × {large_request_tokens} / {input_capacity_tokens}",
+        formula="{large_request_tokens} / {input_capacity_tokens}",
     )
     d.step(
         "output_tokens_first_minute_max", "Most output a tenant can take in its first minute (full bucket + refill)",
@@ -268,7 +268,7 @@ def solve(p: Params) -> Derivation:
     held = d.step(
         "held_tokens_at_settled_rate", "Reservations outstanding at the settled rate (Little's law)",
         settled / 60 * gen_s * p.max_tokens, "1", noun="tokens",
-        formula="{admits_per_min_settled} / 60 s × {generation_s} s × {max_tokens} tokens",
+        formula="{admits_per_min_settled} × {generation_s} × {max_tokens} tokens",
     )
     d.step(
         "settle_ramp_s", "Least time from a full bucket to the settled rate (holds beyond capacity come from refill)",
@@ -283,7 +283,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "bucket_holds_enough_reservations", "Does the output bucket hold that many?",
         "yes" if out_cap >= RESERVATIONS_FOR_FULL_SETTLE * p.max_tokens * (1 - 1e-9) else "no", "1",
-        formula="{output_capacity_tokens} ≥ {capacity_for_full_settle_tokens}",
+        formula="{output_capacity_tokens} ≥ {capacity_for_full_settle_tokens}", kind="verdict",
     )
     input_limited = d.step(
         "admits_per_min_input_bucket", "Admits per minute the input bucket allows",
@@ -293,7 +293,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "binding_bucket", "Which bucket runs out first at these means",
         "output" if settled <= input_limited else "input", "1",
-        formula="{admits_per_min_settled} vs {admits_per_min_input_bucket}",
+        formula="{admits_per_min_settled} vs {admits_per_min_input_bucket}", kind="verdict",
     )
 
     # --- limits against the fleet --------------------------------------------------------------
@@ -318,12 +318,12 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "fleet_utilization_at_peak", "Fleet busy at the peak minute", 100 * demand / fleet, "%",
-        formula="100 × {peak_output_demand_per_s} / {fleet_output_tokens_per_s}",
+        formula="{peak_output_demand_per_s} / {fleet_output_tokens_per_s}",
     )
     d.step(
         "peak_use_that_saturates_fleet", "Share of limits in use that fills the fleet",
         100 * fleet / sum_limits, "%",
-        formula="100 × {fleet_output_tokens_per_s} / {sum_of_output_limits_per_s}",
+        formula="{fleet_output_tokens_per_s} / {sum_of_output_limits_per_s}",
     )
 
     # --- the counter ----------------------------------------------------------------------------
@@ -349,7 +349,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "counter_shards", "Counter shards", max(1, math.ceil(ops / usable - 1e-9)), "1", noun="shards",
-        formula="ceil({counter_ops_per_s} / {usable_ops_per_shard})",
+        formula="max(1, ceil({counter_ops_per_s} / {usable_ops_per_shard}))",
     )
     hot_ops = d.step(
         "hot_tenant_ops_per_s", "Operations on the largest tenant's key (one shard)",
@@ -358,7 +358,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "hot_shard_load", "That key's load on its shard", 100 * hot_ops / usable, "%",
-        formula="100 × {hot_tenant_ops_per_s} / {usable_ops_per_shard}",
+        formula="{hot_tenant_ops_per_s} / {usable_ops_per_shard}",
     )
     hot_tokens = d.step(
         "hot_tenant_tokens_per_s", "Tokens the largest tenant spends per second (input + output)",
@@ -383,12 +383,12 @@ def solve(p: Params) -> Derivation:
     d.step(
         "lease_stranded_share_hot", "Stranded leases against the hot tenant's minute of traffic",
         100 * stranded / (hot_tokens * 60), "%",
-        formula="100 × {lease_stranded_tokens} / ({hot_tenant_tokens_per_s} tokens/s × 60 s)",
+        formula="{lease_stranded_tokens} / ({hot_tenant_tokens_per_s} × 60 s)",
     )
     d.step(
         "lease_stranded_share_tier", "Stranded leases against a tier tenant's input minute",
         100 * stranded / p.input_tpm_limit, "%",
-        formula="100 × {lease_stranded_tokens} / {input_tpm_limit}",
+        formula="{lease_stranded_tokens} / ({input_tpm_limit} × 1 min)",
     )
 
     # --- failure modes ----------------------------------------------------------------------------
@@ -400,7 +400,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "fallback_admits_max_tokens", "Can one node's share ever hold a max_tokens reservation?",
         "yes" if p.output_tpm_limit / p.gateway_nodes * p.burst_seconds / 60 >= p.max_tokens else "no", "1",
-        formula="{output_tpm_limit} / {gateway_nodes} × {burst_seconds} s / 60 s ≥ {max_tokens}",
+        formula="{output_tpm_limit} / {gateway_nodes} × {burst_seconds} ≥ {max_tokens}", kind="verdict",
     )
     d.step(
         "leaked_tokens_per_lost_settle", "Tokens locked by a reservation whose settle never arrives",

@@ -129,18 +129,18 @@ def solve(p: Params) -> Derivation:
     m, sb = llm(p), state_bytes(p)
     # --- Numbers: the burst ---------------------------------------------------------------
     params = d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1",
-                    noun="parameters")
+                    noun="parameters", kind="lookup")
     d.step("training_state_bytes_per_param", f"Training state per parameter ({p.training_state})", sb.total, "B",
-           note=sb.source)
+           note=sb.source, kind="lookup")
     bpp = d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: weights and fp32 optimizer state",
-                 sb.checkpoint, "B", formula=f"{sb.weights:g} B weights + {sb.checkpoint_optimizer:g} B fp32 "
-                                             "master, m and v (gradients are not saved)")
+                 sb.checkpoint, "B", formula=f"{sb.weights:g} B (weights) + {sb.checkpoint_optimizer:g} B "
+                                             "(optimizer state, no gradients)")
     ckpt_tb = d.step(
         "checkpoint_TB", "Checkpoint: resumable training state", params * bpp / 1e12, "TB",
         formula="{model_params} × {checkpoint_bytes_per_param} B",
     )
     ckpt_gb = ckpt_tb * 1000
-    wbpp = d.step("weight_bytes_per_param", "Working weights per parameter", sb.weights, "B")
+    wbpp = d.step("weight_bytes_per_param", "Working weights per parameter", sb.weights, "B", kind="lookup")
     d.step(
         "weights_only_GB", "The same model's working weights alone (not resumable)", params * wbpp / 1e9, "GB",
         formula="{model_params} × {weight_bytes_per_param} B",
@@ -152,7 +152,7 @@ def solve(p: Params) -> Derivation:
     interval_s = p.interval_min * 60
     ratio = d.step(
         "peak_to_average", "Peak write rate over the average", interval_s / p.burst_window_s, "1", noun="×",
-        formula="{interval_min} min × 60 / {burst_window_s} s",
+        formula="{interval_min} / {burst_window_s}",
     )
     agg = d.step(
         "aggregate_write_GBps", "Aggregate write rate the burst needs", ckpt_gb / p.burst_window_s, "GB/s",
@@ -164,7 +164,7 @@ def solve(p: Params) -> Derivation:
     )
     drain = d.step(
         "min_drain_GBps", "Drain to durable storage: the average rate", ckpt_gb / interval_s, "GB/s",
-        formula="{checkpoint_TB} TB / ({interval_min} min × 60)",
+        formula="{checkpoint_TB} / {interval_min}",
     )
     # --- Shape: two tiers -----------------------------------------------------------------
     provisioned = d.step(
@@ -190,22 +190,25 @@ def solve(p: Params) -> Derivation:
     sync_frac = d.step(
         "sync_stall_fraction", "Training time spent waiting on a synchronous save",
         p.burst_window_s / interval_s, "1",
-        formula="{burst_window_s} s / ({interval_min} min × 60)",
+        formula="{burst_window_s} / {interval_min}",
     )
     d.step(
         "sync_stall_gpu_hours_per_day", "GPU time a synchronous save costs per day",
         p.gpus * 24 * sync_frac, "h",
         formula="{gpus} GPUs × 24 h × {sync_stall_fraction}", noun="GPU")
-    snapshot_GBps = LINKS[SNAPSHOT_LINK].GBps
+    snapshot_GBps = d.step(
+        "snapshot_link_GBps", f"GPU to host memory over {SNAPSHOT_LINK}", LINKS[SNAPSHOT_LINK].GBps, "GB/s",
+        formula=f"{SNAPSHOT_LINK}, models/catalog.py", kind="lookup",
+    )
     d.step(
         "snapshot_stall_s", "Asynchronous save: GPU pause to copy its share to host memory",
         shard_gb / snapshot_GBps, "s",
-        formula=f"{{per_gpu_shard_GB}} GB / {snapshot_GBps:.1f} GB/s (PCIe Gen5 x16)",
+        formula="{per_gpu_shard_GB} / {snapshot_link_GBps}",
     )
     d.step(
         "rpo_burst_min", "Oldest the newest safe checkpoint gets, flushed within the window",
         p.interval_min + p.burst_window_s / 60, "min",
-        formula="{interval_min} min + {burst_window_s} s / 60",
+        formula="{interval_min} + {burst_window_s}",
     )
     d.step(
         "rpo_async_average_min", "Oldest it gets if the snapshot trickles out at the average rate",
@@ -224,13 +227,12 @@ def solve(p: Params) -> Derivation:
     milestones = d.step(
         "milestones_kept", "Milestones pinned over the run",
         math.floor(p.run_days * 24 / p.milestone_every_h + 1e-9), "1", noun="milestones",
-        formula="⌊{run_days} days × 24 h / {milestone_every_h} h⌋",
+        formula="⌊{run_days} / {milestone_every_h}⌋",
     )
     full = p.milestone_contents == "full state"
     ms_tb = d.step(
-        "milestone_TB", "One milestone", params * (bpp if full else wbpp) / 1e12, "TB",
-        formula="{model_params} × " + ("{checkpoint_bytes_per_param}" if full else "{weight_bytes_per_param}")
-                + " B ({milestone_contents})",
+        "milestone_TB", f"One milestone ({p.milestone_contents})", params * (bpp if full else wbpp) / 1e12, "TB",
+        formula="{model_params} × " + ("{checkpoint_bytes_per_param}" if full else "{weight_bytes_per_param}"),
     )
     d.step(
         "retained_TB", "Retained on durable storage at the end of the run",
@@ -239,7 +241,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "keep_everything_TB", "Retained if nothing were ever deleted", vol * p.run_days, "TB",
-        formula="{volume_per_day_TB} TB/day × {run_days} days",
+        formula="{volume_per_day_TB} / 1 day × {run_days}",
     )
     # --- Resharding ---------------------------------------------------------------------------
     d.step(
@@ -258,6 +260,7 @@ def solve(p: Params) -> Derivation:
         "reshard_max_source_shards_per_rank", "Most saved shards one resuming rank reads from",
         max_source_shards(p.old_shards, p.new_ranks), "1", noun="shards",
         formula="max over ranks j of ⌈(j+1) × {old_shards} / {new_ranks}⌉ − ⌊j × {old_shards} / {new_ranks}⌋",
+        kind="search",
     )
     d.step(
         "reshard_whole_file_read_GB", "What that rank reads if it fetches whole shard files",
@@ -272,6 +275,7 @@ def solve(p: Params) -> Derivation:
         "uneven_max_source_shards", "Most saved shards one rank reads at the second size",
         max_source_shards(p.old_shards, p.uneven_new_ranks), "1", noun="shards",
         formula="max over ranks j of ⌈(j+1) × {old_shards} / {uneven_new_ranks}⌉ − ⌊j × {old_shards} / {uneven_new_ranks}⌋",
+        kind="search",
     )
     d.step(
         "uneven_whole_file_read_GB", "Whole-file reads of that rank at the second size",
