@@ -186,16 +186,32 @@ def _factors(usage: list[float], shares: list[float]) -> list[float]:
     return [2.0 ** (-(u / total) / s) for u, s in zip(usage, shares)]
 
 
-def _split_formula(team: str, other: str) -> dict[str, str]:
-    """Formulas for a two-team water-fill, keyed by which cap binds."""
+def _split_formula(team: str, other: str, weight: str = "", other_weight: str = "") -> dict[str, str]:
+    """Formulas for a two-team water-fill, keyed by which cap binds (`weight`s default to the
+    teams' share × F steps)."""
+    weight = weight or f"{{weight_{team}}}"
+    other_weight = other_weight or f"{{weight_{other}}}"
     return {
-        "none": f"{{guarantee_{team}_gpus}} + {{idle_gpus}} × {{weight_{team}}} / "
-                f"({{weight_{team}}} + {{weight_{other}}})",
+        "none": f"{{guarantee_{team}_gpus}} + {{idle_gpus}} × {weight} / ({weight} + {other_weight})",
         "self": f"{{demand_{team}_gpus}} (its whole demand fits in its guarantee plus its part of the idle GPUs)",
         "other": f"min({{demand_{team}_gpus}}, {{guarantee_{team}_gpus}} + {{idle_gpus}} − "
                  f"({{demand_{other}_gpus}} − {{guarantee_{other}_gpus}}))",
-        "below": f"{{demand_{team}_gpus}} (below its guarantee: nothing to borrow)",
+        "alone": f"{{guarantee_{team}_gpus}} + {{idle_gpus}} (the only team above its guarantee)",
+        "below": f"{{demand_{team}_gpus}} (below its guarantee, nothing to borrow)",
     }
+
+
+def _case(dem: float, guar: float, got: float, other_dem: float, other_guar: float, other_got: float) -> str:
+    """Which cap binds a team in a two-team water-fill (the key of `_split_formula`)."""
+    if dem <= guar + 1e-9:
+        return "below"
+    if got >= dem - 1e-9:
+        return "self"
+    if other_dem <= other_guar + 1e-9:
+        return "alone"
+    if other_got >= other_dem - 1e-9:
+        return "other"
+    return "none"
 
 
 def solve(p: Params) -> Derivation:
@@ -241,11 +257,11 @@ def solve(p: Params) -> Derivation:
     d.step("tick_s", "One scheduler tick", p.tick_minutes * 60, "s", formula="{tick_minutes} min × 60 s/min")
     decay = d.step("decay_per_tick", "Weight left on a GPU-hour after one tick",
                    2 ** (-(p.tick_minutes / 60) / p.half_life_hours), "1",
-                   formula="2^(−({tick_minutes} min / 60) / {half_life_hours} h)")
+                   formula="2^(−{tick_minutes} / {half_life_hours})")
     memory = d.step("usage_memory_h", "Hours of a steady rate that decayed usage remembers",
-                    _memory_h(p), "h", formula="({tick_minutes} / 60) h / (1 − {decay_per_tick})")
+                    _memory_h(p), "h", formula="{tick_minutes} / (1 − {decay_per_tick})")
     d.step("continuous_memory_h", "The same in continuous time: half-life / ln 2",
-           p.half_life_hours / math.log(2), "h", formula="{half_life_hours} h / 0.6931")
+           p.half_life_hours / math.log(2), "h", formula="{half_life_hours} / ln(2)")
     d.step("weight_of_last_week", "What a GPU-hour from a week ago still counts",
            2 ** (-HOURS_PER_WEEK / p.half_life_hours), "1", formula="2^(−168 h / {half_life_hours} h)")
     del decay
@@ -281,7 +297,7 @@ def solve(p: Params) -> Derivation:
            formula="{history_charged_gpus} GPUs × {usage_memory_h} h", noun="GPU")
     u_p = d.step("normalized_usage_pretrain", "Pretraining's normalized usage u",
                  hist_p / hist_total if hist_total > 0 else 0.0, "1",
-                 formula="{decayed_usage_gpu_hours} GPU-h / {total_decayed_usage_gpu_hours} GPU-h")
+                 formula="{decayed_usage_gpu_hours} / {total_decayed_usage_gpu_hours}")
     d.step("normalized_share_pretrain", "Pretraining's normalized share s", s_p, "1",
            formula="{share_pretrain} / {share_total}")
     usage = [hist_p, hist_q, 0.0, charged_e]
@@ -316,25 +332,17 @@ def solve(p: Params) -> Derivation:
     a_p = min(d_p, g_p) + extra[0]
     a_q = min(d_q, g_q) + extra[1]
 
-    def case(dem, guar, got, other_dem, other_guar, other_got) -> str:
-        if dem <= guar + 1e-9:
-            return "below"
-        if got >= dem - 1e-9:
-            return "self"
-        if other_dem > other_guar + 1e-9 and other_got >= other_dem - 1e-9:
-            return "other"
-        return "none"
-
     d.step("allocation_gpus", "Pretraining's allocation: guarantee plus its water-filled part", a_p, "1",
            noun="GPUs",
-           formula=_split_formula("pretrain", "posttrain")[case(d_p, g_p, a_p, d_q, g_q, a_q)])
+           formula=_split_formula("pretrain", "posttrain")[_case(d_p, g_p, a_p, d_q, g_q, a_q)])
     d.step("allocation_posttrain_gpus", "Post-training's allocation", a_q, "1", noun="GPUs",
-           formula=_split_formula("posttrain", "pretrain")[case(d_q, g_q, a_q, d_p, g_p, a_p)])
+           formula=_split_formula("posttrain", "pretrain")[_case(d_q, g_q, a_q, d_p, g_p, a_p)])
     plain = fs.waterfill_list(idle, [max(0.0, d_p - g_p), max(0.0, d_q - g_q)], [s_p, s_q])
+    plain_p, plain_q = min(d_p, g_p) + plain[0], min(d_q, g_q) + plain[1]
     d.step("allocation_without_factor_gpus", "Pretraining's allocation if idle GPUs followed shares alone",
-           min(d_p, g_p) + plain[0], "1", noun="GPUs",
-           formula="water-fill {idle_gpus} with weights {normalized_share_pretrain} and {share_posttrain} / "
-                   "{share_total}, added to min({demand_pretrain_gpus}, {guarantee_pretrain_gpus})")
+           plain_p, "1", noun="GPUs",
+           formula=_split_formula("pretrain", "posttrain", "{normalized_share_pretrain}",
+                                  "{share_posttrain} / {share_total}")[_case(d_p, g_p, plain_p, d_q, g_q, plain_q)])
     borrowed = d.step(
         "borrowed_gpus", "GPUs running above their owners' guarantees",
         max(0.0, a_p - g_p) + max(0.0, a_q - g_q), "1", noun="GPUs",
@@ -350,35 +358,39 @@ def solve(p: Params) -> Derivation:
                    formula="min({interp_return_gpus}, {guarantee_interp_gpus})")
     reclaim = d.step("reclaim_gpus", "GPUs that must come back from borrowers",
                      min(borrowed, max(0.0, claim - free_now)), "1", noun="GPUs",
-                     formula="min({borrowed_gpus}, {interp_claim_gpus} − {free_gpus})")
+                     formula="min({borrowed_gpus}, max(0, {interp_claim_gpus} − {free_gpus}))")
     victims = d.step("victim_jobs", "Jobs preempted (whole jobs)", math.ceil(reclaim / p.job_gpus - 1e-9), "1",
                      noun="jobs", formula="⌈{reclaim_gpus} / {job_gpus}⌉")
     pre = d.step("preempted_gpus", "GPUs preempted", victims * p.job_gpus, "1", noun="GPUs",
                  formula="{victim_jobs} × {job_gpus} GPUs")
-    borrowers = [a for a, g in ((a_p, g_p), (a_q, g_q)) if a > g + 1e-9]
+    borrowing = [(a, key) for a, g, key in ((a_p, g_p, "allocation_gpus"), (a_q, g_q, "allocation_posttrain_gpus"))
+                 if a > g + 1e-9]
     cands = d.step("candidate_jobs", "Running jobs of the teams above their guarantee",
-                   sum(math.floor(a / p.job_gpus + 1e-9) for a in borrowers), "1", noun="jobs",
-                   formula="⌊{allocation_gpus} / {job_gpus}⌋ + ⌊{allocation_posttrain_gpus} / {job_gpus}⌋")
+                   sum(math.floor(a / p.job_gpus + 1e-9) for a, _ in borrowing), "1", noun="jobs",
+                   formula=" + ".join(f"⌊{{{key}}} / {{job_gpus}}⌋" for _, key in borrowing) or "0",
+                   note="" if borrowing else "No team runs above its guarantee.")
     ckpt_h = p.checkpoint_minutes / 60
     d.step("lost_gpu_hours_without_warning", "Work lost, killed without warning (random victims)",
-           pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 2 / 60", noun="GPU")
+           pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} / 2", noun="GPU")
     d.step("lost_gpu_hours_checkpoint_aware", "Work lost, no warning, victims closest to their last checkpoint",
            pre * ckpt_h * fs.expected_least_loss_fraction(victims, cands), "h",
-           formula="{preempted_gpus} GPUs × {checkpoint_minutes} min / 60 × ({victim_jobs} + 1) / "
+           formula="{preempted_gpus} GPUs × {checkpoint_minutes} × (min({victim_jobs}, {candidate_jobs}) + 1) / "
                    "(2 × ({candidate_jobs} + 1))", noun="GPU")
     d.step("lost_gpu_hours_with_checkpoint_on_signal", "Work lost with a checkpoint on the signal: the save only",
-           pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes} min / 60", noun="GPU")
+           pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes}", noun="GPU")
     frac = fs.expected_least_loss_fraction(victims, cands)
     d.step("break_even_checkpoint_minutes", "Checkpoint interval below which least-work-lost kills lose less than a save",
            p.save_minutes / frac if frac > 0 else math.inf, "min",
-           formula="{save_minutes} min × 2 × ({candidate_jobs} + 1) / ({victim_jobs} + 1)")
+           formula="{save_minutes} × 2 × ({candidate_jobs} + 1) / (min({victim_jobs}, {candidate_jobs}) + 1)"
+           if frac > 0 else "",
+           note="" if frac > 0 else "No job is preempted, so no interval breaks even.")
     d.step("signal_saving_ratio", "Without warning over with the signal",
            (ckpt_h / 2) / (p.save_minutes / 60), "1", noun="×",
            formula="({checkpoint_minutes} min / 2) / {save_minutes} min")
     d.step("owner_wait_s", "Longest an owner waits for its guarantee: one tick plus the save",
-           (p.tick_minutes + p.save_minutes) * 60, "s", formula="({tick_minutes} + {save_minutes}) min × 60")
+           (p.tick_minutes + p.save_minutes) * 60, "s", formula="{tick_minutes} + {save_minutes}")
     d.step("checkpoint_overhead_pct", "Training time a blocking periodic checkpoint costs",
-           100 * p.save_minutes / p.checkpoint_minutes, "%", formula="100 × {save_minutes} / {checkpoint_minutes}")
+           100 * p.save_minutes / p.checkpoint_minutes, "%", formula="{save_minutes} / {checkpoint_minutes}")
 
     # --- hoarding -------------------------------------------------------------------------------
     d.step("hoard_idle_gpu_hours_per_day", "GPU time the hoard wastes a day", hoard * 24, "h",
@@ -412,7 +424,7 @@ def solve(p: Params) -> Derivation:
     d.step("hoarding_weight_ratio", "Evals' claim on idle GPUs, hoarding over releasing",
            fa / fr, "1", noun="×", formula="{evals_factor_charged_by_allocation} / {evals_factor_if_released}")
     d.step("busy_utilization_cap_pct", "Most of the cluster that can run jobs while the hoard sits idle",
-           100 * (G - hoard) / G, "%", formula="100 × ({total_gpus} − {hoard_gpus}) / {total_gpus}")
+           100 * (G - hoard) / G, "%", formula="({total_gpus} − {hoard_gpus}) / {total_gpus}")
     del f_e
     return d
 

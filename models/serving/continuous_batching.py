@@ -193,37 +193,49 @@ def solve(p: Params) -> Derivation:
     d.step("weight_read_s", "Reading every weight once: the floor of any step", W / bw, "s",
            formula="{weight_bytes} B / {replica_hbm_Bps} B/s")
     d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
-           formula="{step_overhead_ms} ms / 1000")
+           formula="{step_overhead_ms}")
     ar0 = r.allreduce_s(0)
     tp_note = "None on one accelerator." if r.tp == 1 else ""
     d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", ar0, "s",
            formula=f"{m.layers} layers × 2 × {{allreduce_latency_us}} µs" if r.tp > 1 else "", note=tp_note)
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
     d.step("allreduce_per_token_s", "All-reduce payload time per token a step carries", r.allreduce_s(1) - ar0, "s",
-           formula=(f"{m.layers} × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
-                    f"{hw.link_Bps_per_direction:,.0f} B/s") if r.tp > 1 else "", note=tp_note)
+           formula=(f"{m.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
+                    "{link_Bps_per_direction}") if r.tp > 1 else "", note=tp_note)
+    d.step("weight_flops_per_token", "FLOP per token through the weights", r.weight_flops_per_token, "FLOP",
+           formula="2 FLOP × {active_params}")
     ridge = d.step("ridge_batch", "Ridge batch: where the weight FLOP catch up with the weight bytes",
                    fl / bw * W / r.weight_flops_per_token, "1", noun="sequences",
-                   formula="({replica_decode_flops} FLOP/s / {replica_hbm_Bps} B/s) × {weight_bytes} B / "
-                           "(2 × {active_params})")
+                   formula="{replica_decode_flops} / {replica_hbm_Bps} × {weight_bytes} / {weight_flops_per_token}")
     d.step("kv_cap_vs_ridge", "Where the KV cap sits against the ridge", "below" if cap_kv < ridge else "above",
-           formula="{batch_cap_kv} vs {ridge_batch}")
+           formula="{batch_cap_kv} vs {ridge_batch}", kind="verdict")
     a = r.attention_flops_per_position
     d.step("attention_flops_per_position", "Attention FLOP per token per earlier token (QK^T and AV)", a, "FLOP",
            note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    mla = m.attention == "MLA" and r.attention_flops
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           formula=(f"2 FLOP × {m.layers} layers × {m.heads} heads × (2 × {m.kv_lora_rank} latent + "
+                    f"{m.qk_rope_head_dim} RoPE)") if mla else "{attention_flops_per_position}",
+           note="MLA decodes with its up-projections absorbed: each query meets the cached latent itself."
+           if mla else "The same as a prompt token's.")
+    d.step("decode_flops_per_token_full", "FLOP per decoded token at full context",
+           r.decode_flops_per_token(ctx), "FLOP",
+           formula="{weight_flops_per_token} + {decode_attention_flops_per_position} × {max_context_tokens}")
     d.step("kv_read_full_s", "Reading one full-context sequence's KV", kv * ctx / bw, "s",
            formula="{sequence_kv_bytes} B / {replica_hbm_Bps} B/s")
     at_cap = r.decode_step(cap_kv, ctx)
     d.step("kv_capped_step_memory_s", "Step at the KV cap, bytes side (all at full context)", at_cap.memory_s, "s",
            formula="({weight_bytes} B + {batch_cap_kv} × {sequence_kv_bytes} B) / {replica_hbm_Bps} B/s")
     d.step("kv_capped_step_compute_s", "Step at the KV cap, FLOP side", at_cap.compute_s, "s",
-           formula="{batch_cap_kv} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens})"
-                   " / {replica_decode_flops} FLOP/s")
+           formula="{batch_cap_kv} × {decode_flops_per_token_full} / {replica_decode_flops}")
     d.step("kv_capped_bound", "What bounds a decode step at the KV cap",
            "bandwidth" if at_cap.bound == "memory" else "compute",
-           formula="{kv_capped_step_memory_s} s vs {kv_capped_step_compute_s} s")
+           formula="{kv_capped_step_memory_s} s vs {kv_capped_step_compute_s} s", kind="verdict")
     d.step("compute_share_at_kv_cap", "FLOP side as a share of the bytes side at the KV cap",
            100 * at_cap.compute_s / at_cap.memory_s, "%",
-           formula="100 × {kv_capped_step_compute_s} / {kv_capped_step_memory_s}")
+           formula="{kv_capped_step_compute_s} / {kv_capped_step_memory_s}")
     d.step("full_memory_read_s", "Weights plus a full KV budget, read once", (W + budget) / bw, "s",
            formula="({weight_bytes} B + {kv_budget_bytes} B) / {replica_hbm_Bps} B/s")
     # Context above which the KV-capped batch is bandwidth-bound: with B = K / (kv c),
@@ -231,50 +243,53 @@ def solve(p: Params) -> Derivation:
     denom = kv * (fl * (W + budget) / bw - budget * a / kv)
     d.step("bandwidth_bound_above_tokens", "Context above which the KV-capped batch is bandwidth-bound",
            r.weight_flops_per_token * budget / denom if denom > 0 else math.inf, "1", noun="tokens",
-           formula="2 × {active_params} × {kv_budget_bytes} / ({kv_bytes_per_token} × ({replica_decode_flops} × "
+           formula="{weight_flops_per_token} × {kv_budget_bytes} / ({kv_bytes_per_token} × ({replica_decode_flops} × "
                    "({weight_bytes} + {kv_budget_bytes}) / {replica_hbm_Bps} − {kv_budget_bytes} × "
-                   "{attention_flops_per_position} / {kv_bytes_per_token}))")
+                   "{attention_flops_per_position} / {kv_bytes_per_token}))" if denom > 0 else "",
+           note="" if denom > 0 else "The FLOP side binds at every context: the batch is never bandwidth-bound.")
 
     # --- the TPOT cap, with one prefill chunk fused into the step -----------------------------
     c, start = _worst_chunk(p)
+    d.step("worst_chunk_tokens", "Tokens in the worst chunk (a chunk never exceeds the context)", c, "1",
+           noun="tokens", formula="min({chunk_tokens}, {max_context_tokens})")
     d.step("chunk_flops", "Worst prefill chunk fused into a step (last chunk of a full-context prompt)",
            r.prefill_flops(c, start), "FLOP",
-           formula="{chunk_tokens} × (2 × {active_params} + {attention_flops_per_position} × ({max_context_tokens} − "
-                   "{chunk_tokens} / 2 − 1 / 2))")
+           formula="{worst_chunk_tokens} × ({weight_flops_per_token} + {attention_flops_per_position} × "
+                   "({max_context_tokens} − {worst_chunk_tokens} / 2 − 1 / 2))")
     d.step("chunk_prefix_kv_bytes", "KV the worst chunk reads from its own prompt", kv * start, "B",
-           formula="{kv_bytes_per_token} B × ({max_context_tokens} − {chunk_tokens})")
+           formula="{kv_bytes_per_token} × ({max_context_tokens} − {worst_chunk_tokens})")
     worst = r.step_lines(ctx, chunk_tokens=c, chunk_start=start)
     d.step("worst_step_fixed_s", "Worst step's all-reduces and fixed cost with no sequence decoding",
            worst.extra[0], "s",
-           formula="{allreduce_fixed_s} s + {chunk_tokens} × {allreduce_per_token_s} s + {step_overhead_s} s")
+           formula="{allreduce_fixed_s} + {worst_chunk_tokens} × {allreduce_per_token_s} + {step_overhead_s}")
     memory_cap, compute_cap = worst.caps(tpot)
     d.step("batch_cap_tpot_memory", "Batch the TPOT target allows on the bytes side (before the floor)",
            memory_cap, "1", noun="sequences",
-           formula="({tpot_target_ms} ms / 1000 − {worst_step_fixed_s} s − ({weight_bytes} B + "
-                   "{chunk_prefix_kv_bytes} B) / {replica_hbm_Bps} B/s) / ({kv_read_full_s} s + "
-                   "{allreduce_per_token_s} s)")
+           formula="({tpot_target_ms} − {worst_step_fixed_s} − ({weight_bytes} + {chunk_prefix_kv_bytes}) / "
+                   "{replica_hbm_Bps}) / ({kv_read_full_s} + {allreduce_per_token_s})")
     d.step("batch_cap_tpot_compute", "Batch the TPOT target allows on the FLOP side (before the floor)",
            compute_cap, "1", noun="sequences",
-           formula="({tpot_target_ms} ms / 1000 − {worst_step_fixed_s} s − {chunk_flops} FLOP / "
-                   "{replica_prefill_flops} FLOP/s) / ((2 × {active_params} + {attention_flops_per_position} × "
-                   "{max_context_tokens}) / {replica_decode_flops} FLOP/s + {allreduce_per_token_s} s)")
+           formula="({tpot_target_ms} − {worst_step_fixed_s} − {chunk_flops} / {replica_prefill_flops}) / "
+                   "({decode_flops_per_token_full} / {replica_decode_flops} + {allreduce_per_token_s})")
     cap_tpot = d.step("batch_cap_tpot", "Largest batch whose worst step meets the TPOT target",
                       floor_batch(min(memory_cap, compute_cap)), "1", noun="sequences",
                       formula="floor(min({batch_cap_tpot_memory}, {batch_cap_tpot_compute}))")
     batch = d.step("decode_batch", "Batch to plan: the tighter cap", min(cap_kv, cap_tpot), "1", noun="sequences",
                    formula="min({batch_cap_kv}, {batch_cap_tpot})")
     d.step("batch_limited_by", "Which cap binds", "the KV budget" if cap_kv <= cap_tpot else "the TPOT target",
-           formula="{batch_cap_kv} vs {batch_cap_tpot}")
+           formula="{batch_cap_kv} vs {batch_cap_tpot}", kind="verdict")
     avg_ctx = d.step("decode_context_tokens", "Average context a decode step reads per sequence",
                      p.prompt_tokens + p.output_tokens / 2, "1", noun="tokens",
                      formula="{prompt_tokens} + {output_tokens} / 2")
+    d.step("decode_flops_per_token", "FLOP per decoded token at the average context",
+           r.decode_flops_per_token(avg_ctx), "FLOP",
+           formula="{weight_flops_per_token} + {decode_attention_flops_per_position} × {decode_context_tokens}")
     typical = r.decode_step(batch, avg_ctx)
     d.step("step_memory_s", "Typical step, bytes side", typical.memory_s, "s",
            formula="({weight_bytes} B + {decode_batch} × {kv_bytes_per_token} B × {decode_context_tokens}) / "
                    "{replica_hbm_Bps} B/s")
     d.step("step_compute_s", "Typical step, FLOP side", typical.compute_s, "s",
-           formula="{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × "
-                   "{decode_context_tokens}) / {replica_decode_flops} FLOP/s")
+           formula="{decode_batch} × {decode_flops_per_token} / {replica_decode_flops}")
     d.step("step_allreduce_s", "Typical step, tensor-parallel all-reduces", typical.allreduce_s, "s",
            formula="{allreduce_fixed_s} s + {decode_batch} × {allreduce_per_token_s} s")
     step = d.step("step_time_s", "Decode step at the planned batch and the average context", typical.step_s, "s",
@@ -288,22 +303,26 @@ def solve(p: Params) -> Derivation:
            formula="({weight_bytes} B + {decode_batch} × {sequence_kv_bytes} B + {chunk_prefix_kv_bytes} B) / "
                    "{replica_hbm_Bps} B/s")
     d.step("worst_step_compute_s", "Worst step, FLOP side", w.compute_s, "s",
-           formula="{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens}) "
-                   "/ {replica_decode_flops} FLOP/s + {chunk_flops} FLOP / {replica_prefill_flops} FLOP/s")
+           formula="{decode_batch} × {decode_flops_per_token_full} / {replica_decode_flops} + {chunk_flops} / "
+                   "{replica_prefill_flops}")
     d.step("worst_step_allreduce_s", "Worst step, tensor-parallel all-reduces", w.allreduce_s, "s",
-           formula="{allreduce_fixed_s} s + ({decode_batch} + {chunk_tokens}) × {allreduce_per_token_s} s")
+           formula="{allreduce_fixed_s} + ({decode_batch} + {worst_chunk_tokens}) × {allreduce_per_token_s}")
     d.step("p95_tpot_s", "p95 TPOT, modelled as the worst step: all at full context plus one chunk", w.step_s, "s",
            formula="max({worst_step_memory_s} s, {worst_step_compute_s} s) + {worst_step_allreduce_s} s + "
                    "{step_overhead_s} s")
     full = r.decode_step(batch, ctx)
     per_chunk_token = r.flops_per_token(ctx) / (r.peak_flops * r.prefill_mfu)
     free = (full.memory_s - full.compute_s) / per_chunk_token
+    d.step("full_step_memory_s", "Step at the planned batch, all at full context, bytes side", full.memory_s, "s",
+           formula="({weight_bytes} + {decode_batch} × {sequence_kv_bytes}) / {replica_hbm_Bps}")
+    d.step("full_step_compute_s", "The same step, FLOP side", full.compute_s, "s",
+           formula="{decode_batch} × {decode_flops_per_token_full} / {replica_decode_flops}")
+    d.step("prefill_token_at_full_context_s", "Prefill time of one chunk token at full context", per_chunk_token, "s",
+           formula="({weight_flops_per_token} + {attention_flops_per_position} × {max_context_tokens}) / "
+                   "{replica_prefill_flops}")
     d.step("free_chunk_tokens_continuous", "Chunk tokens whose FLOP fit under the bytes side of a full step, "
            "before the floor", max(0.0, free), "1", noun="tokens",
-           formula="({decode_batch} × {sequence_kv_bytes} B + {weight_bytes} B) / {replica_hbm_Bps} B/s − "
-                   "{decode_batch} × (2 × {active_params} + {attention_flops_per_position} × {max_context_tokens}) "
-                   "/ {replica_decode_flops} FLOP/s, over (2 × {active_params} + {attention_flops_per_position} × "
-                   "{max_context_tokens}) / {replica_prefill_flops} FLOP/s per token")
+           formula="max(0, ({full_step_memory_s} − {full_step_compute_s}) / {prefill_token_at_full_context_s})")
     d.step("free_chunk_tokens", "Largest chunk that still hides under the bytes side of a full step",
            max(0, math.floor(free)), "1", noun="tokens", formula="floor({free_chunk_tokens_continuous})")
 
@@ -317,20 +336,21 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{prompt_tokens} − {uncached_prompt_tokens}")
     d.step("prefill_flops_per_request", "Prefill FLOP for one mean prompt, attention included",
            r.prefill_flops(new, cached), "FLOP",
-           formula="{uncached_prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} × "
+           formula="{uncached_prompt_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
                    "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
                    "({uncached_prompt_tokens} − 1) / 2)")
     d.step("prefill_s_per_request", "Prefill time per request on one replica (the engine's)", r.prefill_s(new, cached),
-           "s", formula="{prefill_flops_per_request} FLOP / {replica_prefill_flops} FLOP/s + "
-                        "{uncached_prompt_tokens} tokens of all-reduces")
+           "s", formula="{prefill_flops_per_request} / {replica_prefill_flops} + {allreduce_fixed_s} + "
+                        "{uncached_prompt_tokens} × {allreduce_per_token_s}" if new > 0 else "0 s (nothing to prefill)")
     alone = r.pass_step(0, 0, chunk_tokens=new, chunk_start=cached)
     d.step("prefill_step_memory_s", "That prompt as one step, bytes side (weights and the cached prefix)",
            alone.memory_s, "s",
            formula="({weight_bytes} B + {cached_prompt_tokens} × {kv_bytes_per_token} B) / {replica_hbm_Bps} B/s")
     prefill = d.step("prefill_time_s", "One prompt prefilled alone on an idle replica (TTFT at zero load)",
                      alone.step_s, "s",
-                     formula="max({prefill_step_memory_s} s, {prefill_flops_per_request} FLOP / "
-                             "{replica_prefill_flops} FLOP/s) + its all-reduces + {step_overhead_s} s")
+                     formula="max({prefill_step_memory_s}, {prefill_flops_per_request} / {replica_prefill_flops}) + "
+                             "{allreduce_fixed_s} + {uncached_prompt_tokens} × {allreduce_per_token_s} + "
+                             "{step_overhead_s}" if new > 0 else "{prefill_step_memory_s} + {step_overhead_s}")
     n_chunks = d.step("prefill_chunks", "Steps a chunked prompt takes", math.ceil(new / p.chunk_tokens - 1e-9), "1",
                       noun="steps", formula="ceil({uncached_prompt_tokens} / {chunk_tokens})")
     # Every chunk of an idle prefill at once: chunk k covers positions cached + k c onward.
@@ -340,8 +360,36 @@ def solve(p: Params) -> Derivation:
     chunk_mem = (W + kv * s0) / bw
     chunk_cmp = r.prefill_flops(t, s0) / (r.peak_flops * r.prefill_mfu)
     chunked_ttft = float(np.sum(np.maximum(chunk_mem, chunk_cmp) + r.allreduce_s(t))) + n_chunks * r.step_overhead_s
+    rooflines = float(np.sum(np.maximum(chunk_mem, chunk_cmp)))
+    # Along a prompt the chunks run FLOP-bound and then bytes-bound (the last chunk is the shortest):
+    # the first j chunks' FLOP add up to a prefill of their tokens, the rest read the weights and
+    # the prompt before them.
+    flop_bound = chunk_cmp >= chunk_mem
+    j = int(np.argmin(flop_bound)) if not flop_bound.all() else int(n_chunks)
+    split = bool(flop_bound[:j].all() and not flop_bound[j:].any())
+    j = d.step("flop_bound_chunks", "Chunks, from the first, whose FLOP side binds", j, "1", noun="chunks",
+               formula="the chunks before the first whose bytes side exceeds its FLOP side", kind="search")
+    d.step("bytes_bound_chunks", "The chunks after them: bytes-bound", n_chunks - j, "1", noun="chunks",
+           formula="{prefill_chunks} − {flop_bound_chunks}")
+    j_tokens = min(j * p.chunk_tokens, new)
+    d.step("flop_bound_chunk_tokens", "Prompt tokens in the FLOP-bound chunks", j_tokens, "1", noun="tokens",
+           formula="min({flop_bound_chunks} × {chunk_tokens}, {uncached_prompt_tokens})")
+    d.step("flop_bound_chunk_flops", "Their FLOP: a prefill of those tokens", r.prefill_flops(j_tokens, cached),
+           "FLOP", formula="{flop_bound_chunk_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
+                           "({flop_bound_chunk_tokens} × {cached_prompt_tokens} + {flop_bound_chunk_tokens} × "
+                           "({flop_bound_chunk_tokens} − 1) / 2)")
+    d.step("bytes_bound_prefix_tokens", "Prefix KV the bytes-bound chunks read, summed over them",
+           float(np.sum(s0[j:])), "1", noun="tokens",
+           formula="{bytes_bound_chunks} × ({cached_prompt_tokens} + {chunk_tokens} × ({flop_bound_chunks} + "
+                   "{prefill_chunks} − 1) / 2)")
+    d.step("chunk_rooflines_s", "The chunks' bytes-or-FLOP times, summed", rooflines, "s",
+           formula="{flop_bound_chunk_flops} / {replica_prefill_flops} + ({bytes_bound_chunks} × {weight_bytes} + "
+                   "{kv_bytes_per_token} × {bytes_bound_prefix_tokens}) / {replica_hbm_Bps}" if split else "",
+           note="" if split else "Chunk by chunk, max(bytes side, FLOP side), summed: here the bytes-bound chunks "
+                                 "are not all at the end, so the sum has no shorter form.")
     d.step("ttft_idle_chunked_s", "The same prompt in chunks on an idle replica", chunked_ttft, "s",
-           formula="Σ over {prefill_chunks} chunks of max(bytes, FLOP) + all-reduces + {step_overhead_s} s")
+           formula="{chunk_rooflines_s} + {prefill_chunks} × ({allreduce_fixed_s} + {step_overhead_s}) + "
+                   "{uncached_prompt_tokens} × {allreduce_per_token_s}")
     d.step("unchunked_gap_s", "Token gap when a whole prompt runs as its own step (no chunking)",
            prefill + step, "s", formula="{prefill_time_s} s + {step_time_s} s")
 
@@ -349,15 +397,22 @@ def solve(p: Params) -> Derivation:
     O = p.output_tokens
     c_avg = p.chunk_tokens
     mid = max(0.0, cached + new / 2 - c_avg / 2)  # a chunk centred on the middle of the prefilled part
+    d.step("chunk_avg_start_tokens", "Where a typical chunk starts in its prompt", mid, "1", noun="tokens",
+           formula="max(0, {cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − {chunk_tokens} / 2)")
     d.step("chunk_avg_flops", "A typical chunk (from the middle of a mean prompt)", r.prefill_flops(c_avg, mid),
-           "FLOP", formula="{chunk_tokens} × (2 × {active_params} + {attention_flops_per_position} × "
-                           "({cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − 1 / 2))")
+           "FLOP", formula="{chunk_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
+                           "({chunk_tokens} × {chunk_avg_start_tokens} + {chunk_tokens} × ({chunk_tokens} − 1) / 2)")
+    d.step("chunk_avg_prefix_read_s", "Reading that chunk's prefix KV", kv * mid / bw, "s",
+           formula="{kv_bytes_per_token} × {chunk_avg_start_tokens} / {replica_hbm_Bps}")
+    d.step("chunk_avg_compute_s", "That chunk's FLOP at the prefill MFU",
+           r.prefill_flops(c_avg, mid) / (r.peak_flops * r.prefill_mfu), "s",
+           formula="{chunk_avg_flops} / {replica_prefill_flops}")
     plain, with_chunk = r.step_lines(avg_ctx), r.step_lines(avg_ctx, chunk_tokens=c_avg, chunk_start=mid)
     sat = d.step("saturated_step_s", "Step of a saturated replica: the planned batch plus one chunk",
                  with_chunk.step_s(batch), "s",
-                 formula="max({step_memory_s} s + the chunk's prefix read, {step_compute_s} s + {chunk_avg_flops} "
-                         "FLOP / {replica_prefill_flops} FLOP/s) + all-reduces over {decode_batch} + {chunk_tokens} "
-                         "tokens + {step_overhead_s} s")
+                 formula="max({step_memory_s} + {chunk_avg_prefix_read_s}, {step_compute_s} + {chunk_avg_compute_s}) + "
+                         "{allreduce_fixed_s} + ({decode_batch} + {chunk_tokens}) × {allreduce_per_token_s} + "
+                         "{step_overhead_s}")
     cap_p = d.step("prefill_capacity_rps", "Requests/s the chunks can prefill", c_avg / sat / new, "1/s",
                    noun="requests", formula="{chunk_tokens} / {saturated_step_s} s / {uncached_prompt_tokens}")
     cap_d = d.step("decode_capacity_rps", "Requests/s the decode slots can finish", batch / sat / O, "1/s",
@@ -365,12 +420,12 @@ def solve(p: Params) -> Derivation:
     cap = d.step("replica_capacity_rps", "Request capacity of one replica", min(cap_p, cap_d), "1/s",
                  noun="requests", formula="min({prefill_capacity_rps}, {decode_capacity_rps})")
     d.step("capacity_limited_by", "Which side saturates first", "prefill" if cap_p < cap_d else "decode",
-           formula="{prefill_capacity_rps} vs {decode_capacity_rps}")
+           formula="{prefill_capacity_rps} vs {decode_capacity_rps}", kind="verdict")
     d.step("planned_rps_per_replica", "Requests/s to route to one replica at the target utilization",
            cap * p.target_utilization, "1/s", noun="requests",
            formula="{replica_capacity_rps} × {target_utilization}")
     d.step("replica_load", "Offered load on the replica", 100 * p.arrival_rps / cap, "%",
-           formula="100 × {arrival_rps} / {replica_capacity_rps}")
+           formula="{arrival_rps} / {replica_capacity_rps}")
     served = d.step("served_rps", "Requests/s the replica serves at this load", min(p.arrival_rps, cap), "1/s",
                     noun="requests", formula="min({arrival_rps}, {replica_capacity_rps})")
     d.step("expected_tokens_per_s", "Tokens/s it streams at this load", served * O, "1/s", noun="tokens",
@@ -380,7 +435,7 @@ def solve(p: Params) -> Derivation:
     n_c = p.arrival_rps * new / c_avg  # chunk-carrying steps per second the prompts need
     limit = max(1, min(cap_tpot, floor_batch(cap_kv * p.kv_overcommit)))
     limit = d.step("admission_limit", "Sequences the scheduler admits (paged KV)", limit, "1", noun="sequences",
-                   formula="min({batch_cap_tpot}, floor({batch_cap_kv} × {kv_overcommit}))")
+                   formula="max(1, min({batch_cap_tpot}, floor({batch_cap_kv} × {kv_overcommit})))")
 
     def at_load(live_n: float) -> tuple[float, float, float]:
         s_d, s_c = plain.step_s(live_n), with_chunk.step_s(live_n)
@@ -393,27 +448,34 @@ def solve(p: Params) -> Derivation:
     s_d, s_c, tpot_load = at_load(live)
     d.step("live_sequences", "Sequences decoding at once at this load (Little's law)", live, "1",
            noun="sequences", formula="min({admission_limit}, {arrival_rps} × {output_tokens} × TPOT at that batch), "
-                                     "solved together with the TPOT below")
+                                     "solved together with the TPOT below", kind="search")
+    d.step("decode_step_at_load_memory_s", "Decode step at that batch, bytes side",
+           plain.memory[0] + plain.memory[1] * live, "s",
+           formula="({weight_bytes} + {live_sequences} × {kv_bytes_per_token} × {decode_context_tokens}) / "
+                   "{replica_hbm_Bps}")
+    d.step("decode_step_at_load_compute_s", "Decode step at that batch, FLOP side",
+           plain.compute[0] + plain.compute[1] * live, "s",
+           formula="{live_sequences} × {decode_flops_per_token} / {replica_decode_flops}")
     d.step("decode_step_at_load_s", "Decode step at that batch", s_d, "s",
-           formula="max(({weight_bytes} + {live_sequences} × {kv_bytes_per_token} × {decode_context_tokens}) / "
-                   "{replica_hbm_Bps}, {live_sequences} × (2 × {active_params} + {attention_flops_per_position} × "
-                   "{decode_context_tokens}) / {replica_decode_flops}) + {allreduce_fixed_s} s + {live_sequences} × "
-                   "{allreduce_per_token_s} s + {step_overhead_s} s")
+           formula="max({decode_step_at_load_memory_s}, {decode_step_at_load_compute_s}) + {allreduce_fixed_s} + "
+                   "{live_sequences} × {allreduce_per_token_s} + {step_overhead_s}")
     d.step("chunk_step_at_load_s", "The same step carrying a typical chunk", s_c, "s",
-           formula="max(bytes + the chunk's prefix read, FLOP + {chunk_avg_flops} / {replica_prefill_flops}) + "
-                   "all-reduces over the chunk too + {step_overhead_s} s")
+           formula="max({decode_step_at_load_memory_s} + {chunk_avg_prefix_read_s}, {decode_step_at_load_compute_s} + "
+                   "{chunk_avg_compute_s}) + {allreduce_fixed_s} + ({live_sequences} + {chunk_tokens}) × "
+                   "{allreduce_per_token_s} + {step_overhead_s}")
     d.step("chunk_steps_per_s", "Steps per second that must carry a chunk", n_c, "1/s", noun="steps",
            formula="{arrival_rps} × {uncached_prompt_tokens} / {chunk_tokens}")
     d.step("tpot_at_load_s", "Typical TPOT at this load", tpot_load, "s",
-           formula="{decode_step_at_load_s} s / (1 − {chunk_steps_per_s} × ({chunk_step_at_load_s} − "
-                   "{decode_step_at_load_s}) s)")
+           formula="{decode_step_at_load_s} / (1 − {chunk_steps_per_s} × ({chunk_step_at_load_s} − "
+                   "{decode_step_at_load_s}))" if 1 - n_c * (s_c - s_d) > 0
+           else "{chunk_step_at_load_s} (every step carries a chunk)")
 
     # --- admission beyond the full-context cap ---------------------------------------------------
     d.step("tokens_per_s_ceiling", "No schedule emits faster: every step reads the weights once",
            limit / r.decode_step(limit, 0).step_s, "1/s", noun="tokens",
-           formula="{admission_limit} / (max({weight_read_s} s, {admission_limit} × 2 × {active_params} / "
-                   "{replica_decode_flops}) + {allreduce_fixed_s} s + {admission_limit} × {allreduce_per_token_s} s "
-                   "+ {step_overhead_s} s)")
+           formula="{admission_limit} / (max({weight_read_s}, {admission_limit} × {weight_flops_per_token} / "
+                   "{replica_decode_flops}) + {allreduce_fixed_s} + {admission_limit} × {allreduce_per_token_s} "
+                   "+ {step_overhead_s})")
     d.step("preemption_context_tokens", "Average context above which a full admission runs out of KV",
            blocks * BLOCK_TOKENS / limit, "1", noun="tokens", formula="{kv_budget_tokens} / {admission_limit}")
 
@@ -433,7 +495,8 @@ def solve(p: Params) -> Derivation:
     lag = 1 / step - p.slow_client_tokens_per_s
     d.step("slow_client_grace_s", "How long a slow client lasts before its buffer overflows",
            p.stream_buffer_tokens / lag if lag > 0 else math.inf, "s",
-           formula="{stream_buffer_tokens} / ({stream_tokens_per_s} − {slow_client_tokens_per_s}) tokens/s")
+           formula="{stream_buffer_tokens} / ({stream_tokens_per_s} − {slow_client_tokens_per_s})" if lag > 0 else "",
+           note="" if lag > 0 else "The client reads as fast as the stream: its buffer never fills.")
     d.step("blocked_tpot_s", "Everyone's TPOT if the engine waited for that client",
            1 / p.slow_client_tokens_per_s, "s", formula="1 / {slow_client_tokens_per_s} tokens/s")
     return d

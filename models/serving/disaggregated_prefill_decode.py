@@ -166,7 +166,7 @@ def solve(p: Params) -> Derivation:
     pf_node_s = e.prefill_s_per_request
     share = d.step("prefill_share", "Prefill's share of a request's node time",
                    100 * pf_node_s / (pf_node_s + dec_node_s), "%",
-                   formula="100 × {prefill_s_per_request} s / ({prefill_s_per_request} s + {decode_node_s_per_request} s)")
+                   formula="{prefill_s_per_request} / ({prefill_s_per_request} + {decode_node_s_per_request})")
 
     # --- the hand-off and the link it needs ---
     link = LINKS[p.kv_link]
@@ -177,7 +177,7 @@ def solve(p: Params) -> Derivation:
                     prompt_kv / pf_node_s, "B/s",
                     formula="{kv_transfer_bytes_per_request} B / {prefill_s_per_request} s")
     d.step("kv_egress_link_utilization", "That egress against the node's hand-off NICs",
-           100 * egress / node_link, "%", formula="100 × {kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
+           100 * egress / node_link, "%", formula="{kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
     xfer = d.step("kv_transfer_s", "One request's KV over the node's NICs", prompt_kv / node_link, "s",
                   formula="{kv_transfer_bytes_per_request} B / {kv_node_link_Bps} B/s")
     m_layers = r.model.layers
@@ -208,12 +208,12 @@ def solve(p: Params) -> Derivation:
                    1 / (pf_node_s + dec_node_s / (1 - loss / 100)), "1/s", noun="requests",
                    formula="1 / ({prefill_s_per_request} s + {decode_node_s_per_request} s / (1 − {monolith_decode_loss}%))")
     d.step("capacity_gain", "Disaggregated over monolith, per node", 100 * (cap_dis / cap_m - 1), "%",
-           formula="100 × ({disaggregated_capacity_per_node} / {monolith_capacity_per_node} − 1)")
+           formula="{disaggregated_capacity_per_node} / {monolith_capacity_per_node} − 1")
     # The perfect-overlap roofline: prefill chunks ride in the tensor time a memory-bound decode step
     # leaves idle, so part of the prefill costs the monolith nothing at all.
     idle = d.step("decode_idle_compute_fraction", "Tensor time a decode step leaves idle",
                   100 * max(0.0, 1 - e.decode.compute_s / e.decode_step_s), "%",
-                  formula="100 × (1 − {decode_step_compute_s} s / {decode_step_s} s)")
+                  formula="max(0, 1 − {decode_step_compute_s} / {decode_step_s})")
     hidden = d.step("prefill_hidden_s_per_request", "Prefill a perfect-overlap monolith hides in that idle time",
                     min(pf_node_s, idle / 100 * dec_node_s), "s",
                     formula="min({prefill_s_per_request} s, {decode_idle_compute_fraction}% × {decode_node_s_per_request} s)")
@@ -230,11 +230,16 @@ def solve(p: Params) -> Derivation:
            lam / (cap_d * u), "1", noun="nodes",
            formula="{request_rate} req/s / ({decode_node_capacity} req/s × {target_utilization})")
     decode_fleet = sv.fleet(e, lam, u, prefill_s_per_request=0.0)
+    d.step("decode_nodes_for_busy", "Decode pool the engine's fleet needs, before rounding up",
+           decode_fleet.replicas_continuous, "1", noun="nodes", kind="search",
+           formula="the fewest R with decode busy at the batch each holds ≤ {target_utilization} and "
+                   "slots for the sequences in flight")
+    d.step("decode_nodes_for_nics", "Decode pool its hand-off NICs need, before rounding up",
+           lam * prompt_kv / (node_link * u), "1", noun="nodes",
+           formula="{request_rate} × {kv_transfer_bytes_per_request} / ({kv_node_link_Bps} × {target_utilization})")
     d.step("decode_nodes_continuous", "Decode pool before rounding up (the engine's fleet, or the NICs)",
            max(decode_fleet.replicas_continuous, lam * prompt_kv / (node_link * u)), "1", noun="nodes",
-           formula="max(the fewest R with decode busy at the batch each holds ≤ {target_utilization} and "
-                   "slots for the sequences in flight, {request_rate} req/s × {kv_transfer_bytes_per_request} B "
-                   "/ ({kv_node_link_Bps} B/s × {target_utilization}))")
+           formula="max({decode_nodes_for_busy}, {decode_nodes_for_nics})")
     d.step("monolith_nodes_linear", "Monolith sized at the full batch, before rounding up",
            lam / (cap_m * u), "1", noun="nodes",
            formula="{request_rate} req/s / ({monolith_capacity_per_node} req/s × {target_utilization})")
@@ -247,11 +252,16 @@ def solve(p: Params) -> Derivation:
     # a hair fewer monolith nodes through the round-off of the scaled inputs)
     keep = round(1 - loss / 100, 12)
     mono_fleet = sv.fleet(e, lam, u * keep, prefill_s_per_request=pf_node_s * keep)
+    d.step("monolith_nodes_for_busy", "Monolith the engine's fleet needs, with interference, before rounding up",
+           mono_fleet.replicas_continuous, "1", noun="nodes", kind="search",
+           formula="the fewest R with {prefill_s_per_request} s × {request_rate} req/s / R + decode busy at "
+                   "the batch each holds / (1 − {monolith_decode_loss}%) ≤ {target_utilization}, and "
+                   "slots for the sequences in flight")
     mono_cont = d.step("monolith_nodes_continuous", "Monolith before rounding up (the engine's fleet, with interference)",
                        max(mono_fleet.replicas_continuous, lam / cap_m), "1", noun="nodes",
-                       formula="the fewest R with {prefill_s_per_request} s × {request_rate} req/s / R + decode busy at "
-                               "the batch each holds / (1 − {monolith_decode_loss}%) ≤ {target_utilization}, and "
-                               "slots for the sequences in flight")
+                       formula="max({monolith_nodes_for_busy}, {request_rate} / {monolith_capacity_per_node})",
+                       note="The second term is the slots: flat out at the full batch, a node carries the "
+                            "monolith's capacity per node.")
     d.step("monolith_held_batch", "Sequences a monolith node decodes at once at that size",
            lam / mono_cont * p.output_tokens * e.tpot_s, "1", noun="sequences",
            formula="{request_rate} req/s / {monolith_nodes_continuous} × {output_tokens} × {tpot_target_s} s")
@@ -269,13 +279,14 @@ def solve(p: Params) -> Derivation:
                             "{decode_fleet_s_per_request} s")
     d.step("one_node_saving_load", "Load where the saving adds up to one whole node",
            math.inf if saving <= 1e-12 else 1 / saving, "1/s", noun="requests",
-           formula="1 / {node_s_saved_per_request} s")
+           formula="1 / {node_s_saved_per_request} s" if saving > 1e-12 else "",
+           note="" if saving > 1e-12 else "The split saves nothing per request, so no load saves a node.")
     cross = crossover_load(a, b, c)
     d.step("crossover_load", "Load from which the split never needs more nodes (both fleets rounded up)",
            cross, "1/s", noun="requests",
            formula="lowest load from which ceil(load × {prefill_fleet_s_per_request} s) + ceil(load × "
                    "{decode_fleet_s_per_request} s) ≤ ceil(load × {monolith_fleet_s_per_request} s) at every "
-                   "higher load (a search below {one_node_saving_load})")
+                   "higher load (a search below {one_node_saving_load})", kind="search")
     d.step("crossover_monolith_nodes", "Monolith fleet size at the crossover",
            cross * c if math.isfinite(cross) else math.inf, "1", noun="nodes",
            formula="{crossover_load} req/s × {monolith_fleet_s_per_request} s")
@@ -295,7 +306,7 @@ def solve(p: Params) -> Derivation:
            formula="{nodes_saved} × {tp_degree}")
     d.step("verdict", "At this load",
            "disaggregate" if n_dis < n_m else ("a tie: keep the simpler monolith" if n_dis == n_m else "stay monolithic"),
-           formula="{disaggregated_nodes} against {monolith_nodes}")
+           formula="{disaggregated_nodes} against {monolith_nodes}", kind="verdict")
 
     # --- the router and what a stall costs ---
     d.step("decode_accept_rate", "Hand-offs one decode node accepts per second at the target",
@@ -307,7 +318,7 @@ def solve(p: Params) -> Derivation:
            park * pf_node_s, "s", formula="{prefill_park_requests} × {prefill_s_per_request} s")
     d.step("ratio_at_double_output", "Pool ratio if outputs double",
            _ratio(p, e, 2 * p.output_tokens), "1",
-           formula="same arithmetic at 2 × {output_tokens} output tokens")
+           formula="same arithmetic at 2 × {output_tokens} output tokens", kind="variant")
     return d
 
 

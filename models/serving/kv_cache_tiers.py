@@ -243,18 +243,19 @@ def solve(p: Params) -> Derivation:
     # --- Numbers: bytes per token, per conversation, and what HBM can hold -------------------
     kv_tok = d.step("kv_bytes_per_token", f"KV cache per token ({m.name}, {p.kv_precision})",
                     r.kv_bytes_per_token, "B",
-                    formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"))
+                    formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g} B"))
     d.step("kv_kib_per_token", "The same in binary kilobytes", kv_tok / 1024, "KiB",
-           formula="{kv_bytes_per_token} B / 1,024")
+           formula="{kv_bytes_per_token}")
     conv_kv = d.step("conversation_kv_bytes", "KV of one conversation at full length",
                      p.conversation_tokens * kv_tok, "B", formula="{conversation_tokens} × {kv_bytes_per_token} B")
+    d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
     weights = d.step("weight_bytes", f"Model weights in {p.weight_precision}", r.weight_bytes, "B",
-                     formula=f"{m.total_params / 1e9:.4g}e9 parameters × {r.bytes_per_weight:g} B")
+                     formula=f"{{model_params}} × {r.bytes_per_weight:g} B")
     d.step("gpu_memory_bytes", f"{hw.name} HBM (catalog)", hw.hbm_bytes, "B")
     usable = d.step("replica_usable_hbm_bytes", "HBM an engine can use on one replica", r.usable_hbm_bytes, "B",
                     formula="{usable_hbm_fraction} × {tp_degree} × {gpu_memory_bytes} B")
     room = d.step("hbm_kv_room_bytes", "HBM left for all KV after the weights", max(0.0, usable - weights), "B",
-                  formula="{replica_usable_hbm_bytes} B − {weight_bytes} B")
+                  formula="max(0, {replica_usable_hbm_bytes} − {weight_bytes})")
     n_room = _ceil_div_floor(room / conv_kv)
     d.step("hbm_room_conversations", "Full-length conversations that room holds, running batch included",
            n_room, "1", noun=_noun(n_room, "conversation"),
@@ -296,12 +297,19 @@ def solve(p: Params) -> Derivation:
            "FLOP/s")
     F = d.step("replica_flops", "Replica prefill rate at the prefill MFU", r.peak_flops * r.prefill_mfu,
                "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
+    d.step("active_params", "Parameters each token runs through", m.active_params, "1", noun="parameters",
+           note="All of them for a dense model; the shared part plus the routed experts for a mixture of experts.")
     w = d.step("weight_flops_per_token", "FLOP per token through the weights", r.weight_flops_per_token, "FLOP",
-               formula=f"2 × {m.active_params / 1e9:.4g}e9 active parameters")
+               formula="2 FLOP × {active_params}")
+    if not r.attention_flops:
+        attention_formula = "0 FLOP (attention FLOP not counted)"
+    elif m.attention == "MLA":
+        attention_formula = (f"2 FLOP × {m.layers} layers × {m.heads} heads × ({m.head_dim + (m.qk_rope_head_dim or 0)} "
+                             f"query-key + {m.v_head_dim or m.head_dim} value)")
+    else:
+        attention_formula = f"2 matmuls × 2 FLOP × {m.layers} layers × {m.heads} heads × {m.head_dim}"
     a = d.step("attention_flops_per_position", "Attention FLOP per token per earlier token",
-               r.attention_flops_per_position, "FLOP",
-               formula=f"2 matmuls × 2 FLOP × {m.layers} layers × {m.heads} heads × {m.head_dim}"
-               if m.attention != "MLA" else "2 FLOP × layers × heads × (qk + v width), MLA")
+               r.attention_flops_per_position, "FLOP", formula=attention_formula)
     n_tok = p.conversation_tokens
     lin = d.step("recompute_weight_flops", "Prefill FLOP through the weights", w * n_tok, "FLOP",
                  formula="{weight_flops_per_token} FLOP × {conversation_tokens}")
@@ -310,11 +318,19 @@ def solve(p: Params) -> Derivation:
     flops = d.step("recompute_flops", "Prefill FLOP to recompute the conversation", r.prefill_flops(n_tok), "FLOP",
                    formula="{recompute_weight_flops} FLOP + {recompute_attention_flops} FLOP")
     d.step("attention_share", "Attention's share of that prefill", 100 * att / flops, "%",
-           formula="100 × {recompute_attention_flops} / {recompute_flops}")
+           formula="{recompute_attention_flops} / {recompute_flops}")
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way (catalog)", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
+    none = "None on one accelerator." if tp == 1 else ""
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces of one prefill, latency part", r.allreduce_s(0), "s",
+           formula=f"{m.layers} layers × 2 × {{allreduce_latency_us}}" if tp > 1 else "", note=none)
+    d.step("allreduce_per_token_s", "Tensor-parallel all-reduces of one prefill, per token (the ring's bytes)",
+           r.allreduce_s(1) - r.allreduce_s(0), "s",
+           formula=(f"{m.layers} layers × 2 × 2 × ({tp} − 1) / {tp} × {m.d_model} × 2 B / "
+                    "{link_Bps_per_direction}") if tp > 1 else "", note=none)
     d.step("recompute_allreduce_s", "Its tensor-parallel all-reduces (2 a layer, every token's hidden state)",
            r.allreduce_s(n_tok), "s",
-           formula=(f"{m.layers} × 2 × ({{allreduce_latency_us}} µs + 2 × ({tp} − 1) / {tp} × {{conversation_tokens}} × "
-                    f"{m.d_model} × 2 B / {hw.link_Bps_per_direction / 1e9:g} GB/s)") if tp > 1 else "none on one GPU")
+           formula="{allreduce_fixed_s} + {allreduce_per_token_s} × {conversation_tokens}")
     rc = d.step("recompute_s", "Recompute the conversation on the replica", r.prefill_s(n_tok), "s",
                 formula="{recompute_flops} FLOP / {replica_flops} FLOP/s + {recompute_allreduce_s} s")
     d.step("recompute_gpu_seconds", "GPU-seconds one recompute burns", rc * tp, "s",
@@ -323,8 +339,8 @@ def solve(p: Params) -> Derivation:
     w_eff, a, F = recompute_terms(r)
     d.step("recompute_flops_per_token_effective", "FLOP per token the break-evens charge (weights, the ring's bytes)",
            w_eff, "FLOP",
-           formula="{weight_flops_per_token} FLOP − {attention_flops_per_position} FLOP / 2 + the all-reduce bytes' "
-                   "time per token × {replica_flops} FLOP/s")
+           formula="{weight_flops_per_token} − {attention_flops_per_position} / 2 + {allreduce_per_token_s} × "
+                   "{replica_flops}")
     d.step("dram_speedup", "Recompute over DRAM reload", rc / r_dram, "1", noun="×",
            formula="{recompute_s} s / {reload_s_dram} s")
     d.step("ssd_speedup", "Recompute over SSD reload", rc / r_ssd, "1", noun="×",
@@ -339,11 +355,12 @@ def solve(p: Params) -> Derivation:
         if bw >= short:
             d.step(key, f"Prefix above which {tier} reload beats recompute",
                    f"none ({tier} reload wins at every prefix length)", "1",
-                   formula=f"{{{bw_key}}} B/s ≥ {{break_even_bandwidth_short_Bps}} B/s")
+                   formula=f"{{{bw_key}}} B/s ≥ {{break_even_bandwidth_short_Bps}} B/s", kind="verdict")
         elif a == 0:  # attention FLOP not counted: recompute stays linear and never falls behind
             d.step(key, f"Prefix above which {tier} reload beats recompute",
                    "never (recompute stays linear without the attention term)", "1",
-                   formula=f"{{{bw_key}}} B/s < {{break_even_bandwidth_short_Bps}} B/s and no attention FLOP")
+                   formula=f"{{{bw_key}}} B/s < {{break_even_bandwidth_short_Bps}} B/s and no attention FLOP",
+                   kind="verdict")
         else:
             n_star = break_even_prefix_tokens(kv_tok, bw, F, w_eff, a)
             d.step(key, f"Prefix above which {tier} reload beats recompute", n_star, "1", noun="tokens",
@@ -359,10 +376,12 @@ def solve(p: Params) -> Derivation:
                    "{ssd_efficiency}))")
     d.step("recompute_first_turn_s", "Recompute of a first-turn-sized prompt",
            r.prefill_s(p.first_turn_tokens), "s",
-           formula="({weight_flops_per_token} FLOP × {first_turn_tokens} + {attention_flops_per_position} FLOP × "
-                   "{first_turn_tokens} × ({first_turn_tokens} − 1) / 2) / {replica_flops} FLOP/s + its all-reduces")
+           formula="({weight_flops_per_token} × {first_turn_tokens} + {attention_flops_per_position} × "
+                   "{first_turn_tokens} × ({first_turn_tokens} − 1) / 2) / {replica_flops} + {allreduce_fixed_s} + "
+                   "{allreduce_per_token_s} × {first_turn_tokens}")
     d.step("faster_at_this_length", "At this length, SSD reload or recompute?",
-           "SSD reload" if r_ssd < rc else "recompute", "1", formula="{reload_s_ssd} s against {recompute_s} s")
+           "SSD reload" if r_ssd < rc else "recompute", "1", formula="{reload_s_ssd} s against {recompute_s} s",
+           kind="verdict")
 
     # --- Depth: the traffic shape and how long an idle conversation survives per tier ---------
     lam = d.step("conversations_per_s", "New conversations per second per replica", p.conversations_per_min / 60,
@@ -378,76 +397,107 @@ def solve(p: Params) -> Derivation:
     ctx = [kv_tiers.context_tokens(p.first_turn_tokens, p.conversation_tokens, T, k) for k in range(1, T + 1)]
     stored = [(c + p.reply_tokens) * kv_tok for c in ctx]  # parked after turn k = prefix of turn k + 1
     ret_bytes = sum(stored[:-1])
+    prefixes = [c + p.reply_tokens for c in ctx[:-1]]  # what each returning turn finds parked (or recomputes)
+    d.step("returning_prefix_tokens", "Prefix tokens a conversation parks across its returning gaps",
+           sum(prefixes), "1", noun="tokens",
+           formula=f"{' + '.join(f'{c:,}' for c in ctx[:-1])} + ({{turns}} − 1) × {{reply_tokens}}",
+           note="The context of each turn but the last (whole tokens), plus the reply it parks with it.")
+    d.step("returning_prefix_pairs", "Causal-attention pairs in recomputing all of those prefixes",
+           sum(n * (n - 1) / 2 for n in prefixes), "1", noun="pairs",
+           formula=f"({' + '.join(f'{n:,}²' for n in prefixes)} − {{returning_prefix_tokens}}) / 2",
+           note="A prefix of n tokens (context plus reply) attends over n (n − 1) / 2 earlier positions.")
     d.step("returning_kv_bytes", "KV one conversation parks across its returning gaps", ret_bytes, "B",
-           formula="Σ over turns 1…{turns} − 1 of (context + {reply_tokens}) × {kv_bytes_per_token} B")
+           formula="{returning_prefix_tokens} × {kv_bytes_per_token}")
     dead = d.step("dead_kv_bytes", "KV left parked after the last turn (the user has gone)", stored[-1], "B",
                   formula="({conversation_tokens} + {reply_tokens}) × {kv_bytes_per_token} B")
     d.step("kv_inflow_Bps", "KV put into the cache per second", lam * (ret_bytes + dead), "B/s",
-           formula="{conversations_per_s} /s × ({returning_kv_bytes} B + {dead_kv_bytes} B)")
+           formula="{conversations_per_s} × ({returning_kv_bytes} + {dead_kv_bytes})")
     d.step("dead_kv_inflow_Bps", "… of which never returns", lam * dead, "B/s",
-           formula="{conversations_per_s} /s × {dead_kv_bytes} B")
+           formula="{conversations_per_s} × {dead_kv_bytes}")
 
     def res(cap: float) -> float:
         return residency_s(cap, lam, ret_bytes, dead, p.think_median_s, p.think_sigma)
 
     pushed = "{conversations_per_s} /s × ({returning_kv_bytes} B × E[min(think, t)] + {dead_kv_bytes} B × t)"
     t_h = d.step("hbm_residency_s", "HBM residency: an idle conversation's life in HBM", res(hbm), "s",
-                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B")
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B", kind="search")
     t_d = d.step("dram_residency_s", "… in HBM or DRAM", res(hbm + dram), "s",
-                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B")
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B", kind="search")
     t_s = d.step("ssd_residency_s", "… in any tier", res(hbm + dram + ssd), "s",
-                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B + {{ssd_cache_bytes}} B")
+                 formula=f"t where {pushed} = {{hbm_cache_bytes}} B + {{dram_cache_bytes}} B + {{ssd_cache_bytes}} B",
+                 kind="search")
     d.step("think_over_hbm_residency", "Median think time over HBM residency",
            p.think_median_s / t_h if t_h > 0 else math.inf, "1", noun="×",
-           formula="{think_median_s} s / {hbm_residency_s} s")
+           formula="{think_median_s} s / {hbm_residency_s} s" if t_h > 0 else "",
+           note="" if t_h > 0 else "Nothing stays in HBM: every think time outlasts it.")
     f_h, f_d, f_s = (think_cdf(t, p.think_median_s, p.think_sigma) for t in (t_h, t_d, t_s))
+    normal = "The lognormal's CDF: Φ, the standard normal table, at ln(t / median) / σ."
+    for key, tier, t_key, f in (("hbm", "HBM", "hbm_residency_s", f_h), ("dram", "HBM or DRAM", "dram_residency_s", f_d),
+                                ("ssd", "any tier", "ssd_residency_s", f_s)):
+        d.step(f"returns_within_{key}_residency", f"Returning users whose think time is below the {tier} residency",
+               f, "1", formula=f"Φ(ln({{{t_key}}} / {{think_median_s}}) / {{think_sigma}})", kind="lookup", note=normal)
     d.step("predicted_hit_share_hbm", "Returning turns that find their KV in HBM", 100 * f_h, "%",
-           formula="100 × P(think < {hbm_residency_s} s)")
+           formula="{returns_within_hbm_residency}")
     d.step("predicted_hit_share_dram", "… in DRAM", 100 * (f_d - f_h), "%",
-           formula="100 × P({hbm_residency_s} s < think < {dram_residency_s} s)")
+           formula="{returns_within_dram_residency} − {returns_within_hbm_residency}")
     d.step("predicted_hit_share_ssd", "… on SSD", 100 * (f_s - f_d), "%",
-           formula="100 × P({dram_residency_s} s < think < {ssd_residency_s} s)")
+           formula="{returns_within_ssd_residency} − {returns_within_dram_residency}")
     d.step("predicted_miss_share", "… nowhere: recompute", 100 * (1 - f_s), "%",
-           formula="100 × P(think > {ssd_residency_s} s)")
+           formula="1 − {returns_within_ssd_residency}")
     d.step("predicted_hit_rate", "Returning turns served from some tier", 100 * f_s, "%",
-           formula="100 − {predicted_miss_share}")
+           formula="1 − {predicted_miss_share}")
     shares = {"HBM": f_h, "DRAM": f_d - f_h, "SSD": f_s - f_d, "recompute": 1 - f_s}
     d.step("busiest_tier", "Where most returning turns find their KV", max(shares, key=shares.get), "1",
            formula="the largest of {predicted_hit_share_hbm}%, {predicted_hit_share_dram}%, "
-                   "{predicted_hit_share_ssd}%, {predicted_miss_share}%")
+                   "{predicted_hit_share_ssd}%, {predicted_miss_share}%", kind="verdict")
     recompute_conv = sum(r.prefill_s(n) for n in (c + p.reply_tokens for c in ctx[:-1]))
     d.step("recompute_s_per_conversation", "Replica time to recompute every returning turn's prefix",
-           recompute_conv, "s", formula="Σ over turns 2…{turns} of the prefill time of the prefix (FLOP / {replica_flops} FLOP/s + "
-                   "all-reduces)")
+           recompute_conv, "s",
+           formula="({weight_flops_per_token} × {returning_prefix_tokens} + {attention_flops_per_position} × "
+                   "{returning_prefix_pairs}) / {replica_flops} + ({turns} − 1) × {allreduce_fixed_s} + "
+                   "{allreduce_per_token_s} × {returning_prefix_tokens}",
+           note="Every returning turn's prefix prefilled from scratch, each prefill with its all-reduces.")
     d.step("recompute_only_load", "Replica time re-prefilling history with no tier at all",
-           100 * lam * recompute_conv, "%", formula="100 × {conversations_per_s} /s × {recompute_s_per_conversation} s")
+           100 * lam * recompute_conv, "%", formula="{conversations_per_s} × {recompute_s_per_conversation}")
     d.step("gpu_seconds_avoided_per_conversation", "GPU-seconds of recompute the tiers save per conversation",
            recompute_conv * tp * f_s, "s",
            formula="{recompute_s_per_conversation} s × {tp_degree} × {predicted_hit_rate}%")
     d.step("gpu_seconds_avoided_per_hour", "GPU-seconds of recompute the tiers save per replica-hour",
            3600 * lam * recompute_conv * tp * f_s, "s",
-           formula="3,600 × {conversations_per_s} × {recompute_s_per_conversation} s × {tp_degree} × "
-                   "{predicted_hit_rate}%")
+           formula="3,600 s × {conversations_per_s} × {recompute_s_per_conversation} × {tp_degree} × "
+                   "{predicted_hit_rate}")
     d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
            100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
-           formula="100 × {conversations_per_s} /s × {predicted_hit_share_ssd}% × {returning_kv_bytes} B / "
-                   "{ssd_reload_Bps} B/s")
+           formula="{conversations_per_s} × {predicted_hit_share_ssd} × {returning_kv_bytes} / {ssd_reload_Bps}")
 
     # --- Failure modes: what the SSD tier writes, and a restart ---------------------------------
     demoted = lam * (ret_bytes * (1 - f_d) + dead) if ssd > 0 else 0.0
     wr = d.step("ssd_write_Bps", "KV demoted onto SSD per replica (entries that outlive DRAM)", demoted, "B/s",
-                formula="{conversations_per_s} /s × ({returning_kv_bytes} B × (1 − P(think < {dram_residency_s} s)) "
-                        "+ {dead_kv_bytes} B)")
+                formula="{conversations_per_s} × ({returning_kv_bytes} × (1 − {returns_within_dram_residency}) + "
+                        "{dead_kv_bytes})" if ssd > 0 else "0 B/s (no SSD tier)")
     daily = d.step("ssd_writes_per_day_bytes", "Written to one node's SSD tier per day",
                    wr * per_node * SECONDS_PER_DAY, "B",
                    formula="{ssd_write_Bps} B/s × {replicas_per_node} × 86,400 s")
     d.step("ssd_drive_writes_per_day", "Full-capacity writes per day of the node's SSD tier",
            daily / (p.ssd_tb_per_node * 1e12) if p.ssd_tb_per_node > 0 else 0.0, "1", noun="× per day",
-           formula="{ssd_writes_per_day_bytes} B / {ssd_tb_per_node} TB")
+           formula="{ssd_writes_per_day_bytes} / {ssd_tb_per_node}" if p.ssd_tb_per_node > 0 else "0 (no SSD tier)")
+    if 0 < t_d < math.inf:
+        shifted = _phi(math.log(t_d / p.think_median_s) / p.think_sigma - p.think_sigma)
+    else:
+        shifted = 0.0 if t_d <= 0 else 1.0
+    d.step("dram_partial_mean_share", "Part of the mean think time spent by users back within the HBM or DRAM "
+           "residency", shifted, "1", formula="Φ(ln({dram_residency_s} / {think_median_s}) / {think_sigma} − "
+           "{think_sigma})", kind="lookup",
+           note="A lognormal's partial mean: E[think; think < t] = mean × Φ(ln(t / median) / σ − σ).")
+    idle_d = d.step("expected_dram_idle_s", "How long a parked entry stays parked within that residency, on average",
+                    expected_min_think(t_d, p.think_median_s, p.think_sigma), "s",
+                    formula="{think_mean_s} × {dram_partial_mean_share} + {dram_residency_s} × "
+                            "(1 − {returns_within_dram_residency})",
+                    note="E[min(think, t)]: the users who come back sooner, plus t for those who come back later.")
     lost = d.step("restart_lost_conversations", "Live conversations parked in HBM and DRAM at any moment",
-                  lam * (T - 1) * expected_min_think(t_d, p.think_median_s, p.think_sigma), "1",
+                  lam * (T - 1) * idle_d, "1",
                   noun="conversations",
-                  formula="{conversations_per_s} /s × ({turns} − 1) × E[min(think, {dram_residency_s} s)]")
+                  formula="{conversations_per_s} × ({turns} − 1) × {expected_dram_idle_s}")
     d.step("restart_recompute_s", "Replica time to recompute them after a restart", lost * recompute_conv / (T - 1),
            "s", formula="{restart_lost_conversations} × {recompute_s_per_conversation} s / ({turns} − 1)")
     return d

@@ -115,7 +115,7 @@ class _ClusterKnobs(StrictModel):
     ] = 1.2
     usd_per_kwh: Annotated[
         float,
-        Knob("Electricity price", "$/kWh", 0.02, 0.4, 0.01, log=True,
+        Knob("Electricity price", "USD/kWh", 0.02, 0.4, 0.01, log=True,
              help="All-in price per kWh at the meter.", draw=(0.04, 0.15)),
     ] = 0.08
     failure_rate_scale: Annotated[
@@ -218,25 +218,32 @@ def solve(p: Params) -> Derivation:
     gpu_W = module_W(p)
 
     # --- from the FLOPs the model needs ---
+    d.step("model_params", f"{m.name} parameters (counted from its shape)", m.total_params, "1", noun="parameters")
+    d.step("active_params", "Parameters each token runs through (counted from the shape)", m.active_params, "1",
+           noun="parameters")
+    d.step("train_tokens", "Training tokens", p.train_tokens_t * 1e12, "1", noun="tokens",
+           formula="{train_tokens_t}", kind="given")
     flops = d.step(
         "train_flops", "Training compute, 6 × active params × tokens",
         TRAIN_FLOPS_PER_PARAM_TOKEN * m.active_params * p.train_tokens_t * 1e12, "FLOP",
-        formula=f"6 × {m.active_params / 1e9:.4g}e9 active params (counted from the shape) × {{train_tokens_t}}e12 tokens",
+        formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN:g} FLOP × {{active_params}} × {{train_tokens}}",
     )
     peak = d.step("gpu_peak_flops", f"{hw.name} dense BF16 peak", hw.peak("bf16"), "FLOP/s",
-                  formula="the datasheet's dense rate" if p.gpu != CUSTOM else "{custom_bf16_TFLOPs} × 10¹²")
+                  formula="" if p.gpu != CUSTOM else "{custom_bf16_TFLOPs}",
+                  kind="lookup" if p.gpu != CUSTOM else "",
+                  note="The datasheet's dense rate." if p.gpu != CUSTOM else "")
     per_gpu = d.step(
         "gpu_effective_flops", "One GPU at that MFU", peak * p.train_mfu, "FLOP/s",
         formula="{gpu_peak_flops} FLOP/s × {train_mfu}",
     )
     d.step(
         "training_days", "Days to train on the job's GPUs", flops / (p.gpus * per_gpu) / SECONDS_PER_DAY, "d",
-        formula="{train_flops} FLOP / ({gpus} × {gpu_effective_flops} FLOP/s) / 86,400 s",
+        formula="{train_flops} / ({gpus} × {gpu_effective_flops})",
     )
 
     # --- nodes and pods ---
     per_node = d.step("gpus_per_node", "GPUs (and 400G NICs) per node", GPUS_PER_NODE, "1",
-                      formula="one HGX baseboard")
+                      kind="lookup", note="One HGX baseboard.")
     needed = d.step(
         "nodes_needed", "Nodes the job needs", math.ceil(p.gpus / per_node), "1", noun="nodes",
         formula="⌈{gpus} GPUs / {gpus_per_node}⌉",
@@ -271,9 +278,14 @@ def solve(p: Params) -> Derivation:
            formula="{gpus_per_node} NICs per node")
     d.step("leaf_down_ports", "Leaf ports down to NICs (half the radix)", f["leaf_down"], "1", noun="ports",
            formula="{switch_radix} / 2")
+    full_pods = d.step("full_pods", "Full pods built", built // npp, "1", noun="pods",
+                       formula="⌊{nodes_built} / {nodes_per_pod}⌋")
+    d.step("last_pod_nodes", "Nodes in a last, partial pod", built - full_pods * npp, "1", noun="nodes",
+           formula="{nodes_built} − {full_pods} × {nodes_per_pod}")
     d.step(
         "leaf_switches", "Leaf switches: one per rail per group of NICs", f["leaves"], "1", noun="switches",
-        formula="{rails} × ⌈{nodes_per_pod} / {leaf_down_ports}⌉ per pod, {pods} pods",
+        formula="{rails} × ({full_pods} × ⌈{nodes_per_pod} / {leaf_down_ports}⌉ + ⌈{last_pod_nodes} / "
+                "{leaf_down_ports}⌉)",
     )
     d.step(
         "spine_switches", "Spine switches: absorb every leaf up-link", f["spines"], "1", noun="switches",
@@ -285,7 +297,8 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "core_switches", "Core switches: one port per spine up-link", f["core"], "1", noun="switches",
-        formula="⌈{spine_switches} × {spine_up_ports} / {switch_radix}⌉ (none for one pod)",
+        formula="⌈{spine_switches} × {spine_up_ports} / {switch_radix}⌉" if f["pods"] > 1
+        else "0 (one pod needs no core)",
     )
     d.step(
         "total_switches", "Switches in the fabric", f["total"], "1", noun="switches",
@@ -299,7 +312,8 @@ def solve(p: Params) -> Derivation:
     )
     links = d.step(
         "fabric_links", "Cables: NIC-leaf, leaf-spine, spine-core", f["links"], "1", noun="links",
-        formula="{gpus_built} + {leaf_switches} × {leaf_down_ports} + {spine_switches} × {spine_up_ports}",
+        formula="{gpus_built} + {leaf_switches} × {leaf_down_ports} + {spine_switches} × {spine_up_ports}"
+        if f["core"] else "{gpus_built} + {leaf_switches} × {leaf_down_ports}",
     )
     d.step("transceivers", "Optics if every link is optical (one per end)", 2 * links, "1", noun="transceivers",
            formula="2 × {fabric_links}")
@@ -311,36 +325,36 @@ def solve(p: Params) -> Derivation:
     d.step(
         "fabric_fits_three_tiers", "Does the build fit three tiers?",
         "yes" if gpus_built <= max_gpus else "no: a fourth tier or bigger switches",
-        formula="{gpus_built} ≤ {max_gpus_three_tier}",
+        formula="{gpus_built} ≤ {max_gpus_three_tier}", kind="verdict",
     )
 
     # --- the checkpoint write ---
     write = d.step(
         "checkpoint_write_GBps", "Write rate to land a checkpoint in the deadline",
         p.checkpoint_tb * 1000 / p.checkpoint_write_s, "GB/s",
-        formula="{checkpoint_tb} TB × 1,000 / {checkpoint_write_s} s",
+        formula="{checkpoint_tb} / {checkpoint_write_s}",
     )
     d.step(
         "checkpoint_per_gpu_GB", "Share each GPU writes", p.checkpoint_tb * 1000 / p.gpus, "GB",
-        formula="{checkpoint_tb} TB × 1,000 / {gpus}",
+        formula="{checkpoint_tb} / {gpus}",
     )
     bpp = d.step("checkpoint_bytes_per_param", f"Checkpoint per parameter ({p.training_state}): weights and fp32 "
                  "optimizer state, no gradients", sb.checkpoint, "B", note=sb.source,
-                 formula=f"{sb.weights:g} B weights + {sb.checkpoint_optimizer:g} B fp32 master, m and v")
+                 formula=f"{sb.weights:g} B (weights) + {sb.checkpoint_optimizer:g} B (optimizer state kept for resuming)")
     d.step(
         "checkpoint_params_b", "Params whose resumable state is that checkpoint",
         p.checkpoint_tb * 1e12 / bpp / 1e9, "1", noun="B params",
-        formula="{checkpoint_tb}e12 B / {checkpoint_bytes_per_param} B/param",
+        formula="{checkpoint_tb} / {checkpoint_bytes_per_param} / 10⁹",
     )
     model_ckpt = d.step(
         "model_checkpoint_TB", "Full checkpoint of the model (every parameter, counted from its shape)",
         m.total_params * bpp / 1e12, "TB",
-        formula=f"{m.total_params / 1e9:.4g}e9 params × {{checkpoint_bytes_per_param}} B",
+        formula="{model_params} × {checkpoint_bytes_per_param}",
     )
     d.step(
         "model_checkpoint_write_GBps", "Write rate for the model's full checkpoint",
         model_ckpt * 1000 / p.checkpoint_write_s, "GB/s",
-        formula="{model_checkpoint_TB} TB × 1,000 / {checkpoint_write_s} s",
+        formula="{model_checkpoint_TB} / {checkpoint_write_s}",
     )
     d.step(
         "storage_servers", "Filesystem servers for the burst", math.ceil(write / p.storage_server_GBps - 1e-9),
@@ -356,7 +370,7 @@ def solve(p: Params) -> Derivation:
     it = d.step(
         "it_load_MW", "IT load at nameplate (nodes + fabric)",
         (built * node_w + f["total"] * p.switch_W) / 1e6, "MW",
-        formula="({nodes_built} × {node_W} W + {total_switches} × {switch_W} W) / 1e6",
+        formula="{nodes_built} × {node_W} + {total_switches} × {switch_W}",
     )
     d.step(
         "it_W_per_gpu", "IT watts per GPU, all in", it * 1e6 / gpus_built, "W",
@@ -372,15 +386,15 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "power_cost_per_year_USD", "Electricity a year", energy / 1000 * p.usd_per_kwh, "USD",
-        formula="{energy_per_year_Wh} Wh / 1,000 × {usd_per_kwh} USD/kWh",
+        formula="{energy_per_year_Wh} × {usd_per_kwh}",
     )
 
     # --- failures and spares ---
     rate = d.step(
         "interruptions_per_node_day", "Interruptions per node-day (Llama 3 rate)",
         LLAMA3_INTERRUPTIONS.per_gpu_day * per_node * p.failure_rate_scale, "1", noun="per node-day",
-        formula=(f"{LLAMA3_INTERRUPTIONS.unexpected_interruptions} / ({LLAMA3_INTERRUPTIONS.days:g} days × "
-                 f"{LLAMA3_INTERRUPTIONS.gpus:,} GPUs) × {{gpus_per_node}} × {{failure_rate_scale}}"),
+        formula=(f"{LLAMA3_INTERRUPTIONS.unexpected_interruptions} interruptions / ({LLAMA3_INTERRUPTIONS.days:g} × "
+                 f"{LLAMA3_INTERRUPTIONS.gpus:,} GPU days) × {{gpus_per_node}} × {{failure_rate_scale}}"),
     )
     per_day = d.step(
         "interruptions_per_day", "Interruptions a day across the nodes built", rate * built, "1",
@@ -395,7 +409,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "checkpoint_interval_s", "Checkpoint interval (Young: √(2 × write × MTBF))",
         math.sqrt(2 * p.checkpoint_write_s * job_mtbf_s), "s",
-        formula="√(2 × {checkpoint_write_s} s × {job_interruption_interval_s} s)",
+        formula="(2 × {checkpoint_write_s} × {job_interruption_interval_s})^0.5",
     )
     repairs = d.step(
         "repairs_per_day", "Nodes pulled for repair a day", per_day * p.repair_share, "1", noun="per day",
@@ -404,22 +418,22 @@ def solve(p: Params) -> Derivation:
     in_repair = d.step(
         "mean_nodes_in_repair", "Mean nodes in repair (Little's law)", repairs * p.repair_hours / 24, "1",
         noun="nodes",
-        formula="{repairs_per_day} /day × {repair_hours} h / 24 h",
+        formula="{repairs_per_day} × {repair_hours} / 24 h",
     )
     p99 = d.step(
         "spare_nodes_p99", "Spares covering repairs 99% of the time (Poisson)", poisson_quantile(in_repair, 0.99),
         "1", noun="nodes",
-        formula="smallest k with P(Poisson({mean_nodes_in_repair}) ≤ k) ≥ 0.99",
+        formula="smallest k with P(Poisson({mean_nodes_in_repair}) ≤ k) ≥ 0.99", kind="search",
     )
     d.step(
         "spare_nodes_p999", "Spares covering repairs 99.9% of the time", poisson_quantile(in_repair, 0.999),
         "1", noun="nodes",
-        formula="smallest k with P(Poisson({mean_nodes_in_repair}) ≤ k) ≥ 0.999",
+        formula="smallest k with P(Poisson({mean_nodes_in_repair}) ≤ k) ≥ 0.999", kind="search",
     )
     d.step(
         "rounding_covers_spares", "Do the rounding's extra nodes cover the p99 spares?",
         "yes" if built - needed >= p99 else "no: buy the spares on top",
-        formula="{nodes_from_rounding} ≥ {spare_nodes_p99}",
+        formula="{nodes_from_rounding} ≥ {spare_nodes_p99}", kind="verdict",
     )
     d.step(
         "nodes_needed_with_spares", "Nodes to keep the job whole at p99", needed + p99, "1", noun="nodes",

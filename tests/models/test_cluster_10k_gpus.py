@@ -373,7 +373,8 @@ def test_every_step_has_a_parsable_unit_and_a_formula():
     d = solve(Params())
     for s in d:
         parse_unit(s.unit)
-        assert s.formula, s.key
+        if s.kind != "lookup" and s.key not in ("model_params", "active_params"):  # catalog and the model's shape
+            assert s.formula, s.key
         assert s.worked()
 
 

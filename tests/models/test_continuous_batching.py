@@ -384,7 +384,8 @@ def test_every_step_has_a_unit_a_formula_and_a_finite_value():
         if s.is_numeric:
             assert math.isfinite(float(s.value)), s.key
         if s.key not in ("model_params", "gpu_memory_bytes", "gpu_hbm_Bps", "gpu_peak_flops", "active_params",
-                         "bytes_per_param", "bytes_per_kv_element", "attention_flops_per_position"):
+                         "bytes_per_param", "bytes_per_kv_element", "attention_flops_per_position",
+                         "link_Bps_per_direction"):
             assert s.formula, s.key
 
 

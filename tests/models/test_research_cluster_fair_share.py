@@ -107,7 +107,7 @@ def test_worked_arithmetic_reads_like_the_hand_version():
     d = solve(Params())
     assert d["fair_share_factor"].worked() == "2^(−0.625 / 0.5) = 0.4204"
     assert d["allocation_gpus"].worked().startswith("256 GPUs + 64 GPUs × 0.2102 / (0.2102 + 0.125) = 296.1 GPUs")
-    assert d["lost_gpu_hours_without_warning"].worked() == "64 GPUs × 60 min / 2 / 60 = 32 GPU-h"
+    assert d["lost_gpu_hours_without_warning"].worked() == "64 GPUs × 60 min / 2 = 32 GPU-h"
     assert d["decayed_usage_gpu_hours"].worked() == "320 GPUs × 34.67 h = 11,093 GPU-h"
 
 
