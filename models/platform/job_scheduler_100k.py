@@ -325,7 +325,7 @@ def solve(p: Params) -> Derivation:
                   p.jobs * p.per_job_check_us / 1e6, "s",
                   formula="{jobs} jobs × {per_job_check_us} µs")
     d.step("naive_scan_share_of_tick", "Share of the tick the scan eats", 100 * scan / p.tick_s, "%",
-           formula="100 × {naive_scan_s_per_tick} s / {tick_s} s")
+           formula="{naive_scan_s_per_tick} / {tick_s}")
     d.step("max_scannable_jobs", "Largest queue a scan handles inside its budget",
            p.scan_budget_fraction * p.tick_s / (p.per_job_check_us / 1e6), "1", noun="jobs",
            formula="{scan_budget_fraction} × {tick_s} s / {per_job_check_us} µs")
@@ -345,25 +345,25 @@ def solve(p: Params) -> Derivation:
                      formula="{cluster_gpus} GPUs × {busy_fraction} / {mean_gpus_per_job} GPUs")
     starts_h = d.step("starts_per_hour", "Jobs started per hour (= finished, in steady state)",
                       running / p.mean_runtime_h, "1", noun="jobs/h",
-                      formula="{running_jobs} / {mean_runtime_h} h")
+                      formula="{running_jobs} × 1 h / {mean_runtime_h}")
     starts_s = d.step("decisions_per_s", "Placement decisions per second", starts_h / 3600, "1/s", noun="decisions",
                       formula="{starts_per_hour} / 3600 s")
     d.step("mean_wait_h", "Mean wait in the queue (Little's law: W = L / λ)", p.jobs / starts_h, "h",
-           formula="{jobs} jobs / {starts_per_hour} jobs/h")
+           formula="{jobs} × 1 h / {starts_per_hour}")
     per_tick = d.step("decisions_per_tick", "Decisions in one tick", starts_s * p.tick_s, "1", noun="decisions",
-                      formula="{decisions_per_s} /s × {tick_s} s")
+                      formula="{decisions_per_s} × {tick_s}")
     indexed = d.step("indexed_tick_s", "An indexed tick: only the decisions it makes",
                      per_tick * per_decision, "s",
-                     formula="{decisions_per_tick} × {indexed_decision_s} s")
+                     formula="{decisions_per_tick} × {indexed_decision_s}")
     d.step("scan_over_indexed", "Naive tick over indexed tick", scan / indexed, "1", noun="×",
-           formula="{naive_scan_s_per_tick} s / {indexed_tick_s} s")
+           formula="{naive_scan_s_per_tick} / {indexed_tick_s}")
 
     # --- the data model -----------------------------------------------------------------------------
     d.step("job_table_bytes", "The queued jobs' records, all in memory", p.jobs * p.job_record_bytes, "B",
-           formula="{jobs} × {job_record_bytes} B")
+           formula="{jobs} × {job_record_bytes}")
     d.step("state_writes_per_s", "Job-store writes per second (insert + one per transition)",
            starts_s * HAPPY_PATH_WRITES, "1/s", noun="writes",
-           formula=f"{{decisions_per_s}} /s × {HAPPY_PATH_WRITES} writes")
+           formula=f"{{decisions_per_s}} × {HAPPY_PATH_WRITES} writes")
 
     # --- checkpoint-aware eviction -------------------------------------------------------------------
     interval_s = p.checkpoint_interval_min * 60
@@ -371,65 +371,65 @@ def solve(p: Params) -> Derivation:
         k = c.key.lower()
         d.step(f"gpus_{k}", f"{c.key} ({c.name}): GPUs it holds", c.gpus, "1", noun="GPUs")
         d.step(f"age_{k}_s", f"{c.key} ({c.name}, {c.gpus} GPUs): time since its last checkpoint",
-               c.cycle_phase * interval_s, "s", formula=f"{c.cycle_phase} × {{checkpoint_interval_min}} min")
+               c.cycle_phase * interval_s, "s", formula=f"{c.cycle_phase} × {{checkpoint_interval_min}}")
         d.step(f"cost_{k}_gpu_hours", f"{c.key}: GPU time lost if evicted with no warning, restart included",
                c.gpus * (c.cycle_phase * p.checkpoint_interval_min + p.restart_min) / 60, "h",
-               formula=f"{c.gpus} GPUs × ({{age_{k}_s}} s / 60 + {{restart_min}} min) / 60", noun="GPU")
+               formula=f"{{gpus_{k}}} × ({{age_{k}_s}} + {{restart_min}})", noun="GPU")
     sets = victim_sets(p)
     best, best_cost = sets[0]
     d.step("block_gpus", "GPUs in the block (all four candidates)", BLOCK_GPUS, "1", noun="GPUs",
            formula=" + ".join(str(c.gpus) for c in CANDIDATES))
     d.step("victim_sets_considered", "Victim sets that free enough GPUs", len(sets), "1", noun="sets",
-           formula="subsets of A, B, C, D with ≥ {need_gpus} GPUs")
+           formula="subsets of A, B, C, D with ≥ {need_gpus} GPUs", kind="search")
     d.step("best_victim_set", "Cheapest victim set", _names(best), "1")
     best_gpus = d.step("best_victim_gpus", "GPUs it frees", sum(c.gpus for c in best), "1", noun="GPUs",
                        formula=" + ".join(str(c.gpus) for c in best))
     d.step("best_victim_cost_gpu_hours", "Its cost: work since each victim's checkpoint, plus restarts",
-           best_cost, "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in best), noun="GPU")
+           best_cost, "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}}" for c in best), noun="GPU")
     nv = naive_victims(p)
     d.step("naive_victim", "The usual pick: the smallest single job that frees enough", _names(nv), "1")
     naive_cost = d.step("naive_victim_cost_gpu_hours", "Its cost",
                         sum(c.gpus * (c.cycle_phase * p.checkpoint_interval_min + p.restart_min) / 60 for c in nv),
-                        "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}} h" for c in nv), noun="GPU")
+                        "h", formula=" + ".join(f"{{cost_{c.key.lower()}_gpu_hours}}" for c in nv), noun="GPU")
     d.step("eviction_saving_ratio", "Naive victim's cost over the checkpoint-aware choice", naive_cost / best_cost,
-           "1", noun="×", formula="{naive_victim_cost_gpu_hours} GPU-h / {best_victim_cost_gpu_hours} GPU-h")
+           "1", noun="×", formula="{naive_victim_cost_gpu_hours} / {best_victim_cost_gpu_hours}")
 
     # --- the preemption itself ----------------------------------------------------------------------
-    age_terms = " + ".join(f"{c.gpus} × {{age_{c.key.lower()}_s}} s" for c in best)
+    age_terms = " + ".join(f"{{gpus_{c.key.lower()}}} × {{age_{c.key.lower()}_s}}" for c in best)
     lost_kill = d.step("lost_work_without_signal_gpu_hours",
                        "Work lost if the victims are killed (no checkpoint on the signal)",
                        sum(c.gpus * c.cycle_phase * p.checkpoint_interval_min for c in best) / 60, "h",
-                       formula=f"({age_terms}) / 3600", noun="GPU")
+                       formula=age_terms, noun="GPU")
     d.step("restart_gpu_hours", "Restart cost of the victims (paid either way)",
-           best_gpus * p.restart_min / 60, "h", formula="{best_victim_gpus} GPUs × {restart_min} min / 60", noun="GPU")
+           best_gpus * p.restart_min / 60, "h", formula="{best_victim_gpus} × {restart_min}", noun="GPU")
     fits = p.checkpoint_write_min <= p.grace_min
     d.step("checkpoint_fits_grace", "Does the write finish inside the grace period?", "yes" if fits else "no", "1",
-           formula="{checkpoint_write_min} min ≤ {grace_min} min")
+           formula="{checkpoint_write_min} ≤ {grace_min}", kind="verdict")
     if fits:
         lost_sig = d.step("lost_work_with_checkpoint_on_signal_gpu_hours",
                           "Work lost with a checkpoint on the signal: the write only",
                           best_gpus * p.checkpoint_write_min / 60, "h",
-                          formula="{best_victim_gpus} GPUs × {checkpoint_write_min} min / 60", noun="GPU")
+                          formula="{best_victim_gpus} × {checkpoint_write_min}", noun="GPU")
         d.step("preemptor_wait_s", "The urgent job waits for the write", p.checkpoint_write_min * 60, "s",
-                      formula="{checkpoint_write_min} min × 60")
+                      formula="{checkpoint_write_min}")
     else:
         lost_sig = d.step("lost_work_with_checkpoint_on_signal_gpu_hours",
                           "Work lost when the write overruns the grace: the kill's loss plus the wasted grace",
                           lost_kill + best_gpus * p.grace_min / 60, "h",
-                          formula="{lost_work_without_signal_gpu_hours} GPU-h + {best_victim_gpus} GPUs × {grace_min} min / 60", noun="GPU")
+                          formula="{lost_work_without_signal_gpu_hours} + {best_victim_gpus} × {grace_min}", noun="GPU")
         d.step("preemptor_wait_s", "The urgent job waits out the grace period", p.grace_min * 60, "s",
-                      formula="{grace_min} min × 60")
+                      formula="{grace_min}")
     d.step("signal_saving_ratio", "Loss without the signal over loss with it", lost_kill / lost_sig, "1", noun="×",
-           formula="{lost_work_without_signal_gpu_hours} GPU-h / {lost_work_with_checkpoint_on_signal_gpu_hours} GPU-h")
+           formula="{lost_work_without_signal_gpu_hours} / {lost_work_with_checkpoint_on_signal_gpu_hours}")
     d.step("bug_cost_gpu_hours", "What freeing GPUs on the signal throws away (victims killed mid-write)",
            max(0.0, lost_kill - lost_sig), "h",
-           formula="{lost_work_without_signal_gpu_hours} GPU-h − {lost_work_with_checkpoint_on_signal_gpu_hours} GPU-h", noun="GPU")
+           formula="max(0 h, {lost_work_without_signal_gpu_hours} − {lost_work_with_checkpoint_on_signal_gpu_hours})", noun="GPU")
     on_sig = victim_sets(p, on_signal=True)[0]
     d.step("best_victim_set_on_signal", "Cheapest set once every victim checkpoints on the signal",
            _names(on_sig[0]), "1")
     d.step("best_victim_cost_on_signal_gpu_hours", "Its cost: write plus restart per victim GPU",
            on_sig[1], "h",
-           formula=f"{sum(c.gpus for c in on_sig[0])} GPUs × ({{checkpoint_write_min}} + {{restart_min}}) min / 60", noun="GPU")
+           formula=f"{sum(c.gpus for c in on_sig[0])} GPUs × ({{checkpoint_write_min}} + {{restart_min}})", noun="GPU")
     return d
 
 

@@ -88,11 +88,11 @@ def solve(p: Params) -> Derivation:
 
     # --- the plan ---
     d.step("plan_scale", "Round length over the 45 minutes the plan is written for",
-           p.round_minutes / BASE_ROUND_MINUTES, "1", noun="×", formula=f"{{round_minutes}} / {BASE_ROUND_MINUTES}")
+           p.round_minutes / BASE_ROUND_MINUTES, "1", noun="×", formula=f"{{round_minutes}} / {BASE_ROUND_MINUTES} min")
     plan = phase_plan(p.round_minutes)
     for ph, base in PHASE_MINUTES_45.items():
         d.step(f"{ph}_minutes", f"{_PHASE_LABEL[ph]} phase", plan[ph], "min",
-               formula=f"round({base} min × {{plan_scale}})")
+               formula=f"round({base} × {{round_minutes}} / {BASE_ROUND_MINUTES} min) × 1 min")
     planned = d.step("planned_minutes", "Minutes the plan spends", sum(plan.values()), "min",
                      formula=" + ".join(f"{{{ph}_minutes}}" for ph in PHASES))
     d.step("slack_minutes", "Minutes left over: the interviewer's questions and a late answer",
@@ -108,9 +108,9 @@ def solve(p: Params) -> Derivation:
            plan["depth"] / DEPTH_TOPICS, "min", formula=f"{{depth_minutes}} / {DEPTH_TOPICS}")
     d.step("depth_minutes_if_extra_to_depth", "Depth minutes if a longer round's extra time all went to depth",
            PHASE_MINUTES_45["depth"] + p.round_minutes - BASE_ROUND_MINUTES, "min",
-           formula=f"{PHASE_MINUTES_45['depth']} + {{round_minutes}} − {BASE_ROUND_MINUTES}")
+           formula=f"{PHASE_MINUTES_45['depth']} min + {{round_minutes}} − {BASE_ROUND_MINUTES} min")
     d.step("depth_share", "Share of the planned minutes that go to depth",
-           100 * plan["depth"] / planned, "%", formula="100 × {depth_minutes} / {planned_minutes}")
+           100 * plan["depth"] / planned, "%", formula="{depth_minutes} / {planned_minutes}")
 
     # --- the worked opening: a coding assistant ---
     rate = d.step("request_rate", "Completion requests per second at peak",
@@ -119,30 +119,39 @@ def solve(p: Params) -> Derivation:
     e = record_served(d, p)
     d.step("uncached_prompt_tokens_per_s", "Context tokens per second that need prefill",
            rate * e.uncached_prompt_tokens, "1/s", noun="tokens",
-           formula="{request_rate} req/s × {uncached_prompt_tokens}")
+           formula="{request_rate} × {uncached_prompt_tokens}")
     d.step("prompt_tokens_per_s", "Context tokens per second, cached or not", rate * p.prompt_tokens, "1/s",
-           noun="tokens", formula="{request_rate} req/s × {prompt_tokens}")
+           noun="tokens", formula="{request_rate} × {prompt_tokens}")
     latency = d.step("completion_latency_s", "One completion: prefill, then every token at the decode step",
                      e.prefill_s_per_request + p.output_tokens * e.decode_step_s, "s",
-                     formula="{prefill_s_per_request} s + {output_tokens} × {decode_step_s} s")
+                     formula="{prefill_s_per_request} + {output_tokens} × {decode_step_s}")
     in_flight = d.step("requests_in_flight", "Completions in flight (Little's law)", rate * latency, "1",
-                       noun="requests", formula="{request_rate} req/s × {completion_latency_s} s")
+                       noun="requests", formula="{request_rate} × {completion_latency_s}")
     d.step("developers_per_request_in_flight", "Active developers per completion in flight",
            p.developers / in_flight, "1", noun="×", formula="{developers} / {requests_in_flight}")
     f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_share", "Share of the fleet's busy time spent in prefill",
            100 * f.prefill_replica_equivalents / (f.prefill_replica_equivalents + f.decode_replica_equivalents), "%",
-           formula="100 × {prefill_replica_equivalents} / ({prefill_replica_equivalents} + "
+           formula="{prefill_replica_equivalents} / ({prefill_replica_equivalents} + "
                    "{decode_replica_equivalents})")
 
     # --- the mistakes, in numbers ---
     cold = served(p, 0.0)
     cold_fleet = sv.fleet(cold, rate, p.target_utilization)
+    d.step("prefill_flops_without_prefix_cache", "Prefill FLOP per request with nothing cached",
+           cold.prefill_flops_per_request, "FLOP",
+           formula="2 FLOP × {active_params} × {prompt_tokens} + {attention_flops_per_position} × {prompt_tokens} × "
+                   "({prompt_tokens} − 1) / 2")
+    d.step("prefill_allreduce_without_prefix_cache_s", "Prefill's tensor-parallel all-reduces with nothing cached",
+           cold.replica.allreduce_s(p.prompt_tokens), "s",
+           formula="{allreduce_fixed_s} + {prompt_tokens} × {allreduce_per_sequence_s}" if p.tp_degree > 1 else "",
+           note="None on one accelerator." if p.tp_degree == 1 else "")
     d.step("prefill_s_without_prefix_cache", "Prefill per request with nothing cached", cold.prefill_s_per_request,
-           "s", formula="({prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} × {prompt_tokens} × "
-                        "({prompt_tokens} − 1) / 2) FLOP / {replica_prefill_flops} FLOP/s + its all-reduces")
+           "s", formula="{prefill_flops_without_prefix_cache} / {replica_prefill_flops} + "
+                        "{prefill_allreduce_without_prefix_cache_s}")
     d.step("replicas_without_prefix_cache_continuous", "Replicas with nothing cached, before rounding up",
-           cold_fleet.replicas_continuous, "1", noun="replicas", formula="same search with prefix-cache hit 0")
+           cold_fleet.replicas_continuous, "1", noun="replicas", formula="same search with prefix-cache hit 0",
+           kind="variant")
     d.step("replicas_without_prefix_cache", "Replicas if the prefix cache is ignored (or routing defeats it)",
            cold_fleet.replicas, "1", noun="replicas", formula="ceil({replicas_without_prefix_cache_continuous})")
     d.step("gpus_without_prefix_cache", "GPUs if the prefix cache is ignored",
@@ -150,26 +159,31 @@ def solve(p: Params) -> Derivation:
            formula="{replicas_without_prefix_cache} × {tp_degree}")
     decode_only = sv.fleet(e, rate, p.target_utilization, prefill_s_per_request=0.0)
     d.step("replicas_decode_only_continuous", "Replicas for decode alone, before rounding up",
-           decode_only.replicas_continuous, "1", noun="replicas", formula="same search with prefill costing nothing")
+           decode_only.replicas_continuous, "1", noun="replicas", formula="same search with prefill costing nothing",
+           kind="variant")
     d.step("replicas_decode_only", "Replicas if prefill is forgotten (decode only)", decode_only.replicas, "1",
            noun="replicas", formula="ceil({replicas_decode_only_continuous})")
     # The candidate's shortcut: fill every replica to its KV cap and charge decode as full batches.
     mem_batch = max(1, e.batch_memory_cap)
     at_mem = e.step(mem_batch)
+    d.step("allreduce_at_memory_batch_s", "Tensor-parallel all-reduces of a step at the memory-cap batch",
+           at_mem.allreduce_s, "s",
+           formula="{allreduce_fixed_s} + {batch_memory_cap} × {allreduce_per_sequence_s}" if p.tp_degree > 1 else "",
+           note="None on one accelerator." if p.tp_degree == 1 else "")
     d.step("tpot_at_memory_batch_s", "TPOT if the batch is filled to the memory cap instead",
            at_mem.step_s, "s",
-           formula="max({weight_read_s} s + {batch_memory_cap} × {kv_read_per_sequence_s} s, "
-                   "{batch_memory_cap} × {decode_flops_per_token} FLOP / {replica_decode_flops} FLOP/s) "
-                   "+ all-reduces + {step_overhead_s} s")
+           formula="max({weight_read_s} + {batch_memory_cap} × {kv_read_per_sequence_s}, "
+                   "{batch_memory_cap} × {decode_flops_per_token} / {replica_decode_flops}) "
+                   "+ {allreduce_at_memory_batch_s} + {step_overhead_s}")
     mem_cont = d.step("replicas_at_memory_batch_continuous", "Replicas at full memory-cap batches, before rounding up",
                       (f.prefill_replica_equivalents + rate * p.output_tokens * at_mem.step_s / mem_batch)
                       / p.target_utilization, "1", noun="replicas",
                       formula="({prefill_replica_equivalents} + {request_rate} × {output_tokens} × "
-                              "{tpot_at_memory_batch_s} s / {batch_memory_cap}) / {target_utilization}")
+                              "{tpot_at_memory_batch_s} / {batch_memory_cap}) / {target_utilization}")
     d.step("replicas_at_memory_batch", "Replicas if the batch is filled to the memory cap (TPOT broken)",
            max(1, math.ceil(mem_cont - 1e-9)), "1", noun="replicas",
            formula="ceil({replicas_at_memory_batch_continuous})")
     d.step("completion_latency_at_memory_batch_s", "Completion latency at that batch",
            e.prefill_s_per_request + p.output_tokens * at_mem.step_s, "s",
-           formula="{prefill_s_per_request} s + {output_tokens} × {tpot_at_memory_batch_s} s")
+           formula="{prefill_s_per_request} + {output_tokens} × {tpot_at_memory_batch_s}")
     return d

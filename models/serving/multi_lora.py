@@ -229,13 +229,13 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "dedicated_weight_bytes", "Weights held by a replica per variant", p.variants * base, "B",
-        formula="{variants} variants × {base_weight_bytes} B",
+        formula="{variants} variants × {base_weight_bytes}",
     )
 
     # --- one replica's decode: the engine's step ----------------------------------------------
     kv_tok = d.step(
         "kv_bytes_per_token", f"KV cache per token ({p.kv_precision}, all layers)", r.kv_bytes_per_token, "B",
-        formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g}"),
+        formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g} B"),
     )
     d.step("decode_context_tokens", "Average context a decode step reads per sequence", ctx, "1", noun="tokens",
            formula="{prompt_tokens} + {output_tokens} / 2")
@@ -249,14 +249,56 @@ def solve(p: Params) -> Derivation:
         "batch_memory_cap_continuous", "Sequences whose KV fits beside the base and the adapter reserve",
         (r.kv_room_bytes - reserve) / kv_seq, "1", noun="sequences",
         formula=f"({{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{base_weight_bytes}} B − "
-                "{adapter_budget_gb} GB) / ({kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens}))",
+                "{adapter_budget_gb}) / ({kv_bytes_per_token} × ({prompt_tokens} + {output_tokens}))",
     )
     d.step("batch_memory_cap", "Whole sequences whose KV fits", floor_batch(mem_cap), "1", noun="sequences",
            formula="floor({batch_memory_cap_continuous})")
+    # The engine's decode step as lines in the batch: each piece at b = 0 and per sequence.
+    lines = r.step_lines(ctx)
+    d.step("active_params", "Parameters each token runs through", m.active_params, "1", noun="parameters")
+    d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    d.step("replica_decode_flops", "Replica decode compute at the decode MFU", r.peak_flops * r.decode_mfu, "FLOP/s",
+           formula="{tp_degree} × {gpu_peak_flops} × {decode_mfu}")
+    d.step("decode_attention_flops_per_position", "Attention FLOP per cached token when decoding",
+           r.decode_attention_flops_per_position, "FLOP",
+           note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
+    d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
+           r.decode_flops_per_token(ctx), "FLOP",
+           formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {decode_context_tokens}")
+    d.step("weight_read_s", "Reading every base weight once (the floor of any decode step)", lines.memory[0], "s",
+           formula="{base_weight_bytes} / {replica_hbm_Bps}")
+    d.step("kv_read_per_sequence_s", "Reading one sequence's KV at that context", lines.memory[1], "s",
+           formula="{kv_bytes_per_token} × {decode_context_tokens} / {replica_hbm_Bps}")
+    d.step("compute_per_sequence_s", "FLOP side per sequence in the batch", lines.compute[1], "s",
+           formula="{decode_flops_per_token} / {replica_decode_flops}")
+    d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", r.step_overhead_s, "s",
+           formula="{step_overhead_ms}")
+    d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way", hw.link_Bps_per_direction, "B/s")
+    tp_many = r.tp > 1
+    d.step("allreduce_fixed_s", "Tensor-parallel all-reduces per step, latency part", r.allreduce_s(0), "s",
+           formula=f"{m.layers} layers × 2 × {{allreduce_latency_us}}" if tp_many else "",
+           note="" if tp_many else "None on one accelerator.")
+    d.step("allreduce_per_sequence_s", "Tensor-parallel all-reduces per step, per sequence in the batch",
+           r.allreduce_s(1) - r.allreduce_s(0), "s",
+           formula=(f"{m.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
+                    "{link_Bps_per_direction}") if tp_many else "",
+           note="" if tp_many else "None on one accelerator.")
+
+    def cap_formula(budget: str) -> str:
+        """The batch at which each side of the step, all-reduces and fixed cost included, reaches `budget`."""
+        return (f"max(0, min(({budget} − {{step_overhead_s}} − {{allreduce_fixed_s}} − {{weight_read_s}}) / "
+                f"({{kv_read_per_sequence_s}} + {{allreduce_per_sequence_s}}), ({budget} − {{step_overhead_s}} − "
+                "{allreduce_fixed_s}) / ({compute_per_sequence_s} + {allreduce_per_sequence_s})))")
+
+    def step_formula(b: str) -> str:
+        """The base model's decode step at batch `b` (a placeholder)."""
+        return (f"max({{weight_read_s}} + {b} × {{kv_read_per_sequence_s}}, {b} × {{compute_per_sequence_s}}) + "
+                f"{{allreduce_fixed_s}} + {b} × {{allreduce_per_sequence_s}} + {{step_overhead_s}}")
+
     tpot_cap = d.step(
         "batch_tpot_cap_continuous", "Largest base-only batch whose step meets the TPOT target, before the floor",
         r.tpot_batch_cap(tpot, ctx), "1", noun="sequences",
-        formula="the engine's cap at {tpot_target_ms} ms: bytes side and FLOP side, each linear in the batch",
+        formula=cap_formula("{tpot_target_ms}"),
     )
     d.step("batch_tpot_cap", "Whole sequences whose step meets the TPOT target", floor_batch(tpot_cap), "1",
            noun="sequences", formula="floor({batch_tpot_cap_continuous})")
@@ -264,48 +306,59 @@ def solve(p: Params) -> Derivation:
                      max(1, min(floor_batch(mem_cap), floor_batch(tpot_cap))), "1", noun="sequences",
                      formula="max(1, min({batch_memory_cap}, {batch_tpot_cap}))")
     batch = d.step("decode_batch", "Most sequences one replica may hold", p.given_batch or derived, "1",
-                   noun="sequences", formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+                   noun="sequences", formula="{given_batch}" if p.given_batch else "{derived_batch}")
     kv_step = d.step(
         "kv_bytes_per_step", "KV read by a step at that batch", batch * ctx * kv_tok, "B",
-        formula="{decode_batch} sequences × {decode_context_tokens} tokens × {kv_bytes_per_token} B",
+        formula="{decode_batch} × {decode_context_tokens} × {kv_bytes_per_token}",
     )
 
-    lines = r.step_lines(ctx)  # the engine's decode step as lines in the batch
     base_step = lines.step_s
 
     full = r.decode_step(batch, ctx)
     base_full = d.step(
         "base_step_s", "One decode step at that batch, base model only", full.step_s, "s",
-        formula="max(({base_weight_bytes} B + {kv_bytes_per_step} B) / {replica_hbm_Bps} B/s, FLOP side) + "
-                "all-reduces + {step_overhead_ms} ms",
+        formula="max(({base_weight_bytes} + {kv_bytes_per_step}) / {replica_hbm_Bps}, {decode_batch} × "
+                "{compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_sequence_s} + "
+                "{step_overhead_s}",
     )
     d.step(
         "replica_tokens_per_s", "One replica's decode throughput at that batch, base only", batch / base_full,
-        "1/s", noun="tokens", formula="{decode_batch} tokens / {base_step_s} s",
+        "1/s", noun="tokens", formula="{decode_batch} / {base_step_s}",
     )
     per_variant = d.step(
         "per_variant_tokens_per_s", "Demand per variant (even spread)", p.total_tokens_per_s / p.variants, "1/s",
-        noun="tokens", formula="{total_tokens_per_s} tokens/s / {variants}",
+        noun="tokens", formula="{total_tokens_per_s} / {variants}",
     )
-    _, n_ded, ded_b, ded_step, ded_busy = _fleet(per_variant, base_step, tpot, p.target_utilization, batch)
+    ded_cont, n_ded, ded_b, ded_step, ded_busy = _fleet(per_variant, base_step, tpot, p.target_utilization, batch)
     d.step(
-        "dedicated_held_batch", "Sequences a dedicated replica holds, each served at the TPOT target",
-        ded_b, "1", noun="sequences",
-        formula="{per_variant_tokens_per_s} tokens/s / replicas × {tpot_target_ms} ms",
+        "dedicated_replicas_continuous", "Replicas per variant the work needs, before rounding up", ded_cont, "1",
+        noun="replicas", kind="search",
+        formula="the fewest R with {per_variant_tokens_per_s} / R × base step / batch held ≤ {target_utilization}",
     )
     ded_reps = d.step(
         "dedicated_replicas_per_variant", "Replicas per variant (at least one)", n_ded, "1",
         noun=_noun(n_ded, "replica"),
-        formula="the fewest whose busy share at the batch each holds ≤ {target_utilization}",
+        formula="max(1, ceil({dedicated_replicas_continuous}), ceil({per_variant_tokens_per_s} × {tpot_target_ms} / "
+                "{decode_batch}))",
+        note="At least one, and enough that the sequences held fit the batch each replica may hold.",
     )
     d.step(
+        "dedicated_held_batch", "Sequences a dedicated replica holds, each served at the TPOT target",
+        ded_b, "1", noun="sequences",
+        formula="{per_variant_tokens_per_s} / {dedicated_replicas_per_variant} × {tpot_target_ms}",
+    )
+    d.step("dedicated_stepped_batch", "Sequences a dedicated replica's step carries (at least one)",
+           max(1.0, ded_b), "1", noun="sequences", formula="max(1, {dedicated_held_batch})")
+    d.step("dedicated_step_s", "A dedicated replica's decode step at that batch", ded_step, "s",
+           formula=step_formula("{dedicated_stepped_batch}"))
+    d.step(
         "dedicated_gpus", "GPUs with a replica per variant", p.variants * ded_reps * p.tp_degree, "1",
-        noun="GPUs", formula="{variants} × {dedicated_replicas_per_variant} × {tp_degree} GPUs",
+        noun="GPUs", formula="{variants} × {dedicated_replicas_per_variant} × {tp_degree}",
     )
     d.step(
         "dedicated_utilization", "Average busy share of a dedicated replica", 100 * ded_busy, "%",
-        formula=f"100 × {{per_variant_tokens_per_s}} / {{dedicated_replicas_per_variant}} tokens/s × "
-                f"{format(ded_step * 1000, '.3g')} ms step / max(1, {{dedicated_held_batch}})",
+        formula="{per_variant_tokens_per_s} / {dedicated_replicas_per_variant} × {dedicated_step_s} / "
+                "{dedicated_stepped_batch}",
     )
 
     # --- what one adapter weighs ----------------------------------------------------------------
@@ -324,11 +377,11 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "adapter_to_base_ratio", "Adapter as a share of the base", 100 * adapter / base, "%",
-        formula="100 × {adapter_bytes} B / {base_weight_bytes} B",
+        formula="{adapter_bytes} / {base_weight_bytes}",
     )
     d.step(
         "adapters_total_bytes", "Every variant's adapter", p.variants * adapter, "B",
-        formula="{variants} × {adapter_bytes} B",
+        formula="{variants} × {adapter_bytes}",
     )
     heavy_targets = "all seven" if m.ffn_dim and not m.is_moe else "q,k,v,o"
     heavy_per_rank = d.step(
@@ -343,11 +396,11 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "heavy_to_adapter_ratio", "Heavy adapter over yours", heavy / adapter, "1", noun="×",
-        formula="{heavy_adapter_bytes} B / {adapter_bytes} B",
+        formula="{heavy_adapter_bytes} / {adapter_bytes}",
     )
     d.step(
         "heavy_adapters_total_bytes", "Every variant as a heavy adapter", p.variants * heavy, "B",
-        formula="{variants} × {heavy_adapter_bytes} B",
+        formula="{variants} × {heavy_adapter_bytes}",
     )
 
     # --- the shared fleet, each step carrying a mixed batch --------------------------------------
@@ -361,46 +414,50 @@ def solve(p: Params) -> Derivation:
     d.step(
         "multi_lora_replicas_continuous", "Shared replicas the work needs, before rounding up", cont, "1",
         noun="replicas",
-        formula="the fewest R with {total_tokens_per_s} / R × LoRA step / batch held ≤ {target_utilization} (a search)",
+        formula="the fewest R with {total_tokens_per_s} / R × LoRA step / batch held ≤ {target_utilization}",
+        kind="search",
     )
     ml_reps = d.step(
         "multi_lora_replicas", "Shared replicas for all the traffic", n_ml, "1", noun=_noun(n_ml, "replica"),
-        formula="ceil({multi_lora_replicas_continuous}), more if the held sequences exceed {decode_batch} a replica",
+        formula="max(1, ceil({multi_lora_replicas_continuous}), ceil({total_tokens_per_s} × {tpot_target_ms} / "
+                "{decode_batch}))",
+        note="At least one, and enough that the sequences held fit the batch each replica may hold.",
     )
     held = d.step(
         "held_batch", "Sequences each shared replica holds, each served at the TPOT target", held, "1",
-        noun="sequences", formula="{total_tokens_per_s} tokens/s / {multi_lora_replicas} × {tpot_target_ms} ms",
+        noun="sequences", formula="{total_tokens_per_s} / {multi_lora_replicas} × {tpot_target_ms}",
     )
-    riders = max(1.0, held)
+    riders = d.step("stepped_batch", "Sequences a shared replica's step carries (at least one)", max(1.0, held), "1",
+                    noun="sequences", formula="max(1, {held_batch})")
     held_base = d.step(
         "held_batch_base_step_s", "A base-only step at that batch", base_step(riders), "s",
-        formula="the engine's decode step at max(1, {held_batch}) sequences of {decode_context_tokens} tokens",
+        formula=step_formula("{stepped_batch}"),
     )
     distinct = d.step(
         "distinct_adapters_per_batch", "Distinct adapters in one batch (uniform traffic, the worst case)",
         expected_distinct(p.variants, riders), "1", noun="adapters",
-        formula="{variants} × (1 − (1 − 1/{variants})^{held_batch})",
+        formula="{variants} × (1 − (1 − 1/{variants})^{stepped_batch})",
     )
     adapter_read = d.step(
         "adapter_bytes_per_step", "Adapter weights read per decode step", distinct * adapter, "B",
-        formula="{distinct_adapters_per_batch} × {adapter_bytes} B",
+        formula="{distinct_adapters_per_batch} × {adapter_bytes}",
     )
     lora_s = d.step(
         "lora_step_s", "One decode step with the mixed batch", held_base * (1 + p.sgmv_overhead_fraction)
         + adapter_read / bw, "s",
-        formula="{held_batch_base_step_s} s × (1 + {sgmv_overhead_fraction}) + {adapter_bytes_per_step} B / "
+        formula="{held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + {adapter_bytes_per_step} / "
                 "{replica_hbm_Bps} B/s",
     )
     d.step(
         "mixed_batch_overhead_fraction", "Throughput lost to the mixed batch", 100 * (1 - held_base / lora_s), "%",
-        formula="100 × (1 − {held_batch_base_step_s} s / {lora_step_s} s)",
+        formula="1 − {held_batch_base_step_s} / {lora_step_s}",
     )
     heavy_step = lora_step(riders, size=heavy)
     d.step(
         "heavy_mixed_batch_overhead_fraction", "Throughput lost with heavy adapters in the batch",
         100 * (1 - held_base / heavy_step), "%",
-        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
-                "{distinct_adapters_per_batch} × {heavy_adapter_bytes} / {replica_hbm_Bps}))",
+        formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+                "{distinct_adapters_per_batch} × {heavy_adapter_bytes} / {replica_hbm_Bps})",
     )
     d.step(
         "multi_lora_replica_tokens_per_s", "Tokens per second one shared replica carries",
@@ -409,7 +466,7 @@ def solve(p: Params) -> Derivation:
     slots = d.step(
         "adapter_slots_per_replica", "Adapters that fit the reserved HBM",
         math.floor(p.adapter_budget_gb * 1e9 / adapter + 1e-9), "1", noun="adapters",
-        formula="floor({adapter_budget_gb} GB / {adapter_bytes} B)",
+        formula="floor({adapter_budget_gb} / {adapter_bytes})",
     )
     resident = d.step(
         "adapters_resident_per_replica", "Adapters resident on each replica", min(p.variants, slots), "1",
@@ -418,27 +475,27 @@ def solve(p: Params) -> Derivation:
     replica_bytes = d.step(
         "multi_lora_replica_weight_bytes", "Weights on one shared replica: the base once plus resident adapters",
         base + resident * adapter, "B",
-        formula="{base_weight_bytes} B + {adapters_resident_per_replica} × {adapter_bytes} B",
+        formula="{base_weight_bytes} + {adapters_resident_per_replica} × {adapter_bytes}",
     )
     left = d.step(
         "replica_hbm_left_bytes", "HBM left after base, adapter reserve and a full batch's KV",
         r.kv_room_bytes - reserve - batch * kv_seq, "B",
         formula=f"{{tp_degree}} × {hw.hbm_bytes / 1e9:g} GB × {{usable_hbm_fraction}} − {{base_weight_bytes}} B − "
-                "{adapter_budget_gb} GB − {decode_batch} × {kv_bytes_per_token} B × ({prompt_tokens} + {output_tokens})",
+                "{adapter_budget_gb} − {decode_batch} × {kv_bytes_per_token} × ({prompt_tokens} + {output_tokens})",
     )
     d.step("replica_fits_in_hbm", "Does the shared replica fit its HBM?", "yes" if left >= -1e-6 else "no", "1",
-           formula="{replica_hbm_left_bytes} ≥ 0")
+           formula="{replica_hbm_left_bytes} ≥ 0", kind="verdict")
     ml_gpus = d.step(
         "multi_lora_gpus", "GPUs in the shared multi-LoRA fleet", ml_reps * p.tp_degree, "1", noun="GPUs",
-        formula="{multi_lora_replicas} × {tp_degree} GPUs",
+        formula="{multi_lora_replicas} × {tp_degree}",
     )
     d.step(
         "multi_lora_utilization", "Busy share of a shared replica", 100 * ml_busy, "%",
-        formula="100 × {multi_lora_replica_tokens_per_s} tokens/s × {lora_step_s} s / max(1, {held_batch})",
+        formula="{multi_lora_replica_tokens_per_s} × {lora_step_s} / {stepped_batch}",
     )
     d.step(
         "multi_lora_fleet_weight_bytes", "Weights across the shared fleet", ml_reps * replica_bytes, "B",
-        formula="{multi_lora_replicas} × {multi_lora_replica_weight_bytes} B",
+        formula="{multi_lora_replicas} × {multi_lora_replica_weight_bytes}",
     )
     d.step(
         "gpu_saving_ratio", "Dedicated GPUs over shared GPUs", d.value("dedicated_gpus") / ml_gpus, "1", noun="×",
@@ -453,72 +510,78 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "routed_adapters_fit", "Do the routed adapters all fit the slots?", "yes" if routed <= slots else "no", "1",
-        formula="{adapters_routed_per_replica} ≤ {adapter_slots_per_replica}",
+        formula="{adapters_routed_per_replica} ≤ {adapter_slots_per_replica}", kind="verdict",
     )
     distinct_routed = d.step(
         "distinct_adapters_per_batch_routed", "Distinct adapters in one batch with affinity routing",
         expected_distinct(routed, riders), "1", noun="adapters",
-        formula="{adapters_routed_per_replica} × (1 − (1 − 1/{adapters_routed_per_replica})^{held_batch})",
+        formula="{adapters_routed_per_replica} × (1 − (1 − 1/{adapters_routed_per_replica})^{stepped_batch})",
     )
     routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * adapter / bw
     d.step(
         "mixed_batch_overhead_routed_fraction", "Throughput lost with affinity routing",
         100 * (1 - held_base / routed_step), "%",
-        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
-                "{distinct_adapters_per_batch_routed} × {adapter_bytes} / {replica_hbm_Bps}))",
+        formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+                "{distinct_adapters_per_batch_routed} × {adapter_bytes} / {replica_hbm_Bps})",
     )
     heavy_routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * heavy / bw
     d.step(
         "heavy_mixed_batch_overhead_routed_fraction", "Throughput lost with heavy adapters and affinity routing",
         100 * (1 - held_base / heavy_routed_step), "%",
-        formula="100 × (1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
-                "{distinct_adapters_per_batch_routed} × {heavy_adapter_bytes} / {replica_hbm_Bps}))",
+        formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
+                "{distinct_adapters_per_batch_routed} × {heavy_adapter_bytes} / {replica_hbm_Bps})",
     )
     heavy_slots = d.step(
         "heavy_adapter_slots_per_replica", "Heavy adapters that fit the same reserve",
         math.floor(p.adapter_budget_gb * 1e9 / heavy + 1e-9), "1", noun="adapters",
-        formula="floor({adapter_budget_gb} GB / {heavy_adapter_bytes} B)",
+        formula="floor({adapter_budget_gb} / {heavy_adapter_bytes})",
     )
     d.step(
         "heavy_routed_adapters_fit", "Would heavy adapters all fit with the same routing?",
         "yes" if routed <= heavy_slots else "no", "1",
-        formula="{adapters_routed_per_replica} ≤ {heavy_adapter_slots_per_replica}",
+        formula="{adapters_routed_per_replica} ≤ {heavy_adapter_slots_per_replica}", kind="verdict",
     )
     # Tensor parallel shards each adapter across the replica's GPUs, so a load uses every
     # GPU's own PCIe link at once.
+    d.step("pcie_Bps", "PCIe Gen5 x16, one direction (catalog)", PCIE.Bps, "B/s")
+    d.step("nvme_Bps", "One NVMe Gen5 SSD's read rate (catalog)", NVME.Bps, "B/s")
     load = d.step(
         "adapter_load_from_dram_s", "Load one adapter from host DRAM (sharded over every GPU's PCIe Gen5)",
         adapter / (p.tp_degree * PCIE.Bps), "s",
-        formula=f"{{adapter_bytes}} B / ({{tp_degree}} × {PCIE.GBps:.1f} GB/s)",
+        formula="{adapter_bytes} / ({tp_degree} × {pcie_Bps})",
     )
     d.step(
         "heavy_adapter_load_from_dram_s", "Load one heavy adapter from host DRAM",
         heavy / (p.tp_degree * PCIE.Bps), "s",
-        formula=f"{{heavy_adapter_bytes}} B / ({{tp_degree}} × {PCIE.GBps:.1f} GB/s)",
+        formula="{heavy_adapter_bytes} / ({tp_degree} × {pcie_Bps})",
     )
     d.step(
         "adapter_load_from_nvme_s", "Load one adapter from one local NVMe Gen5 drive", adapter / NVME.Bps, "s",
-        formula=f"{{adapter_bytes}} B / {NVME.GBps:g} GB/s",
+        formula="{adapter_bytes} / {nvme_Bps}",
     )
     d.step(
         "adapter_load_in_steps", "A DRAM load measured in decode steps", load / lora_s, "1", noun="steps",
-        formula="{adapter_load_from_dram_s} s / {lora_step_s} s",
+        formula="{adapter_load_from_dram_s} / {lora_step_s}",
     )
 
     # --- when a variant earns its own replica ----------------------------------------------------
     # A replica alone at b = tokens/s x TPOT is busy step(b) / TPOT: it reaches the target when its
     # step takes target x TPOT, which is the engine's TPOT cap at that shorter time.
-    full_b = min(float(batch), r.tpot_batch_cap(p.target_utilization * tpot, ctx))
+    util_cap = d.step(
+        "batch_at_target_utilization_continuous", "Batch whose base step takes target utilization × the TPOT target",
+        r.tpot_batch_cap(p.target_utilization * tpot, ctx), "1", noun="sequences",
+        formula=cap_formula("{target_utilization} × {tpot_target_ms}"),
+    )
+    full_b = min(float(batch), util_cap)
     threshold = d.step(
         "dedicate_threshold_tokens_per_s", "Steady demand that keeps a replica at target utilization",
         full_b / tpot, "1/s", noun="tokens",
-        formula="min({decode_batch}, the batch whose base step takes {target_utilization} × {tpot_target_ms} ms) / "
-                "{tpot_target_ms} ms",
+        formula="min({decode_batch}, {batch_at_target_utilization_continuous}) / {tpot_target_ms}",
     )
     d.step(
         "dedicate_threshold_share", "The same as a share of all traffic",
         100 * threshold / p.total_tokens_per_s, "%",
-        formula="100 × {dedicate_threshold_tokens_per_s} / {total_tokens_per_s}",
+        formula="{dedicate_threshold_tokens_per_s} / {total_tokens_per_s}",
     )
     top = d.step(
         "top_variant_tokens_per_s", "Busiest variant's demand", p.total_tokens_per_s * p.top_variant_share, "1/s",
@@ -527,7 +590,7 @@ def solve(p: Params) -> Derivation:
     d.step(
         "top_variant_earns_replica", "Does the busiest variant fill a replica of its own?",
         "yes" if top >= threshold else "no", "1",
-        formula="{top_variant_tokens_per_s} ≥ {dedicate_threshold_tokens_per_s}",
+        formula="{top_variant_tokens_per_s} ≥ {dedicate_threshold_tokens_per_s}", kind="verdict",
     )
     d.step(
         "full_finetune_extra_gpus", "A full fine-tune (or another base): its own replica, however idle",

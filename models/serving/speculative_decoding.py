@@ -37,7 +37,6 @@ from models.engine.record import record_served
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import ServingKnobs
 from models.engine.shape import with_counted_params
-from models.units import format_number as fmt
 
 MAX_DRAFT_TOKENS = 16
 REFERENCE_DRAFT = "Llama-3-8B"  # the smallest catalog model, as a separate draft
@@ -157,14 +156,15 @@ def solve(p: Params) -> Derivation:
     d.step("rejected_drafts_per_pass", "Drafted tokens thrown away per pass", k + 1 - e_tok, "1", noun="tokens",
            formula="{draft_tokens} + 1 − {expected_tokens_per_pass}")
     d.step("verify_useful_share", "Share of the verify pass's token slots that become output", 100 * e_tok / (k + 1),
-           "%", formula="100 × {expected_tokens_per_pass} / ({draft_tokens} + 1)")
+           "%", formula="{expected_tokens_per_pass} / ({draft_tokens} + 1)")
     d.step("iteration_cost_small_batch", "One round at small batch, in target decode steps", 1 + k * c, "1",
            noun="steps", formula="1 + {draft_tokens} × {draft_cost}")
     d.step("speedup_small_batch", "Speedup at small batch (verify costs one decode step)", e_tok / (1 + k * c), "1",
            noun="×", formula="{expected_tokens_per_pass} / {iteration_cost_small_batch}")
     k_best = d.step("optimal_draft_tokens", "Best k at small batch (searched over 1 to 16)",
                     best_k(lambda j: expected_tokens(a, j) / (1 + j * c)), "1", noun="",
-                    formula="argmax over k of (1 − {acceptance_rate}^(k+1)) / ((1 − {acceptance_rate}) (1 + k × {draft_cost}))")
+                    formula="the k in 1…16 with the largest (1 − {acceptance_rate}^(k+1)) / ((1 − {acceptance_rate}) × "
+                            "(1 + k × {draft_cost}))", kind="search")
     d.step("expected_tokens_at_optimal_k", "Tokens per pass at that k", expected_tokens(a, k_best), "1",
            noun="tokens", formula="(1 − {acceptance_rate}^({optimal_draft_tokens} + 1)) / (1 − {acceptance_rate})")
     d.step("speedup_at_optimal_k", "Small-batch speedup at that k", expected_tokens(a, k_best) / (1 + k_best * c), "1",
@@ -177,13 +177,16 @@ def solve(p: Params) -> Derivation:
     # --- the ridge argument: weights only ---
     ridge, ridge_verify = ridge_lines(r), ridge_lines(r, k + 1)
     d.step("weight_compute_per_token_s", "Compute per token, weights only (2 FLOP per active parameter)",
-           ridge.compute[1], "s", formula="2 × {active_params} FLOP / {replica_decode_flops} FLOP/s")
+           ridge.compute[1], "s", formula="2 FLOP × {active_params} / {replica_decode_flops}")
     d.step("ridge_batch", "Ridge batch: where a decode step's FLOP catch up with its weight read",
            ridge.memory[0] / ridge.compute[1], "1", noun="sequences",
-           formula="{weight_read_s} s / {weight_compute_per_token_s} s")
+           formula="{weight_read_s} / {weight_compute_per_token_s}")
+    never = e_tok - k * c <= 1  # the draft costs more than a pass yields: no batch where it pays
     d.step("break_even_batch_weights_only", "Break-even batch, weights only",
            break_even_batch(ridge, ridge_verify, a, k, c), "1", noun="sequences",
-           formula="{ridge_batch} × ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) / ({draft_tokens} + 1)")
+           formula="0" if never else
+           "{ridge_batch} × ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) / ({draft_tokens} + 1)",
+           note="E − k c ≤ 1: the draft costs more than a pass yields, so speculation never pays." if never else "")
 
     # --- the engine's full step: KV read, attention FLOP, all-reduces, fixed cost ---
     ctx = s.decode_context_tokens
@@ -191,26 +194,27 @@ def solve(p: Params) -> Derivation:
     verify = {j: r.step_lines(ctx, j + 1) for j in range(MAX_DRAFT_TOKENS + 1)}
     full, full_verify = verify[0], verify[k]
     d.step("compute_per_token_s", "Compute per token, attention included", full.compute[1], "s",
-           formula="{decode_flops_per_token} FLOP / {replica_decode_flops} FLOP/s")
+           formula="{decode_flops_per_token} / {replica_decode_flops}")
     d.step("kv_read_over_compute", "Per sequence: KV read time over compute time",
            full.memory[1] / full.compute[1], "1", noun="×",
-           formula="{kv_read_per_sequence_s} s / {compute_per_token_s} s")
+           formula="{kv_read_per_sequence_s} / {compute_per_token_s}")
     d.step("allreduce_per_token_s", "Tensor-parallel all-reduce time per token in a step (payload part)",
            full.extra[1], "s",
            formula=(f"{m.layers} layers × 2 × 2 × ({r.tp} − 1) / {r.tp} × {m.d_model} × 2 B / "
-                    f"{fmt(r.hw.link_Bps_per_direction)} B/s") if r.tp > 1 else "",
+                    "{link_Bps_per_direction}") if r.tp > 1 else "",
            note="None on one accelerator." if r.tp == 1 else "")
     d.step("fixed_step_s", "Per-step cost whatever the batch: launches and the all-reduce latencies",
-           full.extra[0], "s", formula="{step_overhead_s} s + {allreduce_fixed_s} s")
+           full.extra[0], "s", formula="{step_overhead_s} + {allreduce_fixed_s}")
     cap = s.batch_memory_cap
     be_kv = d.step("break_even_batch_with_kv", "Break-even batch, the engine's full step (KV read included)",
                    break_even_batch(full, full_verify, a, k, c), "1", noun="sequences",
-                   formula="where verify = ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × decode; "
+                   kind="search",
+                   formula="the B where verify = ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × decode; "
                            "while decode is bytes-bound and verify FLOP-bound: "
-                           "(({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × ({weight_read_s} s + "
-                           "{fixed_step_s} s) − {fixed_step_s} s) / (({draft_tokens} + 1) × ({compute_per_token_s} s + "
-                           "{allreduce_per_token_s} s) − ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × "
-                           "({kv_read_per_sequence_s} s + {allreduce_per_token_s} s))")
+                           "(({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × ({weight_read_s} + "
+                           "{fixed_step_s}) − {fixed_step_s}) / (({draft_tokens} + 1) × ({compute_per_token_s} + "
+                           "{allreduce_per_token_s}) − ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × "
+                           "({kv_read_per_sequence_s} + {allreduce_per_token_s}))")
     if math.isinf(be_kv):
         verdict = (f"never: the KV read outlasts the verify pass's FLOP and all-reduces at every batch, so "
                    f"speculation pays up to the KV cap of {cap:,}")
@@ -221,65 +225,70 @@ def solve(p: Params) -> Derivation:
     else:
         verdict = f"inside the KV cap of {cap:,}: a full replica loses by speculating"
     d.step("break_even_with_kv_verdict", "Where the full-step break-even falls", verdict,
-           formula="{break_even_batch_with_kv} against {batch_memory_cap}")
+           formula="{break_even_batch_with_kv} against {batch_memory_cap}", kind="verdict")
     # The same step without the all-reduces and the fixed cost: what each of them moves.
     bare, bare_verify = (StepLines(x.memory, x.compute, (0.0, 0.0)) for x in (full, full_verify))
     d.step("break_even_batch_kv_only", "Break-even batch with the KV read but no all-reduce or fixed cost",
            break_even_batch(bare, bare_verify, a, k, c), "1", noun="sequences",
-           formula="while decode is bytes-bound and verify FLOP-bound: ({expected_tokens_per_pass} − "
-                   "{draft_tokens} × {draft_cost}) × {weight_read_s} s / (({draft_tokens} + 1) × {compute_per_token_s} s"
-                   " − ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × {kv_read_per_sequence_s} s)")
+           kind="search",
+           formula="the B where verify = (E − k c) × decode; while decode is bytes-bound and verify FLOP-bound: "
+                   "({expected_tokens_per_pass} − "
+                   "{draft_tokens} × {draft_cost}) × {weight_read_s} / (({draft_tokens} + 1) × {compute_per_token_s}"
+                   " − ({expected_tokens_per_pass} − {draft_tokens} × {draft_cost}) × {kv_read_per_sequence_s})")
 
     # --- at the operating batch ---
     t1 = s.decode_step_s
     v = r.pass_step(batch, ctx, positions=k + 1)
     d.step("verify_step_compute_s", "Verify pass, FLOP side", v.compute_s, "s",
-           formula="({draft_tokens} + 1) × {decode_step_compute_s} s")
+           formula="({draft_tokens} + 1) × {decode_step_compute_s}")
     d.step("verify_step_allreduce_s", "Verify pass, tensor-parallel all-reduces", v.allreduce_s, "s",
-           formula="{allreduce_fixed_s} s + ({draft_tokens} + 1) × {decode_batch} × {allreduce_per_token_s} s")
+           formula="{allreduce_fixed_s} + ({draft_tokens} + 1) × {decode_batch} × {allreduce_per_token_s}")
     tv = d.step("verify_step_s", "Verify pass of k + 1 tokens a sequence", v.step_s, "s",
-                formula="max({decode_step_memory_s} s, {verify_step_compute_s} s) + {verify_step_allreduce_s} s + "
-                        "{step_overhead_s} s")
+                formula="max({decode_step_memory_s}, {verify_step_compute_s}) + {verify_step_allreduce_s} + "
+                        "{step_overhead_s}")
     d.step("verify_bound", "What bounds the verify pass", v.bound,
-           formula="bytes side {decode_step_memory_s} s against FLOP side {verify_step_compute_s} s")
-    dr = d.step("draft_time_s", "k draft steps", k * c * t1, "s", formula="{draft_tokens} × {draft_cost} × {decode_step_s} s")
-    it = d.step("iteration_s", "One speculative round", tv + dr, "s", formula="{verify_step_s} s + {draft_time_s} s")
+           formula="bytes side {decode_step_memory_s} against FLOP side {verify_step_compute_s}", kind="verdict")
+    dr = d.step("draft_time_s", "k draft steps", k * c * t1, "s", formula="{draft_tokens} × {draft_cost} × {decode_step_s}")
+    it = d.step("iteration_s", "One speculative round", tv + dr, "s", formula="{verify_step_s} + {draft_time_s}")
     d.step("speedup_at_operating_batch", "Speedup at the operating batch (the engine's full step)", e_tok * t1 / it,
-           "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_s} s / {iteration_s} s")
+           "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_s} / {iteration_s}")
     t1w = d.step("decode_step_weights_only_s", "Plain decode step, weights-only view", ridge.step_s(batch), "s",
-                 formula="max({weight_read_s} s, {decode_batch} × {weight_compute_per_token_s} s)")
+                 formula="max({weight_read_s}, {decode_batch} × {weight_compute_per_token_s})")
     tvw = d.step("verify_step_weights_only_s", "Verify pass, weights-only view", ridge_verify.step_s(batch), "s",
-                 formula="max({weight_read_s} s, ({draft_tokens} + 1) × {decode_batch} × {weight_compute_per_token_s} s)")
+                 formula="max({weight_read_s}, ({draft_tokens} + 1) × {decode_batch} × {weight_compute_per_token_s})")
     d.step("speedup_at_operating_batch_weights_only", "Same batch, weights-only view", e_tok * t1w / (tvw + k * c * t1w),
-           "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_weights_only_s} s / "
-                                  "({verify_step_weights_only_s} s + {draft_tokens} × {draft_cost} × {decode_step_weights_only_s} s)")
+           "1", noun="×", formula="{expected_tokens_per_pass} × {decode_step_weights_only_s} / "
+                                  "({verify_step_weights_only_s} + {draft_tokens} × {draft_cost} × {decode_step_weights_only_s})")
     d.step("speedup_at_operating_batch_kv_only", "Same batch, the KV read but no all-reduce or fixed cost",
            speedup_at(bare, bare_verify, a, k, c, batch), "1", noun="×",
-           formula="{expected_tokens_per_pass} × max({decode_step_memory_s} s, {decode_step_compute_s} s) / "
-                   "(max({decode_step_memory_s} s, {verify_step_compute_s} s) + {draft_tokens} × {draft_cost} × "
-                   "max({decode_step_memory_s} s, {decode_step_compute_s} s))")
-    d.step("tpot_plain_s", "Time per output token without speculation", t1, "s", formula="{decode_step_s} s")
+           formula="{expected_tokens_per_pass} × max({decode_step_memory_s}, {decode_step_compute_s}) / "
+                   "(max({decode_step_memory_s}, {verify_step_compute_s}) + {draft_tokens} × {draft_cost} × "
+                   "max({decode_step_memory_s}, {decode_step_compute_s}))")
+    d.step("tpot_plain_s", "Time per output token without speculation", t1, "s", formula="{decode_step_s}")
     d.step("tpot_speculative_s", "Time per output token with speculation", it / e_tok, "s",
-           formula="{iteration_s} s / {expected_tokens_per_pass}")
+           formula="{iteration_s} / {expected_tokens_per_pass}")
     k_op = max(range(0, MAX_DRAFT_TOKENS + 1), key=lambda j: (speedup_at(full, verify[j], a, j, c, batch), -j))
     d.step("optimal_draft_tokens_at_operating_batch", "Best k at the operating batch (0 = speculation off)", k_op, "1",
-           noun="", formula="argmax over k = 0…16 of the speedup at {decode_batch} sequences")
+           noun="", formula="the k in 0…16 with the largest speedup at {decode_batch} sequences", kind="search")
     d.step("speedup_at_operating_batch_best_k", "Speedup at the operating batch with that k",
            speedup_at(full, verify[k_op], a, k_op, c, batch), "1", noun="×",
-           formula="speedup at {decode_batch} sequences, k = {optimal_draft_tokens_at_operating_batch}")
+           formula="speedup at {decode_batch} sequences, k = {optimal_draft_tokens_at_operating_batch}",
+           kind="variant")
 
     # --- where the draft runs and what it costs ---
     dw = d.step("draft_weight_bytes", "A draft whose step is its weight read weighs about c × the target",
-                c * r.weight_bytes, "B", formula="{draft_cost} × {weight_bytes} B")
+                c * r.weight_bytes, "B", formula="{draft_cost} × {weight_bytes}")
     cap_draft = max(0.0, (r.kv_room_bytes - dw) / s.kv_bytes_per_sequence)
     d.step("batch_memory_cap_with_draft_continuous", "Sequences whose KV fits beside target and draft, before the floor",
-           cap_draft, "1", noun="sequences", formula="({kv_room_bytes} B − {draft_weight_bytes} B) / {kv_bytes_per_sequence} B")
+           cap_draft, "1", noun="sequences", formula="({kv_room_bytes} − {draft_weight_bytes}) / {kv_bytes_per_sequence}")
     d.step("batch_memory_cap_with_draft", "KV cap with the draft's weights on the same GPUs", floor_batch(cap_draft), "1",
            noun="sequences", formula="floor({batch_memory_cap_with_draft_continuous})")
     ref = with_counted_params(catalog_model(REFERENCE_DRAFT))
+    d.step("reference_draft_params", f"{REFERENCE_DRAFT} parameters (counted from its shape)", ref.total_params, "1",
+           noun="parameters", kind="lookup")
     c_ref = d.step("reference_draft_cost", f"c of a separate {REFERENCE_DRAFT} draft, by weight bytes alone",
                    ref.total_params / m.total_params, "1", noun="",
-                   formula=f"{fmt(ref.total_params)} / {{model_params}} parameters")
+                   formula="{reference_draft_params} / {model_params}")
     d.step("speedup_small_batch_reference_draft", f"Small-batch speedup with that {REFERENCE_DRAFT} draft",
            e_tok / (1 + k * c_ref), "1", noun="×",
            formula="{expected_tokens_per_pass} / (1 + {draft_tokens} × {reference_draft_cost})")
@@ -287,10 +296,11 @@ def solve(p: Params) -> Derivation:
     # --- monitoring: the acceptance rate below which it stops paying ---
     d.step("break_even_acceptance_small_batch", "Acceptance below which speculation loses at small batch",
            100 * _acceptance_for(1.0, lambda x: expected_tokens(x, k) / (1 + k * c)), "%",
-           formula="a where (1 − a^({draft_tokens} + 1)) / (1 − a) = 1 + {draft_tokens} × {draft_cost}")
+           formula="a where (1 − a^({draft_tokens} + 1)) / (1 − a) = 1 + {draft_tokens} × {draft_cost}",
+           kind="search")
     d.step("break_even_acceptance_at_operating_batch", "Acceptance below which it loses at the operating batch",
            100 * _acceptance_for(1.0, lambda x: speedup_at(full, full_verify, x, k, c, batch)), "%",
-           formula="a where the speedup at {decode_batch} sequences = 1 (100% = never pays)")
+           formula="a where the speedup at {decode_batch} sequences = 1 (100% = never pays)", kind="search")
     ra = p.regressed_acceptance
     d.step("expected_tokens_regressed", "Tokens per pass after the regression", expected_tokens(ra, k), "1",
            noun="tokens", formula="(1 − {regressed_acceptance}^({draft_tokens} + 1)) / (1 − {regressed_acceptance})")
@@ -299,5 +309,5 @@ def solve(p: Params) -> Derivation:
            formula="{expected_tokens_regressed} / {iteration_cost_small_batch}")
     d.step("speedup_at_operating_batch_regressed", "Operating-batch speedup after the regression",
            speedup_at(full, full_verify, ra, k, c, batch), "1", noun="×",
-           formula="{expected_tokens_regressed} × {decode_step_s} s / {iteration_s} s")
+           formula="{expected_tokens_regressed} × {decode_step_s} / {iteration_s}")
     return d

@@ -230,6 +230,31 @@ def remote_node_copies(experts: int, top_k: int, nodes: int, node_limit: int) ->
     return chosen * (1 - untouched) * (nodes - 1) / nodes
 
 
+def untouched_share_formula(experts: int, top_k: int, nodes: int, node_limit: int) -> str:
+    """The chance one of a token's chosen nodes gets none of its top-k experts, as the product it is:
+    each of the k draws (without replacement, from the chosen nodes' experts) misses that node's."""
+    per_node = experts // max(1, nodes)
+    chosen = min(nodes, max(node_limit, -(-top_k // per_node)))
+    pool = chosen * per_node
+    if pool - per_node < top_k:
+        return "0"
+    return " × ".join(f"{pool - per_node - i}/{pool - i}" for i in range(top_k))
+
+
+def untouched_share(experts: int, top_k: int, nodes: int, node_limit: int) -> float:
+    """`untouched` of remote_node_copies: C(pool - per_node, k) / C(pool, k)."""
+    per_node = experts // max(1, nodes)
+    chosen = min(nodes, max(node_limit, -(-top_k // per_node)))
+    pool = chosen * per_node
+    return math.comb(pool - per_node, top_k) / math.comb(pool, top_k)
+
+
+def nodes_per_token(experts: int, top_k: int, nodes: int, node_limit: int) -> int:
+    """The nodes a token's experts are drawn among (a limit too tight for k experts is widened)."""
+    per_node = experts // max(1, nodes)
+    return min(nodes, max(node_limit, -(-top_k // per_node)))
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     m, hw, lay = llm(p), accelerator(p), layout(p)
@@ -248,63 +273,71 @@ def solve(p: Params) -> Derivation:
     d.step("optimizer_bytes_per_param", "Optimizer state per parameter (fp32 master, Adam m and v)",
            sb.optimizer, "B")
     d.step("adam_bytes_per_param", f"Training state per parameter ({p.training_state})", sb.total, "B",
-           formula="{weight_bytes_per_param} B + {grad_bytes_per_param} B + {optimizer_bytes_per_param} B",
+           formula="{weight_bytes_per_param} + {grad_bytes_per_param} + {optimizer_bytes_per_param}",
            note=sb.source)
     state = d.step("state_TB", "Training state: every parameter, expert or not",
                    total * sb.total / 1e12, "TB",
-                   formula="{total_params} × {adam_bytes_per_param} B")
+                   formula="{total_params} × {adam_bytes_per_param}")
     d.step("state_zero_paper_TB", "The same at the ZeRO paper's 16 B (bf16 gradients)",
            total * STATES[ZERO_PAPER].total / 1e12, "TB", formula=f"{{total_params}} × {STATES[ZERO_PAPER].total:g} B")
     d.step("state_if_dense_active_TB", "The state of a dense model with the same per-token compute",
            active * sb.total / 1e12, "TB",
-           formula="{active_params} × {adam_bytes_per_param} B")
+           formula="{active_params} × {adam_bytes_per_param}")
     d.step("checkpoint_bytes_per_param", "Checkpoint per parameter: weights and fp32 optimizer state, no gradients",
            sb.checkpoint, "B",
-           formula=f"{{weight_bytes_per_param}} B + {sb.checkpoint_optimizer:g} B of fp32 optimizer state")
+           formula=f"{{weight_bytes_per_param}} + {sb.checkpoint_optimizer:g} B",
+           note="The fp32 optimizer state (master weights, m and v); gradients are not saved.")
     ckpt = d.step("checkpoint_TB", "One resumable checkpoint", total * sb.checkpoint / 1e12, "TB",
-                  formula="{total_params} × {checkpoint_bytes_per_param} B")
+                  formula="{total_params} × {checkpoint_bytes_per_param}")
     fpt = d.step("train_flops_per_token", "Training FLOPs per token: forward 2 + backward 4, active only",
                  TRAIN_FLOPS_PER_PARAM_TOKEN * active, "FLOP",
-                 formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{active_params}}")
+                 formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} FLOP × {{active_params}}")
     d.step("dense_flops_per_token", "The same, if every parameter were active",
-           TRAIN_FLOPS_PER_PARAM_TOKEN * total, "FLOP", formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} × {{total_params}}")
+           TRAIN_FLOPS_PER_PARAM_TOKEN * total, "FLOP", formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} FLOP × {{total_params}}")
     ratio = d.step("compute_ratio_if_active", "Compute multiple if 'total' meant 'active'", total / active, "1",
                    noun="×", formula="{total_params} / {active_params}")
     tokens = d.step("train_tokens", "Training tokens", p.train_tokens_t * 1e12, "1", noun="tokens",
                     formula="{train_tokens_t} × 10¹²")
-    run_flops = d.step("run_flops", "FLOPs for the whole run", fpt * tokens, "1", noun="FLOP",
+    run_flops = d.step("run_flops", "FLOPs for the whole run", fpt * tokens, "FLOP",
                        formula="{train_flops_per_token} × {train_tokens}")
     peak = d.step("gpu_peak_flops", f"{hw.name} dense BF16 peak", hw.peak("bf16"), "FLOP/s")
     per_gpu = d.step("achieved_flops_per_gpu", "What one GPU delivers at the training MFU", peak * p.train_mfu,
                      "FLOP/s", formula="{gpu_peak_flops} × {train_mfu}")
     gpu_h = d.step("gpu_hours", "GPU-hours for the run", run_flops / per_gpu / 3600, "h",
-                   formula="{run_flops} / {achieved_flops_per_gpu} FLOP/s / 3,600 s", noun="GPU")
+                   formula="{run_flops} / {achieved_flops_per_gpu}", noun="GPU")
     days = d.step("training_days", "Wall clock on the job's GPUs", gpu_h / p.gpus / 24, "d",
-                  formula="{gpu_hours} GPU-h / {gpus} GPUs / 24")
+                  formula="{gpu_hours} / {gpus}")
     d.step("gpu_hours_if_active", "GPU-hours if every parameter were active", gpu_h * ratio, "h",
-           formula="{gpu_hours} GPU-h × {compute_ratio_if_active}", noun="GPU")
+           formula="{gpu_hours} × {compute_ratio_if_active}", noun="GPU")
     d.step("training_days_if_active", "Wall clock if every parameter were active", days * ratio, "d",
-           formula="{training_days} d × {compute_ratio_if_active}")
+           formula="{training_days} × {compute_ratio_if_active}")
     dsv3 = llm(p.model_copy(update={"model": "DeepSeek-V3"}))
     dsv3_peak = accelerator(p.model_copy(update={"gpu": DSV3_GPU})).peak("bf16")
+    d.step("dsv3_active_params", "DeepSeek-V3 parameters one token passes through (counted from its shape)",
+           dsv3.active_params, "1", noun="parameters")
+    d.step("dsv3_pretrain_tokens", "DeepSeek-V3 pre-training tokens (its report)", DSV3_PRETRAIN_TOKENS, "1",
+           noun="tokens")
+    d.step("dsv3_pretrain_gpu_hours", f"DeepSeek-V3 pre-training {DSV3_GPU} GPU-hours (its report)",
+           DSV3_PRETRAIN_GPU_HOURS, "h", noun="GPU")
+    d.step("dsv3_gpu_peak_flops", f"{DSV3_GPU} dense BF16 peak", dsv3_peak, "FLOP/s")
     dsv3_mfu = d.step(
         "dsv3_implied_mfu", "MFU DeepSeek-V3's reported pre-training implies on H800s",
         100 * TRAIN_FLOPS_PER_PARAM_TOKEN * dsv3.active_params * DSV3_PRETRAIN_TOKENS
         / (DSV3_PRETRAIN_GPU_HOURS * 3600 * dsv3_peak), "%",
-        formula=(f"100 × {TRAIN_FLOPS_PER_PARAM_TOKEN} × {dsv3.active_params:.4g} × {DSV3_PRETRAIN_TOKENS:.3g} tokens / "
-                 f"({DSV3_PRETRAIN_GPU_HOURS:.4g} GPU-h × 3,600 s × {dsv3_peak:.3g} FLOP/s)"))
+        formula=(f"{TRAIN_FLOPS_PER_PARAM_TOKEN} FLOP × {{dsv3_active_params}} × {{dsv3_pretrain_tokens}} / "
+                 "({dsv3_pretrain_gpu_hours} × {dsv3_gpu_peak_flops})"))
     d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu / 100) / 3600, "h",
-           formula="{run_flops} / ({gpu_peak_flops} FLOP/s × {dsv3_implied_mfu}%) / 3,600 s", noun="GPU")
+           formula="{run_flops} / ({gpu_peak_flops} × {dsv3_implied_mfu})", noun="GPU")
 
     # --- shape: the state budget per GPU and the layout that falls out ---
     d.step("hbm_GB", f"{hw.name} HBM", hw.hbm_bytes / 1e9, "GB")
     budget_gb = d.step("state_budget_per_gpu_GB", "HBM one GPU gives to training state",
-                       lay.budget_bytes / 1e9, "GB", formula="{hbm_GB} GB × {state_share_of_hbm}")
+                       lay.budget_bytes / 1e9, "GB", formula="{hbm_GB} × {state_share_of_hbm}")
     d.step("min_gpus_for_state", "GPUs the state needs if sharded perfectly at that budget",
            math.ceil(state * 1000 / budget_gb - 1e-9), "1", noun="GPUs",
-           formula="ceil({state_TB} TB / {state_budget_per_gpu_GB} GB)")
+           formula="ceil({state_TB} / {state_budget_per_gpu_GB})")
     d.step("perfect_shard_per_gpu_GB", "State per GPU if every GPU held an equal slice", state * 1000 / p.gpus,
-           "GB", formula="{state_TB} TB / {gpus} GPUs")
+           "GB", formula="{state_TB} / {gpus} GPUs")
     d.step("routed_experts", "Routed experts per MoE layer (catalog)", m.moe_experts, "1", noun="routed experts")
     d.step("experts_per_token", "Routed experts each token picks (catalog)", k, "1", noun="experts")
     d.step("expert_params", "One routed expert, summed over the MoE layers", lay.expert_params, "1",
@@ -317,7 +350,7 @@ def solve(p: Params) -> Derivation:
            formula="{routed_experts} × {expert_params}")
     d.step("expert_share_of_compute", "Routed experts' share of a token's FLOPs",
            100 * k * lay.expert_params / active, "%",
-           formula="100 × {experts_per_token} × {expert_params} / {active_params}")
+           formula="{experts_per_token} × {expert_params} / {active_params}")
     d.step("experts_per_gpu", "Routed experts per GPU per layer", m.moe_experts // p.ep_size, "1", noun="experts",
            formula="{routed_experts} / {ep_size}")
     d.step("gpus_per_node", f"GPUs per NVLink node ({hw.name} scale-up domain)", node, "1", noun="GPUs")
@@ -325,13 +358,13 @@ def solve(p: Params) -> Derivation:
            noun="nodes", formula="max(1, {ep_size} / {gpus_per_node})")
     d.step("optimizer_per_gpu_GB", "Optimizer state per GPU, ZeRO-1 over the data-parallel replicas",
            lay.optimizer_bytes / 1e9, "GB",
-           formula="{optimizer_bytes_per_param} B × ({always_on_params} + {routed_params} / {ep_size}) / PP / DP "
-                   "= {optimizer_bytes_per_param} B × ({always_on_params} × {ep_size} + {routed_params}) / {gpus}")
+           formula="{optimizer_bytes_per_param} × ({always_on_params} × {ep_size} + {routed_params}) / {gpus}",
+           note="(always-on + routed / EP) / PP parameters per GPU, sharded over DP replicas: PP × DP × EP = GPUs.")
     pp = d.step("pp_size", "Pipeline stages: the smallest power of two whose state fits the budget", lay.pp, "1",
                 noun="stages",
-                formula="smallest PP = 2ⁿ with ({weight_bytes_per_param} B + {grad_bytes_per_param} B) × "
-                        "({always_on_params} + {routed_params} / {ep_size}) / PP + {optimizer_per_gpu_GB} GB ≤ "
-                        "{state_budget_per_gpu_GB} GB")
+                formula="smallest PP = 2ⁿ with ({weight_bytes_per_param} + {grad_bytes_per_param}) × "
+                        "({always_on_params} + {routed_params} / {ep_size}) / PP + {optimizer_per_gpu_GB} ≤ "
+                        "{state_budget_per_gpu_GB}", kind="search")
     lean = layout(p.model_copy(update={"training_state": ZERO_PAPER}))
     d.step("pp_size_bf16_grads", "Pipeline stages the same search gives with bf16 gradients (ZeRO paper's 16 B)",
            lean.pp if lean else float("nan"), "1", noun="stages")
@@ -344,13 +377,13 @@ def solve(p: Params) -> Derivation:
     d.step("params_per_gpu", "Parameters resident on one GPU", lay.params_per_gpu, "1", noun="parameters",
            formula="({always_on_params} + {routed_params} / {ep_size}) / {pp_size}")
     d.step("weights_grads_per_gpu_GB", "Weights and gradients per GPU", lay.weights_grads_bytes / 1e9, "GB",
-           formula="({weight_bytes_per_param} B + {grad_bytes_per_param} B) × {params_per_gpu}")
+           formula="({weight_bytes_per_param} + {grad_bytes_per_param}) × {params_per_gpu}")
     per_gpu_state = d.step("state_per_gpu_GB", "Training state per GPU in this layout", lay.state_bytes / 1e9,
-                           "GB", formula="{weights_grads_per_gpu_GB} GB + {optimizer_per_gpu_GB} GB")
+                           "GB", formula="{weights_grads_per_gpu_GB} + {optimizer_per_gpu_GB}")
     d.step("activation_room_GB", "HBM left for activations and buffers", hw.hbm_bytes / 1e9 - per_gpu_state, "GB",
-           formula="{hbm_GB} GB − {state_per_gpu_GB} GB")
+           formula="{hbm_GB} − {state_per_gpu_GB}")
     d.step("layout_copies_of_state", "State held by the job over one copy", per_gpu_state * p.gpus / (state * 1000),
-           "1", noun="×", formula="{state_per_gpu_GB} GB × {gpus} / {state_TB} TB")
+           "1", noun="×", formula="{state_per_gpu_GB} × {gpus} / {state_TB}")
     # Kimi K2's report (arXiv 2507.20534, section 2.4): 16 pipeline stages × 16-way EP, ZeRO-1; "bf16
     # parameters and their fp32 gradient accumulation buffer ... approximately 6 TB ... over a model-parallel
     # group of 256 GPUs", "approximately 30 GB of GPU memory for all states" per GPU.
@@ -358,7 +391,7 @@ def solve(p: Params) -> Derivation:
     k2_params = (lay.always_on_params + lay.routed_params / K2_EP) / K2_PP
     d.step("weights_grads_one_copy_TB", "Weights and gradients of every parameter once",
            sb.replicated(SHARDING) * total / 1e12, "TB",
-           formula="({weight_bytes_per_param} B + {grad_bytes_per_param} B) × {total_params}")
+           formula="({weight_bytes_per_param} + {grad_bytes_per_param}) × {total_params}")
     d.step("k2_layout_weights_grads_TB", "Weights and gradients over one 16 × 16 model-parallel group (Kimi K2's layout)",
            sb.replicated(SHARDING) * k2_params * K2_PP * K2_EP / 1e12, "TB",
            formula=f"({{weight_bytes_per_param}} B + {{grad_bytes_per_param}} B) × ({{always_on_params}} × {K2_EP} + "
@@ -370,7 +403,7 @@ def solve(p: Params) -> Derivation:
 
     # --- arithmetic: the all-to-all against NVLink and the NIC ---
     tps = d.step("tokens_per_s_per_gpu", "Tokens one GPU trains per second at the MFU", per_gpu / fpt, "1/s",
-                 noun="tokens", formula="{achieved_flops_per_gpu} FLOP/s / {train_flops_per_token} FLOP")
+                 noun="tokens", formula="{achieved_flops_per_gpu} / {train_flops_per_token}")
     moe_layers = d.step("moe_layers", "MoE layers", m.layers - m.dense_layers, "1", noun="layers",
                         formula=f"{m.layers} layers − {m.dense_layers} dense")
     d.step("hidden_size", "Hidden vector per routed copy (catalog d_model)", m.d_model, "1", noun="elements")
@@ -382,47 +415,59 @@ def solve(p: Params) -> Derivation:
     per_tok = d.step("a2a_bytes_per_token", "All-to-all bytes one token sends off its GPU, per training step",
                      A2A_PER_MOE_LAYER * moe_layers * remote * copy_b, "B",
                      formula=f"{A2A_PER_MOE_LAYER} all-to-alls × {{moe_layers}} × {{remote_copies_per_token}} × "
-                             "{copy_bytes} B")
+                             "{copy_bytes}")
     egress = d.step("a2a_egress_per_gpu_GBps", "All-to-all egress per GPU, averaged over the step",
-                    per_tok * tps / 1e9, "GB/s", formula="{a2a_bytes_per_token} B × {tokens_per_s_per_gpu} /s")
+                    per_tok * tps / 1e9, "GB/s", formula="{a2a_bytes_per_token} × {tokens_per_s_per_gpu}")
     nvl = d.step("nvlink_GBps", f"{hw.name} scale-up link (NVLink), one direction", hw.link_Bps_per_direction / 1e9,
                  "GB/s")
     nic_gbps = d.step("nic_GBps", f"{p.nic}, one direction (catalog)", LINKS[p.nic].GBps, "GB/s")
     d.step("nvlink_over_nic", "NVLink over the NIC", nvl / nic_gbps, "1", noun="×",
-           formula="{nvlink_GBps} GB/s / {nic_GBps} GB/s")
+           formula="{nvlink_GBps} / {nic_GBps}")
     d.step("a2a_share_if_all_nvlink", "All-to-all time over compute time, all of it on NVLink",
-           100 * egress / nvl, "%", formula="100 × {a2a_egress_per_gpu_GBps} / {nvlink_GBps}")
+           100 * egress / nvl, "%", formula="{a2a_egress_per_gpu_GBps} / {nvlink_GBps}")
     nic_all = d.step("a2a_share_if_all_nic", "The same traffic through the NIC", 100 * egress / nic_gbps, "%",
-                     formula="100 × {a2a_egress_per_gpu_GBps} / {nic_GBps}")
+                     formula="{a2a_egress_per_gpu_GBps} / {nic_GBps}")
 
     # This layout: copies to GPUs in the same node ride NVLink; copies to other nodes go once per node.
     nodes = max(1, p.ep_size // node)
     in_node = min(p.ep_size, node)
     # A copy that crossed to another node is forwarded over that node's NVLink to the GPU holding
     # the expert, unless it landed on it: counted in full (an upper bound; NVLink has the headroom).
+    d.step("ep_gpus_per_node", "GPUs of one expert-parallel group inside one node", in_node, "1", noun="GPUs",
+           formula="min({ep_size}, {gpus_per_node})")
     nvl_copies = d.step(
         "nvlink_copies_per_token", "Copies per all-to-all on NVLink: same-node experts, plus forwarding",
         k * (in_node - 1) / p.ep_size + k * (p.ep_size - in_node) / p.ep_size * (in_node - 1) / in_node, "1",
         noun="copies",
-        formula=f"{{experts_per_token}} × (m − 1) / {{ep_size}} + {{experts_per_token}} × ({{ep_size}} − m) / "
-                "{ep_size} × (m − 1) / m, m = min({ep_size}, {gpus_per_node})")
+        formula="{experts_per_token} × ({ep_gpus_per_node} − 1) / {ep_size} + {experts_per_token} × "
+                "({ep_size} − {ep_gpus_per_node}) / {ep_size} × ({ep_gpus_per_node} − 1) / {ep_gpus_per_node}")
+    d.step("experts_per_node", "Routed experts of one layer on each node of the group", m.moe_experts // nodes, "1",
+           noun="experts", formula="floor({routed_experts} / {ep_nodes})")
+    d.step("nodes_per_token", "Nodes a token's experts are drawn among (the limit, widened if it cannot hold k)",
+           nodes_per_token(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", noun="nodes",
+           formula="min({ep_nodes}, max({max_nodes_per_token}, ceil({experts_per_token} / {experts_per_node})))")
+    d.step("node_untouched_share", "Chance one of those nodes gets none of the token's experts",
+           100 * untouched_share(m.moe_experts, k, nodes, p.max_nodes_per_token), "%",
+           formula=untouched_share_formula(m.moe_experts, k, nodes, p.max_nodes_per_token),
+           note="Each of the k experts, drawn without replacement among the chosen nodes' experts, misses it.")
     nic_copies = d.step(
         "nic_copies_per_token", "Copies per all-to-all to other nodes (one per node, node-limited)",
         remote_node_copies(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", noun="copies",
-        formula="E[remote nodes touched] over {ep_nodes} nodes, at most {max_nodes_per_token} per token")
+        formula="{nodes_per_token} × (1 − {node_untouched_share}) × ({ep_nodes} − 1) / {ep_nodes}",
+        note="Each touched node gets one copy; it is the token's own node one time in {ep_nodes}.")
     scale = A2A_PER_MOE_LAYER * moe_layers * copy_b * tps / 1e9
     nvl_rate = d.step("a2a_nvlink_GBps", "All-to-all egress on NVLink in this layout", nvl_copies * scale, "GB/s",
-                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nvlink_copies_per_token}} × {{copy_bytes}} B "
-                              "× {tokens_per_s_per_gpu} /s")
+                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nvlink_copies_per_token}} × {{copy_bytes}} "
+                              "× {tokens_per_s_per_gpu}")
     nic_rate = d.step("a2a_nic_GBps", "All-to-all egress on the NIC in this layout", nic_copies * scale, "GB/s",
-                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nic_copies_per_token}} × {{copy_bytes}} B "
-                              "× {tokens_per_s_per_gpu} /s")
+                      formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nic_copies_per_token}} × {{copy_bytes}} "
+                              "× {tokens_per_s_per_gpu}")
     share_nvl = d.step("a2a_share_nvlink", "NVLink all-to-all time over compute time", 100 * nvl_rate / nvl, "%",
-                       formula="100 × {a2a_nvlink_GBps} / {nvlink_GBps}")
+                       formula="{a2a_nvlink_GBps} / {nvlink_GBps}")
     share_nic = d.step("a2a_share_nic", "NIC all-to-all time over compute time", 100 * nic_rate / nic_gbps, "%",
-                       formula="100 × {a2a_nic_GBps} / {nic_GBps}")
+                       formula="{a2a_nic_GBps} / {nic_GBps}")
     r = d.step("a2a_share", "All-to-all time over compute time: the slower link sets it",
-               max(share_nvl, share_nic), "%", formula="max({a2a_share_nvlink}%, {a2a_share_nic}%)")
+               max(share_nvl, share_nic), "%", formula="max({a2a_share_nvlink}, {a2a_share_nic})")
 
     # --- depth: expert parallelism across nodes, DeepSeek-V3 style ---
     # 64-way, or every expert its own GPU where the model has fewer routed experts.
@@ -431,26 +476,41 @@ def solve(p: Params) -> Derivation:
     w_in_node = min(wide, node)
     d.step("wide_ep_size", "A wide layout: DeepSeek-V3's expert-parallel size", wide, "1", noun="GPUs")
     d.step("wide_ep_nodes", "Nodes it spans", w_nodes, "1", noun="nodes",
-           formula="max(1, {wide_ep_size} / {gpus_per_node})")
+           formula="max(1, floor({wide_ep_size} / {gpus_per_node}))")
     naive = d.step("wide_nic_copies_naive", "NIC copies per token per all-to-all, every expert its own copy",
                    k * (wide - w_in_node) / wide, "1", noun="copies",
                    formula="{experts_per_token} × ({wide_ep_size} − min({wide_ep_size}, {gpus_per_node})) / "
                            "{wide_ep_size}")
+    d.step("wide_experts_per_node", "Routed experts of one layer on each node of the wide layout",
+           m.moe_experts // w_nodes, "1", noun="experts", formula="floor({routed_experts} / {wide_ep_nodes})")
+    d.step("wide_node_untouched_share_dedup", "Chance a node of the wide layout gets none of a token's experts",
+           100 * untouched_share(m.moe_experts, k, w_nodes, w_nodes), "%",
+           formula=untouched_share_formula(m.moe_experts, k, w_nodes, w_nodes),
+           note="Each of the k experts, drawn without replacement among all of them, misses that node's.")
     dedup = d.step("wide_nic_copies_dedup", "One copy per destination node, forwarded over NVLink inside it",
                    remote_node_copies(m.moe_experts, k, w_nodes, w_nodes), "1", noun="copies",
-                   formula="{wide_ep_nodes} × (1 − P(a node gets none of the {experts_per_token})) × "
+                   formula="{wide_ep_nodes} × (1 − {wide_node_untouched_share_dedup}) × "
                            "({wide_ep_nodes} − 1) / {wide_ep_nodes}")
+    d.step("wide_nodes_per_token", "Nodes a token's experts are drawn among under the node limit",
+           nodes_per_token(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", noun="nodes",
+           formula="min({wide_ep_nodes}, max({max_nodes_per_token}, ceil({experts_per_token} / {wide_experts_per_node})))")
+    d.step("wide_node_untouched_share", "Chance one of those nodes gets none of the token's experts",
+           100 * untouched_share(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "%",
+           formula=untouched_share_formula(m.moe_experts, k, w_nodes, p.max_nodes_per_token))
     limited = d.step("wide_nic_copies_limited", "And each token limited to a few nodes",
                      remote_node_copies(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", noun="copies",
-                     formula="the same over min({max_nodes_per_token}, {wide_ep_nodes}) chosen nodes")
+                     formula="{wide_nodes_per_token} × (1 − {wide_node_untouched_share}) × "
+                             "({wide_ep_nodes} − 1) / {wide_ep_nodes}")
     d.step("wide_nic_share_naive", "Wide layout, NIC time over compute, no routing limit",
            100 * naive * scale / nic_gbps, "%",
-           formula=f"100 × {A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_naive}} × {{copy_bytes}} B × "
-                   "{tokens_per_s_per_gpu} /s / {nic_GBps} GB/s")
+           formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_naive}} × {{copy_bytes}} × "
+                   "{tokens_per_s_per_gpu} / {nic_GBps}")
     d.step("wide_nic_share_dedup", "Wide layout, one copy per node", 100 * dedup * scale / nic_gbps, "%",
-           formula="{wide_nic_share_naive}% × {wide_nic_copies_dedup} / {wide_nic_copies_naive}")
+           formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_dedup}} × {{copy_bytes}} × "
+                   "{tokens_per_s_per_gpu} / {nic_GBps}")
     d.step("wide_nic_share_limited", "Wide layout, node-limited routing", 100 * limited * scale / nic_gbps, "%",
-           formula="{wide_nic_share_naive}% × {wide_nic_copies_limited} / {wide_nic_copies_naive}")
+           formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_limited}} × {{copy_bytes}} × "
+                   "{tokens_per_s_per_gpu} / {nic_GBps}")
 
     # --- failure modes: router imbalance and all-to-all congestion ---
     s = k * lay.expert_params / active
@@ -458,38 +518,38 @@ def solve(p: Params) -> Derivation:
     imb = p.router_imbalance
     slow = d.step("step_slowdown_from_imbalance", "Step time over the balanced step: every rank waits for the hottest",
                   (1 + (imb - 1) * s + imb * rr) / (1 + rr), "1", noun="×",
-                  formula="(1 + ({router_imbalance} − 1) × {expert_share_of_compute}% + {router_imbalance} × "
-                          "{a2a_share}%) / (1 + {a2a_share}%)")
+                  formula="(1 + ({router_imbalance} − 1) × {expert_share_of_compute} + {router_imbalance} × "
+                          "{a2a_share}) / (1 + {a2a_share})")
     d.step("gpu_hours_lost_to_imbalance", "GPU-hours the imbalance adds to the run", gpu_h * (slow - 1), "h",
-           formula="{gpu_hours} GPU-h × ({step_slowdown_from_imbalance} − 1)", noun="GPU")
+           formula="{gpu_hours} × ({step_slowdown_from_imbalance} − 1)", noun="GPU")
     capped = d.step("hot_rank_load_capped", "Load on the hottest rank under the capacity factor",
                     min(imb, p.capacity_factor), "1", noun="×",
                     formula="min({router_imbalance}, {capacity_factor})")
     d.step("step_slowdown_capped", "Step slowdown with the cap",
            (1 + (capped - 1) * s + capped * rr) / (1 + rr), "1", noun="×",
-           formula="(1 + ({hot_rank_load_capped} − 1) × {expert_share_of_compute}% + {hot_rank_load_capped} × "
-                   "{a2a_share}%) / (1 + {a2a_share}%)")
+           formula="(1 + ({hot_rank_load_capped} − 1) × {expert_share_of_compute} + {hot_rank_load_capped} × "
+                   "{a2a_share}) / (1 + {a2a_share})")
     d.step("dropped_share_hot_rank", "Routed tokens the hottest rank drops under the cap",
            100 * max(0.0, 1 - p.capacity_factor / imb), "%",
-           formula="100 × max(0, 1 − {capacity_factor} / {router_imbalance})")
+           formula="max(0, 1 − {capacity_factor} / {router_imbalance})")
     d.step("hot_rank_ingress_GBps", "Bytes/s the hottest rank receives", imb * egress, "GB/s",
-           formula="{router_imbalance} × {a2a_egress_per_gpu_GBps} GB/s")
+           formula="{router_imbalance} × {a2a_egress_per_gpu_GBps}")
     d.step("hot_rank_nic_load", "The hottest rank's load on its NIC if this all-to-all crossed it",
-           imb * nic_all, "%", formula="{router_imbalance} × {a2a_share_if_all_nic}%")
+           imb * nic_all, "%", formula="{router_imbalance} × {a2a_share_if_all_nic}")
     d.step("step_slowdown_if_a2a_on_nic", "Balanced step if this all-to-all crossed the NIC instead",
            (1 + nic_all / 100) / (1 + rr), "1", noun="×",
-           formula="(1 + {a2a_share_if_all_nic}%) / (1 + {a2a_share}%)")
+           formula="(1 + {a2a_share_if_all_nic}) / (1 + {a2a_share})")
 
     # --- the checkpoint, and how often the run will need it ---
     d.step("checkpoint_per_gpu_GB", "Checkpoint bytes each GPU writes if all write in parallel",
-           ckpt * 1000 / p.gpus, "GB", formula="{checkpoint_TB} TB / {gpus} GPUs")
+           ckpt * 1000 / p.gpus, "GB", formula="{checkpoint_TB} / {gpus} GPUs")
     rate = LLAMA3_INTERRUPTIONS.per_gpu_day
     per_day = d.step("interruptions_per_day", "Unexpected interruptions per day at the Llama 3 rate",
                      rate * p.gpus, "1", noun="per day",
-                     formula=(f"{LLAMA3_INTERRUPTIONS.unexpected_interruptions} / ({LLAMA3_INTERRUPTIONS.days:g} days "
-                              f"× {LLAMA3_INTERRUPTIONS.gpus:,} GPUs) × {{gpus}}"))
+                     formula=(f"{LLAMA3_INTERRUPTIONS.unexpected_interruptions} interruptions / "
+                              f"({LLAMA3_INTERRUPTIONS.days:g} × {LLAMA3_INTERRUPTIONS.gpus:,} GPU-days) × {{gpus}}"))
     d.step("job_mtbf_h", "Mean time between interruptions of the whole job", 24 / per_day, "h",
            formula="24 h / {interruptions_per_day}")
     d.step("expected_interruptions", "Interruptions over the run", per_day * days, "1", noun="interruptions",
-           formula="{interruptions_per_day} × {training_days} d")
+           formula="{training_days} / {job_mtbf_h}")
     return d
