@@ -99,7 +99,7 @@ class Params(StrictModel):
     ] = 80
     input_price_per_mtok_usd: Annotated[
         float,
-        Knob("Input price", "USD per million tokens", 0.1, 100, 0.1, log=True,
+        Knob("Input price", "USD/M tokens", 0.1, 100, 0.1, log=True,
              help="List price of input tokens for the model the version pins.", draw=(0.5, 15)),
     ] = 3
 
@@ -122,12 +122,12 @@ def solve(p: Params) -> Derivation:
 
     # --- the prompt --------------------------------------------------------------------------------
     d.step("prompt_tokens", "Tokens in one version", S * 1000 / p.bytes_per_token, "1", noun="tokens",
-           formula="{prompt_size_kB} kB × 1,000 / {bytes_per_token} B per token")
+           formula="{prompt_size_kB} / {bytes_per_token}")
     lines = d.step("prompt_lines", "Lines in one version", S * 1000 / p.bytes_per_line, "1", noun="lines",
-                   formula="{prompt_size_kB} kB × 1,000 / {bytes_per_line} B per line")
+                   formula="{prompt_size_kB} / {bytes_per_line}")
     d.step("lazy_render_fraction", "Share of the text the editor renders at once",
            min(100.0, 100 * p.viewport_lines / lines), "%",
-           formula="100 × {viewport_lines} / {prompt_lines}")
+           formula="min(1, {viewport_lines} / {prompt_lines})")
     in_store = S > p.inline_limit_kB
     d.step("body_home", "Where the body lives", "object storage, behind a reference" if in_store else "the database row",
            "1", formula="{prompt_size_kB} kB against the {inline_limit_kB} kB row limit")
@@ -152,8 +152,15 @@ def solve(p: Params) -> Derivation:
            formula="{snapshot_plus_diff_KB} kB − {diff_only_KB} kB")
     worst = d.step("worst_case_diffs_applied", "Diffs applied to render the worst version", min(k, N) - 1, "1",
                    noun="diffs", formula="min({snapshot_every}, {versions}) − 1")
+    cycles, rest = divmod(N, k)
+    d.step("snapshot_cycles", "Whole snapshot cycles in the history", cycles, "1", noun="cycles",
+           formula="floor({versions} / {snapshot_every})")
+    d.step("versions_after_last_cycle", "Versions after the last whole cycle", rest, "1", noun="versions",
+           formula="{versions} − {snapshot_every} × {snapshot_cycles}")
     d.step("mean_diffs_applied", "Diffs applied for an average version", mean_chain(N, k), "1", noun="diffs",
-           formula="mean of (i mod {snapshot_every}) over {versions} versions")
+           formula="({snapshot_cycles} × {snapshot_every} × ({snapshot_every} − 1) / 2 + {versions_after_last_cycle} × "
+                   "({versions_after_last_cycle} − 1) / 2) / {versions}",
+           note="Version i of a cycle applies i diffs (0 to k − 1): the mean of i mod k over the history.")
     d.step("worst_case_read_KB", "Bytes read to render the worst version", S + worst * e, "kB",
            formula="{prompt_size_kB} kB + {worst_case_diffs_applied} × {edit_size_kB} kB")
     d.step("diff_only_worst_case_diffs", "Diffs to apply with no snapshots after the first", N - 1, "1",
@@ -162,7 +169,7 @@ def solve(p: Params) -> Derivation:
     # --- sharing and revocation -------------------------------------------------------------------
     bound = d.step("revocation_staleness_bound_s", "Longest a revoked viewer can still load the prompt",
                    p.permission_cache_ttl_s + p.propagation_s, "s",
-                   formula="{permission_cache_ttl_s} s TTL + {propagation_s} s propagation")
+                   formula="{permission_cache_ttl_s} + {propagation_s}")
     d.step("body_link_staleness_bound_s", "Longest a body URL issued before the revocation still works",
            max(bound, p.presigned_url_ttl_s), "s",
            formula="max({revocation_staleness_bound_s} s, {presigned_url_ttl_s} s)")
@@ -172,7 +179,7 @@ def solve(p: Params) -> Derivation:
     # --- export ------------------------------------------------------------------------------------
     d.step("cost_per_run_usd", "Input cost of running this version once",
            d.value("prompt_tokens") * p.input_price_per_mtok_usd / 1e6, "USD",
-           formula="{prompt_tokens} tokens × {input_price_per_mtok_usd} USD / 1,000,000")
+           formula="{prompt_tokens} × {input_price_per_mtok_usd} / 1,000,000")
     return d
 
 

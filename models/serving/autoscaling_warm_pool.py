@@ -175,19 +175,19 @@ def solve(p: Params) -> Derivation:
            "yes" if reaction >= p.burst_ramp_s else "no", formula="{first_cold_replica_s} s ≥ {burst_ramp_s} s")
     uncovered = d.step("uncovered_in_flight", "Extra in-flight requests before the first cold replica",
                        min(burst_if, growth * reaction), "1", noun="requests",
-                       formula="min({burst_in_flight}, {in_flight_growth_per_s}/s × {first_cold_replica_s} s)")
+                       formula="min({burst_in_flight}, {in_flight_growth_per_s} × {first_cold_replica_s})")
     d.step("uncovered_share_of_burst", "Share of the burst the warm pool carries alone",
            100 * uncovered / burst_if if burst_if > 0 else 0.0, "%",
-           formula="100 × {uncovered_in_flight} / {burst_in_flight}")
+           formula="{uncovered_in_flight} / {burst_in_flight}")
     warm = d.step("warm_pool_replicas", "Warm pool: replicas for base plus uncovered, minus the base fleet",
                   _warm_pool(base_if, growth, burst_if, reaction, per_rep, base_reps), "1", noun="replicas",
-                  formula="ceil(({in_flight_base} + {uncovered_in_flight}) / {in_flight_per_replica}) − {base_replicas}")
+                  formula="max(0, ceil(({in_flight_base} + {uncovered_in_flight}) / {in_flight_per_replica}) − {base_replicas})")
     d.step("warm_pool_over_base", "Warm pool over the base fleet", warm / base_reps, "1", noun="×",
            formula="{warm_pool_replicas} / {base_replicas}")
     d.step("warm_replicas_per_second_of_cold_start",
            "Warm replicas each second of cold start costs while the cold start is inside the ramp",
            growth / per_rep, "1/s", noun="replicas",
-           formula="{in_flight_growth_per_s}/s / {in_flight_per_replica}")
+           formula="{in_flight_growth_per_s} / {in_flight_per_replica}")
     d.step("warm_pool_shrinks_below_s", "Cold start below which the warm pool starts to shrink",
            max(0.0, p.burst_ramp_s - p.signal_delay_s), "s", formula="max(0, {burst_ramp_s} s − {signal_delay_s} s)")
 
@@ -196,43 +196,64 @@ def solve(p: Params) -> Derivation:
                   "s", formula="{signal_delay_s} s + {snapshot_cold_start_s} s")
     d.step("warm_pool_with_snapshot", "Warm pool with the snapshot cold start",
            _warm_pool(base_if, growth, burst_if, fast, per_rep, base_reps), "1", noun="replicas",
-           formula="ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s}/s × "
-                   "{snapshot_reaction_s} s)) / {in_flight_per_replica}) − {base_replicas}")
+           formula="max(0, ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s} × "
+                   "{snapshot_reaction_s})) / {in_flight_per_replica}) − {base_replicas})")
     lag = d.step("lagging_snapshot_reaction_s", "First cold replica with the snapshot but a lagging signal",
                  p.lagging_signal_delay_s + p.snapshot_cold_start_s, "s",
                  formula="{lagging_signal_delay_s} s + {snapshot_cold_start_s} s")
     d.step("warm_pool_with_snapshot_lagging_signal", "Warm pool with the snapshot, scaled on GPU utilization",
            _warm_pool(base_if, growth, burst_if, lag, per_rep, base_reps), "1", noun="replicas",
-           formula="ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s}/s × "
-                   "{lagging_snapshot_reaction_s} s)) / {in_flight_per_replica}) − {base_replicas}")
+           formula="max(0, ceil(({in_flight_base} + min({burst_in_flight}, {in_flight_growth_per_s} × "
+                   "{lagging_snapshot_reaction_s})) / {in_flight_per_replica}) − {base_replicas})")
 
     # --- money ---
     rep_h = d.step("replica_usd_per_hour", "One replica per hour", p.tp_degree * p.gpu_hour_usd, "USD",
                    formula="{tp_degree} GPUs × {gpu_hour_usd} USD")
     d.step("warm_pool_usd_per_day", "Warm pool held all day", warm * rep_h * 24, "USD",
-           formula="{warm_pool_replicas} × {replica_usd_per_hour} USD × 24 h")
+           formula="{warm_pool_replicas} × {replica_usd_per_hour} × 24 (hours a day)")
     d.step("cold_start_second_usd_per_day", "Each second of cold start inside the ramp, per day of warm pool",
            growth / per_rep * rep_h * 24, "USD",
-           formula="{warm_replicas_per_second_of_cold_start} × {replica_usd_per_hour} USD × 24 h")
+           formula="{warm_replicas_per_second_of_cold_start} × 1 s × {replica_usd_per_hour} × 24 (hours a day)")
 
     # --- no pool: the backlog ---
     cap = d.step("base_capacity_rps", "Base fleet throughput with every slot full",
                  base_reps * p.slots_per_replica / dur, "1/s", noun="requests",
                  formula="{base_replicas} × {slots_per_replica} / {request_duration_s} s")
-    d.step("overrun_at_s", "Arrivals pass the base fleet's throughput at",
-           max(0.0, (cap - p.base_rps) / (peak - p.base_rps) * p.burst_ramp_s) if cap < peak else math.inf, "s",
-           formula="({base_capacity_rps} − {base_rps}) / ({peak_rps} − {base_rps}) × {burst_ramp_s} s")
+    overrun = cap < peak  # otherwise arrivals never pass the base fleet and nothing queues
+    never = "{base_capacity_rps} ≥ {peak_rps}: arrivals never pass the base fleet"
+    start = d.step("overrun_at_s", "Arrivals pass the base fleet's throughput at",
+                   max(0.0, (cap - p.base_rps) / (peak - p.base_rps) * p.burst_ramp_s) if overrun else math.inf, "s",
+                   formula="max(0, ({base_capacity_rps} − {base_rps}) / ({peak_rps} − {base_rps}) × {burst_ramp_s})"
+                   if overrun else never, kind="" if overrun else "verdict")
+    # The queue grows at rate(t) − capacity: a triangle on the ramp from the overrun to the ramp's end
+    # (or the first cold replica, if sooner), then a rectangle at the peak.
+    backlog_formula = ("({key_end} − {{overrun_at_s}})² × ({{peak_rps}} − {{base_rps}}) / {{burst_ramp_s}} / 2 + "
+                       "({{peak_rps}} − {{base_capacity_rps}}) × max(0, {key_until} − {{burst_ramp_s}})")
+    d.step("overrun_ramp_end_s", "Overrun on the ramp ends at (ramp's end, or the first cold replica if sooner)",
+           max(start, min(reaction, p.burst_ramp_s)), "s",
+           formula="max({overrun_at_s}, min({first_cold_replica_s}, {burst_ramp_s}))")
     backlog = d.step("backlog_without_pool", "Requests queued when the first cold replica arrives, no warm pool",
                      excess_arrivals(p.base_rps, peak, p.burst_ramp_s, cap, reaction), "1", noun="requests",
-                     formula="∫ from 0 to {first_cold_replica_s} s of max(0, rate(t) − {base_capacity_rps}) dt")
+                     formula=backlog_formula.format(key_end="{overrun_ramp_end_s}", key_until="{first_cold_replica_s}")
+                     if overrun else never, kind="" if overrun else "verdict",
+                     note="The integral of max(0, rate(t) − base capacity) up to the first cold replica.")
     d.step("backlog_drain_s", "The base fleet's time to serve that backlog alone", backlog / cap, "s",
            formula="{backlog_without_pool} / {base_capacity_rps} req/s")
+    lagging = d.step("lagging_first_cold_replica_s", "First cold replica useful with a lagging signal",
+                     p.lagging_signal_delay_s + p.cold_start_s, "s", formula="{lagging_signal_delay_s} + {cold_start_s}")
+    d.step("overrun_ramp_end_lagging_s", "Overrun on the ramp ends at, with a lagging signal",
+           max(start, min(lagging, p.burst_ramp_s)), "s",
+           formula="max({overrun_at_s}, min({lagging_first_cold_replica_s}, {burst_ramp_s}))")
     d.step("backlog_lagging_signal", "The same backlog if the autoscaler reads GPU utilization",
            excess_arrivals(p.base_rps, peak, p.burst_ramp_s, cap, p.lagging_signal_delay_s + p.cold_start_s), "1",
-           noun="requests", formula="same integral to {lagging_signal_delay_s} s + {cold_start_s} s")
+           noun="requests",
+           formula=backlog_formula.format(key_end="{overrun_ramp_end_lagging_s}",
+                                          key_until="{lagging_first_cold_replica_s}") if overrun else never,
+           kind="" if overrun else "verdict")
     d.step("littles_law_lag_requests", "How much the quasi-static Little's law overstates the backlog",
-           growth * dur / 2 if cap < peak else 0.0, "1", noun="requests",
-           formula="{in_flight_growth_per_s}/s × {request_duration_s} s / 2")
+           growth * dur / 2 if overrun else 0.0, "1", noun="requests",
+           formula="{in_flight_growth_per_s} × {request_duration_s} / 2" if overrun else never,
+           kind="" if overrun else "verdict")
 
     # --- cooldowns from the cold start ---
     d.step("scale_up_cooldown_s", "Scale-up cooldown when only ready replicas count",
@@ -241,12 +262,12 @@ def solve(p: Params) -> Derivation:
            p.signal_delay_s, "s", formula="{signal_delay_s} s")
     d.step("overorders_without_cooldown", "Up to this many replicas ordered again for the same deficit with no cooldown",
            max(0, peak_reps - base_reps) * math.floor(p.cold_start_s / max(p.signal_delay_s, 1)), "1",
-           noun="replicas", formula="({peak_replicas} − {base_replicas}) × floor({cold_start_s} s / {signal_delay_s} s)")
+           noun="replicas", formula="({peak_replicas} − {base_replicas}) × floor({cold_start_s} / max({signal_delay_s}, 1 s))")
     hold = d.step("scale_down_hold_s", "Scale-down hold: idle time that costs one cold start (ski rental)",
                   p.cold_start_s * p.cold_start_cost_factor, "s",
                   formula="{cold_start_s} s × {cold_start_cost_factor}")
     d.step("hold_cost_usd", "Most an idle replica costs before release (= one cold start)",
-           hold / 3600 * rep_h, "USD", formula="{scale_down_hold_s} s / 3600 × {replica_usd_per_hour} USD")
+           hold / 3600 * rep_h, "USD", formula="{scale_down_hold_s} / 3,600 s × {replica_usd_per_hour}")
     return d
 
 

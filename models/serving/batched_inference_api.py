@@ -82,7 +82,7 @@ def solve(p: Params) -> Derivation:
         "Busy fraction of each GPU at the floor",
         100 * p.arrival_rps / (d.value("gpus_floor") * full),
         "%",
-        formula="100 × {arrival_rps} / ({gpus_floor} × {per_gpu_rps_full})",
+        formula="{arrival_rps} / ({gpus_floor} × {per_gpu_rps_full})",
     )
     at_fill = d.step(
         "per_gpu_rps_at_fill",

@@ -257,7 +257,7 @@ def solve(p: Params) -> Derivation:
            note="0 when attention FLOP are not counted (the textbook 2 × parameters per token).")
     d.step("first_prefill_flops", "First prefill FLOP (2 × active params per token + attention over earlier tokens)",
            r.prefill_flops(new, cached), "FLOP",
-           formula="{uncached_prompt_tokens} × 2 × {active_params} + {attention_flops_per_position} FLOP × "
+           formula="{uncached_prompt_tokens} × 2 FLOP × {active_params} + {attention_flops_per_position} × "
                    "({uncached_prompt_tokens} × {cached_prompt_tokens} + {uncached_prompt_tokens} × "
                    "({uncached_prompt_tokens} − 1) / 2)")
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
@@ -273,9 +273,9 @@ def solve(p: Params) -> Derivation:
     boot = d.step("boot_s", "Boot: the chain before the first prefill (refill time, unbilled)", cold - prefill, "s",
                   formula="{cold_start_s} s − {first_prefill_s} s")
     d.step("weight_load_share", "Weight load's share of the cold start", 100 * d.value("weight_load_s") / cold, "%",
-           formula="100 × {weight_load_s} / {cold_start_s}")
+           formula="{weight_load_s} / {cold_start_s}")
     d.step("compile_share", "Compile's share of the cold start", 100 * p.compile_s / cold, "%",
-           formula="100 × {compile_s} / {cold_start_s}")
+           formula="{compile_s} / {cold_start_s}")
 
     # --- the snapshot ---
     d.step("cpu_snapshot_bytes", "Host memory in the snapshot", p.cpu_snapshot_gb * 1e9, "B",
@@ -304,8 +304,8 @@ def solve(p: Params) -> Derivation:
     # Assumption 1 failing: the snapshot is not on this node and streams over the weight link.
     d.step("snapshot_start_remote_s", "Snapshot start when the snapshot is not on the node",
            p.container_start_s + p.snapshot_overhead_s + snap / min(load_bw, restore_bw) + prefill, "s",
-           formula="{container_start_s} s + {snapshot_overhead_s} s + {snapshot_bytes} B / "
-                   "min({weight_load_Bps}, {snapshot_restore_Bps}) B/s + {first_prefill_s} s")
+           formula="{container_start_s} + {snapshot_overhead_s} + {snapshot_bytes} / "
+                   "min({weight_load_Bps}, {snapshot_restore_Bps}) + {first_prefill_s}")
     # Assumption 2 failing: the engine's KV pool (all free HBM) is checkpointed with the weights.
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     usable = d.step("usable_hbm_bytes", "HBM the engine claims on the instance", r.usable_hbm_bytes, "B",
@@ -319,30 +319,31 @@ def solve(p: Params) -> Derivation:
 
     # --- the warm pool, by Little's law ---
     rate = d.step("scale_up_rate", "Scale-ups per second at peak", p.scale_ups_per_min / 60, "1/s", noun="instances",
-                  formula="{scale_ups_per_min} / 60 s")
+                  formula="{scale_ups_per_min}")
     d.step("warm_slots_refilling", "Slots refilling at any moment (Little's law)", rate * boot, "1",
-                  noun="slots", formula="{scale_up_rate}/s × {boot_s} s")
+                  noun="slots", formula="{scale_up_rate} × {boot_s}")
     d.step("warm_pool_slots", "Warm pool: the mean plus a Poisson buffer", pool_slots(rate, boot, p.pool_buffer_z),
-           "1", noun="slots", formula="ceil({warm_slots_refilling} + {pool_buffer_z} × √{warm_slots_refilling})")
+           "1", noun="slots", formula="max(1, ceil({warm_slots_refilling} + {pool_buffer_z} × sqrt({warm_slots_refilling})))")
     d.step("warm_slots_refilling_with_snapshot", "Slots refilling when refills restore a snapshot",
-                    rate * snap_boot, "1", noun="slots", formula="{scale_up_rate}/s × {snapshot_boot_s} s")
+                    rate * snap_boot, "1", noun="slots", formula="{scale_up_rate} × {snapshot_boot_s}")
     d.step("warm_pool_slots_with_snapshot", "Warm pool with snapshot refills",
            pool_slots(rate, snap_boot, p.pool_buffer_z), "1", noun="slots",
-           formula="ceil({warm_slots_refilling_with_snapshot} + {pool_buffer_z} × √{warm_slots_refilling_with_snapshot})")
+           formula="max(1, ceil({warm_slots_refilling_with_snapshot} + {pool_buffer_z} × "
+                   "sqrt({warm_slots_refilling_with_snapshot})))")
 
     # --- isolation and packing ---
     tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,
                     "B", formula="{weight_bytes} B + {kv_reserve_gb} GB")
     d.step("whole_gpu_memory_used", "Share of one GPU's memory a tenant uses alone",
            100 * tenant / (p.tp_degree * hw.hbm_bytes), "%",
-           formula="100 × {tenant_bytes} / ({tp_degree} × {gpu_memory_bytes})")
+           formula="{tenant_bytes} / ({tp_degree} × {gpu_memory_bytes})")
     d.step("tenants_fit_time_sliced", "Tenants whose memory fits one shared GPU (time-slicing)",
            math.floor(p.usable_hbm_fraction * hw.hbm_bytes / tenant), "1", noun="tenants",
            formula="floor({usable_hbm_fraction} × {gpu_memory_bytes} B / {tenant_bytes} B)")
     d.step("tenants_fit_mig", "Tenants that fit as MIG instances (whole memory slices each)",
            mig_tenants_fit(tenant, hw.hbm_bytes, p.usable_hbm_fraction), "1", noun="tenants",
            formula=f"largest n ≤ {MIG_MAX_INSTANCES} with floor({MIG_MEMORY_SLICES} / n) / {MIG_MEMORY_SLICES} × "
-                   "{usable_hbm_fraction} × {gpu_memory_bytes} B ≥ {tenant_bytes} B")
+                   "{usable_hbm_fraction} × {gpu_memory_bytes} ≥ {tenant_bytes}", kind="search")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     d.step("replica_hbm_Bps", "Instance HBM bandwidth at the decode MBU", r.achieved_hbm_Bps, "B/s",
            formula="{tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency}")
@@ -352,23 +353,23 @@ def solve(p: Params) -> Derivation:
     d.step("decode_step_memory_s", "Batch-1 decode step, bytes side: every weight and the sequence's KV", one.memory_s,
            "s", formula="({weight_bytes} B + {kv_bytes_per_token} B × {decode_context_tokens}) / {replica_hbm_Bps} B/s")
     d.step("decode_step_compute_s", "Batch-1 decode step, FLOP side", one.compute_s, "s",
-           formula="(2 × {active_params} + {attention_flops_per_position} FLOP × {decode_context_tokens}) / "
-                   "({tp_degree} × {gpu_peak_flops} FLOP/s × {decode_mfu})")
+           formula="(2 FLOP × {active_params} + {attention_flops_per_position} × {decode_context_tokens}) / "
+                   "({tp_degree} × {gpu_peak_flops} × {decode_mfu})")
     d.step("decode_step_allreduce_s", "Batch-1 decode step, tensor-parallel all-reduces", one.allreduce_s, "s",
            note="None on one GPU." if r.tp == 1 else "")
     d.step("step_overhead_s", "Fixed cost per step (launches, sampling)", one.overhead_s, "s",
-           formula="{step_overhead_ms} ms / 1000")
+           formula="{step_overhead_ms}")
     alone = d.step("tpot_whole_gpu_s", "Decode step with the instance's GPUs to itself (batch 1)", one.step_s, "s",
                    formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) + {decode_step_allreduce_s} s + "
                            "{step_overhead_s} s")
     n = p.tenants_per_gpu
     share = d.step("mig_bandwidth_share", "HBM bandwidth and SM share of one MIG slice",
                    100 * (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "%",
-                   formula=f"100 × floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
+                   formula=f"floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
     d.step("tpot_mig_s", "Decode step in a MIG slice: always, busy neighbours or not",
            one.roofline_s / (share / 100) + one.allreduce_s + one.overhead_s, "s",
-           formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) / ({mig_bandwidth_share}% / 100) + "
-                   "{decode_step_allreduce_s} s + {step_overhead_s} s")
+           formula="max({decode_step_memory_s}, {decode_step_compute_s}) / {mig_bandwidth_share} + "
+                   "{decode_step_allreduce_s} + {step_overhead_s}")
     d.step("tpot_time_sliced_mean_s", "Decode step time-sliced, on average",
            alone * (1 + (n - 1) * p.neighbour_active_share), "s",
            formula="{tpot_whole_gpu_s} s × (1 + ({tenants_per_gpu} − 1) × {neighbour_active_share})")
@@ -378,12 +379,12 @@ def solve(p: Params) -> Derivation:
     # --- the margin ---
     d.step("billed_fraction", "Billed share of an instance's GPU-seconds (boot unbilled)",
            100 * p.instance_billed_s / (p.instance_billed_s + boot), "%",
-           formula="100 × {instance_billed_s} s / ({instance_billed_s} s + {boot_s} s)")
+           formula="{instance_billed_s} / ({instance_billed_s} + {boot_s})")
     d.step("billed_fraction_with_snapshot", "The same with snapshot boots",
            100 * p.instance_billed_s / (p.instance_billed_s + snap_boot), "%",
-           formula="100 × {instance_billed_s} s / ({instance_billed_s} s + {snapshot_boot_s} s)")
+           formula="{instance_billed_s} / ({instance_billed_s} + {snapshot_boot_s})")
     billed = d.step("billed_instances", "Instances billing at peak (Little's law)", rate * p.instance_billed_s, "1",
-                    noun="instances", formula="{scale_up_rate}/s × {instance_billed_s} s")
+                    noun="instances", formula="{scale_up_rate} × {instance_billed_s}")
     fleet_cont = d.step("fleet_slots_continuous", "Fleet before rounding up to whole slots",
                         (billed + d.value("warm_pool_slots")) / (1 - p.stranded_share), "1", noun="slots",
                         formula="({billed_instances} + {warm_pool_slots}) / (1 − {stranded_share})")
@@ -392,20 +393,20 @@ def solve(p: Params) -> Derivation:
     d.step("fleet_gpus", "Fleet GPUs", fleet * p.tp_degree, "1", noun="GPUs",
            formula="{fleet_slots} × {tp_degree}")
     util = d.step("fleet_billed_utilization", "Fleet GPU-seconds that are billed", 100 * billed / fleet, "%",
-                  formula="100 × {billed_instances} / {fleet_slots}")
+                  formula="{billed_instances} / {fleet_slots}")
     fleet_s = d.step("fleet_slots_with_snapshot", "Fleet with snapshot refills",
                      math.ceil((billed + d.value("warm_pool_slots_with_snapshot")) / (1 - p.stranded_share) - 1e-9),
                      "1", noun="slots",
                      formula="ceil(({billed_instances} + {warm_pool_slots_with_snapshot}) / (1 − {stranded_share}))")
     util_s = d.step("fleet_billed_utilization_with_snapshot", "Billed share of the fleet with snapshots",
-                    100 * billed / fleet_s, "%", formula="100 × {billed_instances} / {fleet_slots_with_snapshot}")
+                    100 * billed / fleet_s, "%", formula="{billed_instances} / {fleet_slots_with_snapshot}")
     booting = d.step("booting_instances_no_pool", "Instances booting at once with no pool (cold start on the request)",
-                     rate * boot, "1", noun="instances", formula="{scale_up_rate}/s × {boot_s} s")
+                     rate * boot, "1", noun="instances", formula="{scale_up_rate} × {boot_s}")
     fleet_np = d.step("fleet_slots_no_pool", "Fleet with no warm pool",
                       math.ceil((billed + booting) / (1 - p.stranded_share) - 1e-9), "1", noun="slots",
                       formula="ceil(({billed_instances} + {booting_instances_no_pool}) / (1 − {stranded_share}))")
     d.step("fleet_billed_utilization_no_pool", "Billed share of the fleet with no pool", 100 * billed / fleet_np, "%",
-           formula="100 × {billed_instances} / {fleet_slots_no_pool}")
+           formula="{billed_instances} / {fleet_slots_no_pool}")
     d.step("pool_premium_slots", "Slots the warm pool holds beyond the boots it replaces",
            d.value("warm_pool_slots") - booting, "1", noun="slots",
            formula="{warm_pool_slots} − {booting_instances_no_pool}")
@@ -414,16 +415,15 @@ def solve(p: Params) -> Derivation:
     cost_s = d.step("cost_per_gpu_s_usd", "Cost per GPU-second", p.gpu_cost_per_hour_usd / 3600, "USD",
                     formula="{gpu_cost_per_hour_usd} USD / 3,600")
     d.step("breakeven_utilization", "Fleet utilization at which revenue equals cost",
-           100 * cost_s / p.price_per_gpu_s_usd, "%", formula="100 × {cost_per_gpu_s_usd} / {price_per_gpu_s_usd}")
+           100 * cost_s / p.price_per_gpu_s_usd, "%", formula="{cost_per_gpu_s_usd} / {price_per_gpu_s_usd}")
     d.step("gross_margin", "Gross margin", 100 * (1 - cost_s / (p.price_per_gpu_s_usd * util / 100)), "%",
-           formula="100 × (1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization}%))")
+           formula="1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization})")
     d.step("gross_margin_with_snapshot", "Gross margin with snapshots",
            100 * (1 - cost_s / (p.price_per_gpu_s_usd * util_s / 100)), "%",
-           formula="100 × (1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × "
-                   "{fleet_billed_utilization_with_snapshot}%))")
+           formula="1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization_with_snapshot})")
     d.step("revenue_per_month_usd", "Revenue per month at this peak, held all month",
            billed * p.tp_degree * p.price_per_gpu_s_usd * SECONDS_PER_MONTH, "USD",
-           formula="{billed_instances} × {tp_degree} × {price_per_gpu_s_usd} USD × 2,592,000 s")
+           formula="{billed_instances} × {tp_degree} × {price_per_gpu_s_usd} × 2,592,000 (seconds a month)")
     d.step("cost_per_month_usd", "Fleet cost per month", d.value("fleet_gpus") * cost_s * SECONDS_PER_MONTH, "USD",
-           formula="{fleet_gpus} × {cost_per_gpu_s_usd} USD × 2,592,000 s")
+           formula="{fleet_gpus} × {cost_per_gpu_s_usd} × 2,592,000 (seconds a month)")
     return d

@@ -132,16 +132,17 @@ def solve(p: Params) -> Derivation:
     levels = d.step(
         "tree_levels", "Tree levels below the source to hold every host", _tree_levels(k, p.hosts), "1",
         noun="levels",
-        formula="smallest L with {tree_fanout} + {tree_fanout}² + … + {tree_fanout}^L ≥ {hosts}",
+        formula="smallest L with {tree_fanout} + {tree_fanout}² + … + {tree_fanout}^L ≥ {hosts}", kind="search",
     )
     d.step(
         "tree_capacity", "Hosts a tree of that depth holds", _tree_capacity(k, levels), "1", noun="hosts",
-        formula="{tree_fanout} + … + {tree_fanout}^{tree_levels}",
+        formula="{tree_fanout} × ({tree_fanout}^{tree_levels} − 1) / ({tree_fanout} − 1)",
+        note="The geometric sum k + k² + … + k^L.",
     )
     d.step(
         "tree_short_capacity", "Hosts one level fewer would hold", _tree_capacity(k, levels - 1), "1",
         noun="hosts",
-        formula="{tree_fanout} + … + {tree_fanout}^({tree_levels} − 1)",
+        formula="{tree_fanout} × ({tree_fanout}^({tree_levels} − 1) − 1) / ({tree_fanout} − 1)",
     )
     per_level = d.step(
         "tree_per_level_s", "Tree, per level: a parent pushes a full copy to each child through one uplink",

@@ -45,7 +45,7 @@ Vocab = Literal[32_000, 50_257, 65_536, 128_256, 163_840, 262_144]
 
 
 def _rate_knob(label: str, help: str, draw: tuple[float, float]) -> Knob:
-    return Knob(label, "MB/s per core", 0.1, 500, 0.1, log=True, help=help, draw=draw)
+    return Knob(label, "MB/s/core", 0.1, 500, 0.1, log=True, help=help, draw=draw)
 
 
 class _PipelineKnobs(StrictModel):
@@ -106,7 +106,7 @@ class _PipelineKnobs(StrictModel):
     ] = 50
     usd_per_core_hour: Annotated[
         float,
-        Knob("CPU price", "$/core-hour", 0.005, 0.2, 0.005, log=True,
+        Knob("CPU price", "USD/core-hour", 0.005, 0.2, 0.005, log=True,
              help="Cloud or amortized on-prem price of one core for an hour.", draw=(0.01, 0.06)),
     ] = 0.03
     shard_gb: Annotated[
@@ -155,26 +155,27 @@ def solve(p: Params) -> Derivation:
     tokens = p.train_tokens_t * 1e12
 
     # --- the bytes at each boundary, from the end backwards ---
+    d.step("train_tokens", "Training tokens", tokens, "1", noun="tokens", formula="{train_tokens_t} × 10¹²")
     bits = d.step("token_id_bits", "Bits to name every token id", math.ceil(math.log2(p.vocab_size)), "1",
                   noun="bits", formula="⌈log2({vocab_size})⌉")
     width = d.step(
         "bytes_per_token", "Bytes per stored token id", token_id_bytes(p.vocab_size), "B",
-        formula="smallest of uint8/16/32/64 holding {token_id_bits} bits",
+        formula="smallest of uint8/16/32/64 holding {token_id_bits} bits", kind="search",
     )
     shards_tb = d.step(
         "shards_TB", "Token shards", tokens * width / 1e12, "TB",
-        formula="{train_tokens_t}e12 tokens × {bytes_per_token} B",
+        formula="{train_tokens} × {bytes_per_token}",
     )
     m = llm(p)
     d.step("model_vocab", "The trained model's own vocabulary (catalog)", m.vocab, "1", noun="ids",
-           formula=f"{{model}} tokenizer")
+           formula="{model} tokenizer", kind="lookup")
     model_width = d.step(
         "model_bytes_per_token", "Bytes per token id with that vocabulary", token_id_bytes(m.vocab), "B",
-        formula="smallest of uint8/16/32/64 holding ⌈log2({model_vocab})⌉ bits",
+        formula="smallest of uint8/16/32/64 holding ⌈log2({model_vocab})⌉ bits", kind="search",
     )
     d.step(
         "shards_TB_model_vocab", "Shards written with the model's own tokenizer", tokens * model_width / 1e12, "TB",
-        formula="{train_tokens_t}e12 tokens × {model_bytes_per_token} B",
+        formula="{train_tokens} × {model_bytes_per_token}",
     )
     d.step(
         "ids_overflowing_uint16", "Of those ids, how many a uint16 cannot hold (they would wrap silently)",
@@ -183,43 +184,43 @@ def solve(p: Params) -> Derivation:
     )
     clean = d.step(
         "clean_text_TB", "Clean text after dedup", tokens * p.text_bytes_per_token / 1e12, "TB",
-        formula="{train_tokens_t}e12 tokens × {text_bytes_per_token} B",
+        formula="{train_tokens} × {text_bytes_per_token}",
     )
     raw_tb = clean / p.keep_end_to_end
     d.step(
         "raw_PB", "Raw crawl to read", raw_tb / 1000, "PB",
-        formula="{clean_text_TB} TB / {keep_end_to_end} / 1,000",
+        formula="{clean_text_TB} / {keep_end_to_end}",
     )
     yield_frac = p.keep_end_to_end / (p.filter_keep * p.dedup_keep)
     d.step(
         "extract_yield_pct", "Text bytes extraction keeps per raw byte (what the keep rate leaves)",
         100 * yield_frac, "%",
-        formula="100 × {keep_end_to_end} / ({filter_keep} × {dedup_keep})",
+        formula="{keep_end_to_end} / ({filter_keep} × {dedup_keep})",
     )
     extracted = d.step(
         "extracted_text_TB", "Extracted text", raw_tb * yield_frac, "TB",
-        formula="{raw_PB} PB × 1,000 × {extract_yield_pct}%",
+        formula="{raw_PB} × {extract_yield_pct}",
     )
     filtered = d.step(
         "filtered_text_TB", "Text passing language and quality filters", extracted * p.filter_keep, "TB",
-        formula="{extracted_text_TB} TB × {filter_keep}",
+        formula="{extracted_text_TB} × {filter_keep}",
     )
     d.step(
         "raw_PB_at_1pct_keep", "Raw crawl if only 1% of bytes survive", clean / 0.01 / 1000, "PB",
-        formula="{clean_text_TB} TB / 0.01 / 1,000",
+        formula="{clean_text_TB} / 0.01",
     )
 
     # --- the rate each stage needs to finish in the window ---
     window_s = d.step("window_s", "Window per stage", p.window_days * SECONDS_PER_DAY, "s",
-                      formula="{window_days} days × 86,400 s")
+                      formula="{window_days}")
     inputs_tb = {"extract": raw_tb, "filter": extracted, "dedup": filtered, "tokenize": clean, "shard": shards_tb}
-    sources = {"extract": "{raw_PB} PB × 1,000", "filter": "{extracted_text_TB} TB",
-               "dedup": "{filtered_text_TB} TB", "tokenize": "{clean_text_TB} TB", "shard": "{shards_TB} TB"}
+    sources = {"extract": "{raw_PB}", "filter": "{extracted_text_TB}", "dedup": "{filtered_text_TB}",
+               "tokenize": "{clean_text_TB}", "shard": "{shards_TB}"}
     for stage in STAGES:
         d.step(
             f"{stage}_input_GBps", f"Input rate for {STAGE_NAMES[stage]} to finish in the window",
             inputs_tb[stage] * 1000 / window_s, "GB/s",
-            formula=f"{sources[stage]} × 1,000 / {{window_s}} s",
+            formula=f"{sources[stage]} / {{window_s}}",
         )
 
     # --- where the time goes: core-hours per stage ---
@@ -229,7 +230,7 @@ def solve(p: Params) -> Derivation:
         core_hours[stage] = d.step(
             f"{stage}_core_hours", f"Core-hours to {STAGE_NAMES[stage]}", inputs_tb[stage] * 1e6 / rate / 3600,
             "1", noun="core-hours",
-            formula=f"{sources[stage]} × 1e6 MB/TB / {{{stage}_MBps_per_core}} MB/s / 3,600 s",
+            formula=f"{sources[stage]} / {{{stage}_MBps_per_core}} / 1 h",
         )
     total = d.step(
         "pipeline_core_hours", "Core-hours, all stages", sum(core_hours.values()), "1", noun="core-hours",
@@ -244,59 +245,67 @@ def solve(p: Params) -> Derivation:
     d.step(
         "top_two_share_pct", "Their share of all core-hours",
         100 * (core_hours[ranked[0]] + core_hours[ranked[1]]) / total, "%",
-        formula=f"100 × ({{{ranked[0]}_core_hours}} + {{{ranked[1]}_core_hours}}) / {{pipeline_core_hours}}",
+        formula=f"({{{ranked[0]}_core_hours}} + {{{ranked[1]}_core_hours}}) / {{pipeline_core_hours}}",
     )
     d.step(
         "dedup_core_hours_if_first", "Dedup core-hours if it ran before the filters",
         extracted * 1e6 / p.dedup_MBps_per_core / 3600, "1", noun="core-hours",
-        formula="{extracted_text_TB} TB × 1e6 MB/TB / {dedup_MBps_per_core} MB/s / 3,600 s",
+        formula="{extracted_text_TB} / {dedup_MBps_per_core} / 1 h",
     )
     d.step(
         "extract_cores", "Cores extraction keeps busy for the window",
         math.ceil(core_hours["extract"] * 3600 / window_s - 1e-9), "1", noun="cores",
-        formula="⌈{extract_core_hours} × 3,600 / {window_s} s⌉",
+        formula="⌈{extract_core_hours} × 1 h / {window_s}⌉",
     )
     d.step(
         "dedup_cores", "Cores dedup keeps busy for the window",
         math.ceil(core_hours["dedup"] * 3600 / window_s - 1e-9), "1", noun="cores",
-        formula="⌈{dedup_core_hours} × 3,600 / {window_s} s⌉",
+        formula="⌈{dedup_core_hours} × 1 h / {window_s}⌉",
     )
     d.step(
         "pipeline_cpu_cost_USD", "CPU bill for one full pass of the pipeline", total * p.usd_per_core_hour, "USD",
-        formula="{pipeline_core_hours} × {usd_per_core_hour} USD",
+        formula="{pipeline_core_hours} × {usd_per_core_hour}",
+    )
+    d.step(
+        "shard_count_continuous", "Shard files before rounding up", shards_tb * 1000 / p.shard_gb, "1",
+        noun="shards", formula="{shards_TB} / {shard_gb}",
     )
     d.step(
         "shard_count", "Shard files", math.ceil(shards_tb * 1000 / p.shard_gb - 1e-9), "1", noun="shards",
-        formula="⌈{shards_TB} TB × 1,000 / {shard_gb} GB⌉",
+        formula="⌈{shard_count_continuous}⌉",
     )
 
     # --- the trainer's end ---
     d.step(
         "training_duration_days", "One pass at the trainer's rate", tokens / p.train_tokens_per_s / SECONDS_PER_DAY,
-        "d", formula="{train_tokens_t}e12 tokens / {train_tokens_per_s} tokens/s / 86,400 s",
+        "d", formula="{train_tokens} / {train_tokens_per_s}",
     )
     read = d.step(
         "trainer_read_MBps", "Bytes the trainer reads", p.train_tokens_per_s * width / 1e6, "MB/s",
-        formula="{train_tokens_per_s} tokens/s × {bytes_per_token} B",
+        formula="{train_tokens_per_s} × {bytes_per_token}",
     )
-    peak = accelerator(p).peak("bf16")
+    hw = accelerator(p)
+    peak = d.step("gpu_peak_flops", f"{hw.name} dense bf16 peak", hw.peak("bf16"), "FLOP/s",
+                  formula="{gpu} datasheet", kind="lookup")
+    d.step("active_params", f"{m.name} parameters each token runs through", m.active_params, "1",
+           noun="parameters", formula="{model} shape", kind="lookup")
     need = d.step(
         "train_flops_per_s", "Compute that throughput needs (6 × active params per token)",
         TRAIN_FLOPS_PER_PARAM_TOKEN * m.active_params * p.train_tokens_per_s, "FLOP/s",
-        formula=f"6 × {m.active_params / 1e9:g}e9 active params × {{train_tokens_per_s}} tokens/s",
+        formula=f"{TRAIN_FLOPS_PER_PARAM_TOKEN} FLOP × {{active_params}} × {{train_tokens_per_s}}",
     )
     gpus = d.step(
         "implied_training_gpus", "GPUs that throughput implies", need / (peak * p.train_mfu), "1", noun="GPUs",
-        formula=f"{{train_flops_per_s}} FLOP/s / ({peak / 1e12:g}e12 FLOP/s × {{train_mfu}})",
+        formula="{train_flops_per_s} / ({gpu_peak_flops} × {train_mfu})",
     )
     d.step(
         "training_gpu_hours", "GPU-hours for one pass", gpus * tokens / p.train_tokens_per_s / 3600, "1",
         noun="GPU-hours",
-        formula="{implied_training_gpus} × {training_duration_days} days × 24 h",
+        formula="{implied_training_gpus} × {training_duration_days} / 1 h",
     )
     d.step(
         "read_per_gpu_Bps", "Bytes each GPU reads", read * 1e6 / gpus, "B/s",
-        formula="{trainer_read_MBps} MB/s × 1e6 / {implied_training_gpus}",
+        formula="{trainer_read_MBps} / {implied_training_gpus}",
     )
     d.step(
         "pipeline_days_serial", "Pipeline wall time if each stage waits for the one before",
