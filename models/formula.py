@@ -45,7 +45,24 @@ _COMMENT = re.compile(r"\s*\((?:[A-Za-z][A-Za-z ,.'-]*)\)")
 _NUMBER = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _FUNCTIONS = {"min": min, "max": max}
-_MAGNITUDE_FUNCTIONS = {"floor": math.floor, "ceil": math.ceil, "round": round, "sqrt": math.sqrt, "log": math.log,
+def _whole(x: float) -> int | None:
+    """The whole number x is, give or take float round-off: the code rounds with the same slack
+    (floor(x + 1e-9), ceil(x − 1e-9)), so 630.0000000001 replicas is 630, in code and formula."""
+    n = round(x)
+    return n if abs(x - n) <= 1e-9 * max(1.0, abs(x)) else None
+
+
+def _floor(x: float) -> int:
+    n = _whole(x)
+    return math.floor(x) if n is None else n
+
+
+def _ceil(x: float) -> int:
+    n = _whole(x)
+    return math.ceil(x) if n is None else n
+
+
+_MAGNITUDE_FUNCTIONS = {"floor": _floor, "ceil": _ceil, "round": round, "sqrt": math.sqrt, "log": math.log,
                         "ln": math.log, "log2": math.log2, "log10": math.log10, "exp": math.exp}
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.Pow: operator.pow}

@@ -1,0 +1,34 @@
+"""Live prose reads as written at every scenario: no noun said twice ("8 GPUs GPUs", "4 tokens
+tokens": a placeholder that carries its noun, followed by the noun again) and no "every 1" (a
+sentence about one in every N, read at N = 1). Rendered at the defaults and five drawn scenarios."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from models.mock import draw_scenario
+from models.registry import written
+from ui.prose import render
+
+QUESTIONS = written()
+DOUBLED = re.compile(r"\*\*[^*]*?\b([A-Za-z]{3,})\*\*\s+\1\b")
+EVERY_ONE = re.compile(r"\bevery \*\*1\*\*(?![.,\d])|\bevery 1\b")
+
+
+def _texts(q) -> list[str]:
+    c = q.content
+    return [c.hook, c.intro, *(s.body for s in c.sections), *(d.prompt for d in c.drills)]
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=[q.slug for q in QUESTIONS])
+def test_the_prose_says_each_noun_once_and_never_every_one(q):
+    found = set()
+    for p in [q.Params()] + [draw_scenario(q.Params, seed) for seed in range(5)]:
+        d = q.solve(p)
+        for text in _texts(q):
+            out = render(text, d, p)
+            for m in (*DOUBLED.finditer(out), *EVERY_ONE.finditer(out)):
+                found.add(out[max(0, m.start() - 40):m.end() + 20].replace("\n", " "))
+    assert not found, f"{q.slug}:\n" + "\n".join(sorted(found))
