@@ -115,12 +115,12 @@ def step_sides_vs_context(ctx):
 
 @page.chart("tpot_vs_chunk")
 def tpot_vs_chunk(ctx):
-    keys = ["p95_tpot_s", "replica_capacity_rps"]
+    keys = ["tpot_bound_s", "replica_capacity_rps"]
     xs, ys = _sweep(ctx, "chunk_tokens", keys, n=50)
     # Two y axes (the latency left, the capacity right), written out as make_subplots with
     # secondary_y and add_hline would write them (ui/figures.py).
     traces = [
-        dict(type="scatter", x=xs, y=[v * 1000 for v in ys["p95_tpot_s"]], name="p95 TPOT (worst step), ms",
+        dict(type="scatter", x=xs, y=[v * 1000 for v in ys["tpot_bound_s"]], name="Worst-step TPOT (a bound), ms",
              line=dict(color=PALETTE[0], width=2.5), xaxis="x", yaxis="y"),
         dict(type="scatter", x=xs, y=ys["replica_capacity_rps"], name="Replica capacity, req/s",
              line=dict(color=PALETTE[2], width=2.5), xaxis="x", yaxis="y2"),
@@ -221,7 +221,7 @@ def _distributions(r, d) -> go.Figure:
     if gaps.size:
         traces.append(dict(type="histogram", x=gaps, nbinsx=60, marker=dict(color=PALETTE[0]), name="token gap",
                            xaxis="x2", yaxis="y2"))
-        shapes.append(dict(vline(d.value("p95_tpot_s") * 1000, color=PALETTE[1], dash="dash"),
+        shapes.append(dict(vline(d.value("tpot_bound_s") * 1000, color=PALETTE[1], dash="dash"),
                            xref="x2", yref="y2 domain"))
     # Short subplot titles: each has half the width, which on a phone is ~170 px.
     titles = [dict(text=text, x=x, xanchor="center", xref="paper", y=1.0, yanchor="bottom", yref="paper",
@@ -264,7 +264,7 @@ def batching_panel(ctx):
     cols[3].metric("Queue: avg / λW", f"{r.mean_queue_len:,.2f} / {r.arrival_rate * r.mean_queue_wait_s:,.2f}",
                    border=True, help="Little's law on the admission queue: time-average length against "
                                      "arrival rate × mean wait. The two must agree.")
-    gap_ref = (f"≤ {d['p95_tpot_s'].display()} (worst step)" if p.policy == "chunked"
+    gap_ref = (f"≤ {d['tpot_bound_s'].display()} (worst step)" if p.policy == "chunked"
                else f"≈ {d['unchunked_gap_s'].display()} when a prompt runs alone" if p.policy == "continuous"
                else "static: no prompt joins a running batch")
     rows = [

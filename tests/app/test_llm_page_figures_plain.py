@@ -148,7 +148,7 @@ def OLD_cb_distributions(r, d) -> go.Figure:
         fig.add_trace(go.Histogram(x=ttft, nbinsx=40, marker_color=PALETTE[4], name="TTFT"), row=1, col=1)
     if gaps.size:
         fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
-        fig.add_vline(x=d.value("p95_tpot_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
+        fig.add_vline(x=d.value("tpot_bound_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
     fig.update_layout(height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig
 
