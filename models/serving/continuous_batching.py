@@ -82,8 +82,8 @@ class _BatchingKnobs(StrictModel):
     ] = "chunked"
     arrival_rps: Annotated[
         float,
-        Knob("Arrival rate (simulation)", "req/s", 0.05, 200, log=True,
-             help="Requests per second reaching this replica.", draw=(1, 6)),
+        Knob("Arrival rate", "req/s", 0.05, 200, log=True,
+             help="Requests per second reaching this replica: it sets the batch the replica holds, the share of steps that carry a chunk (so the p95 TPOT), and the simulation's traffic.", draw=(1, 6)),
     ] = 4
     length_spread: Annotated[
         float,
