@@ -60,11 +60,11 @@ def test_mock_attempt_survives_a_reload_and_ends_in_a_review(page: Page, app_url
     expect(page.locator("[data-testid='stMetric']").filter(has_text="Score").locator(
         "[data-testid='stMetricValue']")).to_have_text("11%")  # 1 of 9 drills
     miss = page.locator(".st-key-review-gpus_floor")
-    expect(miss.get_by_text("ceil(2,000 req/s / 250 req/s) = 8 GPUs")).to_be_visible()
+    expect(miss.get_by_text("ceil(2,000 req/s / 250 requests/s) = 8 GPUs")).to_be_visible()
     with page.expect_download() as info:
         page.get_by_role("button", name="Export the review (Markdown)").click()
     path = tmp_path / "review.md"
     info.value.save_as(path)
     text = path.read_text()
     assert text.startswith("# Mock interview review: An LLM inference API")
-    assert "- Your answer: 12" in text and "ceil(2,000 req/s / 250 req/s) = 8 GPUs" in text
+    assert "- Your answer: 12" in text and "ceil(2,000 req/s / 250 requests/s) = 8 GPUs" in text
