@@ -172,9 +172,15 @@ def drills_by_phase(drills: Sequence[Drill]) -> dict[str, list[Drill]]:
 
 
 def givens(params: Any) -> list[tuple[str, Any, str, bool]]:
-    """(label, value, unit, percent) for every knob: the scenario as the prompt states it."""
+    """(label, value, unit, percent) for every knob the round's answers depend on: the scenario as
+    the prompt states it. A knob that only drives the page's live simulation is not a given of the
+    round, nor is a custom part's or shape's number while the catalog one is picked."""
     out = []
     for name, knob in knobs_of(type(params)).items():
+        if knob.simulation:
+            continue
+        if knob.only_if and getattr(params, knob.only_if[0]) != knob.only_if[1]:
+            continue
         out.append((knob.label, getattr(params, name), knob.unit, knob.percent))
     return out
 
