@@ -6,7 +6,7 @@ import streamlit as st
 from models.platform import job_scheduler_100k as model
 from ui.charts import INK, MUTED, PALETTE, layout_dict, legend_line, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
-from ui.figures import figure, vline
+from ui.figures import figure, hline, vline
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
 
@@ -57,17 +57,13 @@ def scan_vs_jobs(ctx):
     marks = ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"), (budget, "placement budget", "dot"))
     # Added as dicts (ui/figures.py): add_hline and add_annotation validate the figure's shapes and notes.
     fig.layout.shapes = (*fig.layout.shapes, *(
-        _hline(y, color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5) for y, _, style in marks))
+        hline(y, color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5) for y, _, style in marks))
     # On log axes an annotation's coordinate is given in log10 units (shapes take data units).
     fig.layout.annotations = (*fig.layout.annotations, *(
         dict(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left", yanchor="bottom",
              font=dict(size=11)) for y, text, _ in marks))
     return fig
 
-
-def _hline(y: float, **line) -> dict:
-    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
-    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 @page.chart("loss_vs_write")

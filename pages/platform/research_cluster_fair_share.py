@@ -6,7 +6,7 @@ from models.platform import research_cluster_fair_share as model
 from ui.replay import replay
 from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
-from ui.figures import figure, vline
+from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -125,13 +125,9 @@ def hoarding(ctx):
         title="Holding idle GPUs: what it does to the hoarder's fair-share factor", y_title="Fair-share factor F",
         x_scale=100, n=41,
     )
-    fig.layout.shapes = (*fig.layout.shapes, _hline(0.5, color=GREY, dash="dot", width=1))  # a dict: see above
+    fig.layout.shapes = (*fig.layout.shapes, hline(0.5, color=GREY, dash="dot", width=1))  # a dict: see above
     return fig
 
-
-def _hline(y: float, **line) -> dict:
-    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
-    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 # --- the live simulation ---------------------------------------------------------------------
@@ -178,7 +174,7 @@ def _alloc_figure(r, p, t_ret: int | None) -> go.Figure:
         color = PALETTE[i % len(PALETTE)]
         traces.append(dict(type="scatter", x=r.t_h, y=r.alloc[:, i], name=name,
                            line=dict(color=color, width=2, shape="hv")))
-        shapes.append(_hline(r.guarantee[i], color=color, dash="dot", width=1))
+        shapes.append(hline(r.guarantee[i], color=color, dash="dot", width=1))
     if r.ev_tick.size:
         ticks = np.unique(r.ev_tick)
         traces.append(dict(type="scatter", x=r.t_h[ticks], y=r.preempted[ticks].sum(axis=1), mode="markers",
@@ -197,7 +193,7 @@ def _factor_figure(r) -> go.Figure:
               for i, name in enumerate(r.team_names)]
     layout = layout_dict("Fair-share factor per team (0.5 = usage at share)", "Hours", "F = 2^(−u/s)")
     layout["yaxis"]["range"] = [0, 1.05]
-    layout["shapes"] = [_hline(0.5, color=GREY, dash="dot", width=1)]
+    layout["shapes"] = [hline(0.5, color=GREY, dash="dot", width=1)]
     return figure(traces, layout)
 
 

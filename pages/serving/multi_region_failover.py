@@ -9,7 +9,7 @@ from models.sim import failover as sim
 from ui.replay import replay
 from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
-from ui.figures import figure, vline
+from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -65,13 +65,9 @@ def n_minus_1_vs_regions(ctx):
         x_title="Regions",
     )
     # The 1x line as a dict (ui/figures.py): add_hline validates the figure's shapes.
-    fig.layout.shapes = (*fig.layout.shapes, _hline(1, color=GREY, dash="dash", width=1))
+    fig.layout.shapes = (*fig.layout.shapes, hline(1, color=GREY, dash="dash", width=1))
     return fig
 
-
-def _hline(y: float, **line) -> dict:
-    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
-    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 @page.chart("retry_wave")

@@ -4,7 +4,7 @@ import streamlit as st
 from models.serving import token_rate_limiter as model
 from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
-from ui.figures import figure
+from ui.figures import figure, hline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
 
@@ -73,13 +73,9 @@ def utilization_vs_peak_use(ctx):
         y_title="Fleet busy (%)", x_scale=100, n=100,
     )
     # The 100% line as a dict (ui/figures.py): add_hline validates the figure's shapes.
-    fig.layout.shapes = (*fig.layout.shapes, _hline(100, color="#dc2626", dash="dash", width=1))
+    fig.layout.shapes = (*fig.layout.shapes, hline(100, color="#dc2626", dash="dash", width=1))
     return fig
 
-
-def _hline(y: float, **line) -> dict:
-    """A horizontal line across the plot at y, as plotly's add_hline writes it."""
-    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", line=line)
 
 
 def _run(params_json: str, seed: int):
@@ -93,7 +89,7 @@ def _levels_figure(result, max_tokens: float) -> go.Figure:
                    line=dict(color=PALETTE[i], width=1.8)) for i, t in enumerate(result.workload.tenants)]
     layout = layout_dict("Output bucket level per tenant, reserve then settle", "Seconds", "Tokens in the bucket")
     layout["height"] = 400
-    layout["shapes"] = [_hline(max_tokens, color=INK, dash="dash", width=1)]
+    layout["shapes"] = [hline(max_tokens, color=INK, dash="dash", width=1)]
     layout["annotations"] = [dict(x=1, xref="paper", xanchor="right", y=max_tokens,
                                   text="one reservation (max_tokens)", showarrow=False, yanchor="bottom",
                                   font=dict(size=11))]
