@@ -14,13 +14,17 @@ app idle) before the next press, so moves never overlap.
 Alternating between two values is what a person nudging a slider does, and after the warm-up
 both scenarios are in the caches (`solve` and the simulations are cached by parameters). A
 second phase, "new values", keeps pressing in one direction so every move is a scenario the
-server has not seen (no cache hit: solve, sweeps and simulations all run). Target: median under
-300 ms for the alternating moves.
+server has not seen (no cache hit: solve, sweeps and simulations all run).
+
+Right before each page, bench/trivial_page.py (one slider, one metric) is served by the same
+Python and measured the same way; the table reports each page as a ratio to it (issue #22's goal:
+card within 1.5x, run done within 3x), since absolute times drift between runs on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -184,10 +188,11 @@ def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh
     context.add_init_script(MARKS)
     page = context.new_page()
     t = time.perf_counter()
-    page.goto(f"{url}/{choice.slug}", timeout=120_000)
+    page.goto(url if choice is TRIVIAL else f"{url}/{choice.slug}", timeout=120_000)
     _wait_rendered(page, choice.label)
     first_load_ms = (time.perf_counter() - t) * 1000
-    slider = page.locator(f".st-key-{choice.slug}-{choice.field} input[type='range']")
+    key_class = choice.field if choice is TRIVIAL else f"{choice.slug}-{choice.field}"
+    slider = page.locator(f".st-key-{key_class} input[type='range']")
     slider.wait_for(state="attached")
     key = choice.first_key
     alt_card, alt_idle, alt_start, new_card, new_idle, dropped = [], [], [], [], [], 0
@@ -216,6 +221,34 @@ def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh
     }
 
 
+TRIVIAL = Choice("trivial", "trivial-value", "", "Double", "ArrowRight", 0, 1.0)
+
+
+def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
+    """bench/trivial_page.py under the same Python and Streamlit options as the app."""
+    import socket
+    import sys
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = open(log, "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(Path(__file__).with_name("trivial_page.py")),
+         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"], stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1):
+                return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"the trivial page did not start:\n{log.read_text()}")
+
+
 def run(pages: list[str], moves: int, warmup: int, fresh: int) -> dict:
     from playwright.sync_api import sync_playwright
 
@@ -225,15 +258,23 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="bench-browser-"))
     load_before = loadavg()
     proc, url = start_server(tmp / "bench.duckdb", tmp / "server.log")
+    trivial_proc, trivial_url = start_trivial(tmp / "trivial.log")
     results = []
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for c in choices:
-                results.append(bench_page(browser, url, c, moves, warmup, fresh))
+                # The yardstick right before each page: an absolute time drifts from one run (and
+                # one minute) to the next on this machine; the ratio in the same minute does not.
+                base = bench_page(browser, trivial_url.rstrip("/") + "/", TRIVIAL, moves, warmup, 0)
+                r = bench_page(browser, url, c, moves, warmup, fresh)
+                r["trivial_ms"] = base["alternating_ms"]
+                r["trivial_idle_ms"] = base["alternating_idle_ms"]
+                results.append(r)
             browser.close()
     finally:
         stop_server(proc)
+        stop_server(trivial_proc)
     return {"load_before": load_before, "load_after": loadavg(), "moves": moves, "warmup": warmup,
             "target_ms": TARGET_MS, "pages": results}
 
@@ -247,13 +288,15 @@ def table(res: dict) -> str:
             f"`{r['knob']}` → {r['metric']}",
             f"{median(a):.0f}", f"{p95(a):.0f}", f"{_nanmedian(r['alternating_to_run_start_ms']):.0f}",
             f"{median(r['alternating_idle_ms']):.0f}",
-            "yes" if median(a) < res["target_ms"] else f"no (+{median(a) - res['target_ms']:.0f} ms)",
+            f"{median(r['trivial_ms']):.0f}", f"{median(a) / median(r['trivial_ms']):.1f}x",
+            f"{median(r['alternating_idle_ms']) / median(r['trivial_idle_ms']):.1f}x",
             f"{median(n):.0f} / {p95(n):.0f} (n={len(n)})" if n else "-",
             f"{r['first_load_ms']:.0f}",
         ))
     headers = ("page", "slider → card", "median ms", "p95 ms", "of which key → rerun starts", "run done, median ms",
-               f"median < {res['target_ms']:.0f} ms", "new values: median / p95 ms", "first load ms")
-    return md_table(headers, rows, "llrrrrlrr")
+               "trivial page, median ms", "card / trivial (goal 1.5x)", "run done / trivial (goal 3x)",
+               "new values: median / p95 ms", "first load ms")
+    return md_table(headers, rows, "llrrrrrrrrr")
 
 
 def _nanmedian(xs: list[float]) -> float:
