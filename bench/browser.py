@@ -1,7 +1,7 @@
 """Slider-to-screen in a real browser: press an arrow key on a slider, time until a metric card
 shows its new value.
 
-    .venv/bin/python -m bench.browser [--moves 15] [--warmup 2] [--pages slug,slug,...] [--json out.json]
+    .venv/bin/python -m bench.browser [--moves 15] [--warmup 2] [--loads 10] [--pages all|slug,...] [--json out.json]
 
 A `python -m ui.launch` server with its own database and Debian's headless Chromium (Playwright).
 Per page we focus a non-log numeric slider whose change moves a metric card (chosen from the
@@ -221,6 +221,25 @@ def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh
     }
 
 
+def first_moves(browser, url: str, choice: Choice, loads: int) -> tuple[list[float], list[float]]:
+    """The move a learner makes right after a page opens: a fresh tab each time, one key press."""
+    cards, idles = [], []
+    for _ in range(loads):
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(60_000)
+        context.add_init_script(MARKS)
+        page = context.new_page()
+        page.goto(url if choice is TRIVIAL else f"{url}/{choice.slug}", timeout=120_000)
+        _wait_rendered(page, choice.label)
+        key_class = choice.field if choice is TRIVIAL else f"{choice.slug}-{choice.field}"
+        slider = page.locator(f".st-key-{key_class} input[type='range']")
+        card_ms, idle_ms, _, _ = _move(page, slider, choice.first_key, choice.label)
+        cards.append(card_ms)
+        idles.append(idle_ms)
+        context.close()
+    return cards, idles
+
+
 TRIVIAL = Choice("trivial", "trivial-value", "", "Double", "ArrowRight", 0, 1.0)
 
 
@@ -249,7 +268,7 @@ def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"the trivial page did not start:\n{log.read_text()}")
 
 
-def run(pages: list[str], moves: int, warmup: int, fresh: int) -> dict:
+def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.conftest import start_server, stop_server
@@ -270,6 +289,9 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int) -> dict:
                 r = bench_page(browser, url, c, moves, warmup, fresh)
                 r["trivial_ms"] = base["alternating_ms"]
                 r["trivial_idle_ms"] = base["alternating_idle_ms"]
+                if loads:
+                    r["trivial_first_ms"], _ = first_moves(browser, trivial_url.rstrip("/") + "/", TRIVIAL, loads)
+                    r["first_move_ms"], r["first_move_idle_ms"] = first_moves(browser, url, c, loads)
                 results.append(r)
             browser.close()
     finally:
@@ -290,13 +312,15 @@ def table(res: dict) -> str:
             f"{median(r['alternating_idle_ms']):.0f}",
             f"{median(r['trivial_ms']):.0f}", f"{median(a) / median(r['trivial_ms']):.1f}x",
             f"{median(r['alternating_idle_ms']) / median(r['trivial_idle_ms']):.1f}x",
+            (f"{median(r['first_move_ms']):.0f} ({median(r['first_move_ms']) / median(r['trivial_first_ms']):.1f}x)"
+             if r.get("first_move_ms") else "-"),
             f"{median(n):.0f} / {p95(n):.0f} (n={len(n)})" if n else "-",
             f"{r['first_load_ms']:.0f}",
         ))
     headers = ("page", "slider → card", "median ms", "p95 ms", "of which key → rerun starts", "run done, median ms",
                "trivial page, median ms", "card / trivial (goal 1.5x)", "run done / trivial (goal 3x)",
-               "new values: median / p95 ms", "first load ms")
-    return md_table(headers, rows, "llrrrrrrrrr")
+               "first move after a load, median ms (/ trivial)", "new values: median / p95 ms", "first load ms")
+    return md_table(headers, rows, "llrrrrrrrrrr")
 
 
 def _nanmedian(xs: list[float]) -> float:
@@ -308,10 +332,16 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--fresh", type=int, default=15, help="one-direction moves to new values after (0: skip)")
-    ap.add_argument("--pages", default=",".join(PAGES))
+    ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated slugs, or 'all'")
+    ap.add_argument("--loads", type=int, default=0, help="fresh page loads, one move each (the first-move column)")
     ap.add_argument("--json", help="also write the samples here (bench/report.py uses it)")
     args = ap.parse_args()
-    res = run(args.pages.split(","), args.moves, args.warmup, args.fresh)
+    if args.pages == "all":
+        from models.registry import QUESTIONS
+        pages = [slug for slug, q in QUESTIONS.items() if q.written]
+    else:
+        pages = args.pages.split(",")
+    res = run(pages, args.moves, args.warmup, args.fresh, args.loads)
     print(f"Slider-to-screen in Chromium: {args.warmup} warm-up + {args.moves} timed moves per page "
           f"(ArrowRight/ArrowLeft alternating), then up to {args.fresh} moves to new values.")
     print(f"Load average before: {res['load_before']}; after: {res['load_after']}\n")
