@@ -37,7 +37,6 @@ from bench._common import (CHROMIUM, CHROMIUM_ARGS, IDLE, VIEWPORT, dump_json, l
 PAGES = ["batched-inference-api", "checkpoint-distribution", "serving-platform", "continuous-batching",
          "rag-10k-qps"]
 SIM_PAGES = {"checkpoint-distribution": "swarm", "continuous-batching": "batching"}
-TARGET_MS = 300.0
 
 READ_METRIC = """
 ([label]) => {
@@ -182,18 +181,25 @@ def _move(page, slider, key: str, label: str, retries: int = 3) -> tuple[float, 
     raise RuntimeError(f"{retries + 1} key presses dropped in a row")
 
 
-def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh: int) -> dict:
+def _open(browser, url: str, choice: Choice):
+    """A fresh tab on the choice's page, drawn and idle: (context, page, slider, load ms)."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(60_000)
     context.add_init_script(MARKS)
     page = context.new_page()
     t = time.perf_counter()
-    page.goto(url if choice is TRIVIAL else f"{url}/{choice.slug}", timeout=120_000)
+    trivial = choice is TRIVIAL
+    page.goto(f"{url}/" if trivial else f"{url}/{choice.slug}", timeout=120_000)
     _wait_rendered(page, choice.label)
-    first_load_ms = (time.perf_counter() - t) * 1000
-    key_class = choice.field if choice is TRIVIAL else f"{choice.slug}-{choice.field}"
+    load_ms = (time.perf_counter() - t) * 1000
+    key_class = choice.field if trivial else f"{choice.slug}-{choice.field}"
     slider = page.locator(f".st-key-{key_class} input[type='range']")
     slider.wait_for(state="attached")
+    return context, page, slider, load_ms
+
+
+def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh: int) -> dict:
+    context, page, slider, first_load_ms = _open(browser, url, choice)
     key = choice.first_key
     alt_card, alt_idle, alt_start, new_card, new_idle, dropped = [], [], [], [], [], 0
     for i in range(warmup + moves):
@@ -225,14 +231,7 @@ def first_moves(browser, url: str, choice: Choice, loads: int) -> tuple[list[flo
     """The move a learner makes right after a page opens: a fresh tab each time, one key press."""
     cards, idles = [], []
     for _ in range(loads):
-        context = browser.new_context(viewport=VIEWPORT)
-        context.set_default_timeout(60_000)
-        context.add_init_script(MARKS)
-        page = context.new_page()
-        page.goto(url if choice is TRIVIAL else f"{url}/{choice.slug}", timeout=120_000)
-        _wait_rendered(page, choice.label)
-        key_class = choice.field if choice is TRIVIAL else f"{choice.slug}-{choice.field}"
-        slider = page.locator(f".st-key-{key_class} input[type='range']")
+        context, page, slider, _ = _open(browser, url, choice)
         card_ms, idle_ms, _, _ = _move(page, slider, choice.first_key, choice.label)
         cards.append(card_ms)
         idles.append(idle_ms)
@@ -252,11 +251,11 @@ def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    out = open(log, "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(Path(__file__).with_name("trivial_page.py")),
-         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"], stdout=out, stderr=subprocess.STDOUT)
+    with open(log, "w") as out:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(Path(__file__).with_name("trivial_page.py")),
+             "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"], stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -285,12 +284,12 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0) -
             for c in choices:
                 # The yardstick right before each page: an absolute time drifts from one run (and
                 # one minute) to the next on this machine; the ratio in the same minute does not.
-                base = bench_page(browser, trivial_url.rstrip("/") + "/", TRIVIAL, moves, warmup, 0)
+                base = bench_page(browser, trivial_url, TRIVIAL, moves, warmup, 0)
                 r = bench_page(browser, url, c, moves, warmup, fresh)
                 r["trivial_ms"] = base["alternating_ms"]
                 r["trivial_idle_ms"] = base["alternating_idle_ms"]
                 if loads:
-                    r["trivial_first_ms"], _ = first_moves(browser, trivial_url.rstrip("/") + "/", TRIVIAL, loads)
+                    r["trivial_first_ms"], _ = first_moves(browser, trivial_url, TRIVIAL, loads)
                     r["first_move_ms"], r["first_move_idle_ms"] = first_moves(browser, url, c, loads)
                 results.append(r)
             browser.close()
@@ -298,7 +297,7 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0) -
         stop_server(proc)
         stop_server(trivial_proc)
     return {"load_before": load_before, "load_after": loadavg(), "moves": moves, "warmup": warmup,
-            "target_ms": TARGET_MS, "pages": results}
+            "pages": results}
 
 
 def table(res: dict) -> str:
