@@ -5,15 +5,10 @@ concrete, the flexible-versus-strict trade-off) but no numbers, so the scenario 
 dense model trained on data-parallel x tensor-parallel x pipeline-parallel GPUs, one sweep of
 small proxy runs, and one relaunch weeks later on a machine with a different GPU count.
 
-Everything the page's live resolver does is a pure function here, tested on its own:
-
-    parse_layer(name, text)       TOML or JSON text -> dict, or one plain error naming layer and line
-    deep_merge(base, over)        maps merge key by key; lists and scalars are replaced whole
-    resolve(layers, pins, strict) base < experiment < command line < pins (pins always win),
-                                  provenance per leaf, schema validation, lossless type
-                                  normalization (strict), derived fields, the two hashes
-    canonical_json / sha256_hex   json.dumps(obj, sort_keys=True, separators=(",", ":")) -> SHA-256
-    expand_sweep(axes)            the cartesian product of sweep axes, one override per run
+The config machinery (parse, merge, validate, migrate, resolve, hash, sweep) is the library
+`models.configlib`, tested on its own; the schema is `models.configlib.training_schema`. This
+module holds the scenario: its four layers as text, the knobs (which are also the command-line
+layer), the derivation, and the live resolver's starting points.
 
 Modelling choices stated on the page: the command-line layer is the page's knobs; the hash
 covers the whole resolved config, pins and derived fields included; a second hash leaves out the
@@ -24,17 +19,15 @@ batch (it is part of the experiment).
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
-import hashlib
-import itertools
 import json
-import math
-import re
 import tomllib
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Mapping, Sequence
+from typing import Annotated, Literal, Mapping, Sequence
 
+from models import configlib
+from models.configlib import Resolution, flatten
+from models.configlib.training_schema import TRAINING_SCHEMA
 from models.core import Derivation, Knob, StrictModel
 
 # ---------------------------------------------------------------------------------------------
@@ -113,12 +106,6 @@ EXPERIMENT = tomllib.loads(EXPERIMENT_TOML)
 PINS = tomllib.loads(PINS_TOML)
 
 LAYER_NAMES = ("base", "experiment", "command line", "pins")
-
-# Paths a relaunch on other hardware may change without changing the experiment.
-LAYOUT_PATHS = ("layout", "batch.micro_batch", "derived.gpus", "derived.grad_accum_steps")
-
-# Tags that move: a config naming one of them is not pinned, whatever else it says.
-MOVING_TAGS = ("latest", "main", "head", "current", "stable", "")
 
 # ---------------------------------------------------------------------------------------------
 # Knobs: the numeric scenario, which is also the resolver's command-line layer.
@@ -219,514 +206,12 @@ def cli_toml(p: Params) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Parsing a layer
+# Resolving the scenario
 
 
-@dataclass(frozen=True)
-class ParsedLayer:
-    data: dict | None
-    error: str | None = None
-
-
-_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
-_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
-
-
-def _json_types(obj: Any, path: str = "") -> str | None:
-    """The first value JSON cannot hold (a TOML date or time), by path."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            bad = _json_types(v, f"{path}.{k}" if path else str(k))
-            if bad:
-                return bad
-        return None
-    if isinstance(obj, list):
-        for i, v in enumerate(obj):
-            bad = _json_types(v, f"{path}[{i}]")
-            if bad:
-                return bad
-        return None
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return None
-    return path
-
-
-def parse_layer(name: str, text: str) -> ParsedLayer:
-    """TOML, or JSON when the text starts with `{`. Never raises: errors are one plain sentence."""
-    stripped = text.strip()
-    if not stripped:
-        return ParsedLayer({})
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            return ParsedLayer(None, f"{name} layer (JSON), line {e.lineno}, column {e.colno}: {e.msg}.")
-        if not isinstance(data, dict):
-            return ParsedLayer(None, f"{name} layer (JSON): the top level must be an object {{...}}.")
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            msg = str(e)
-            m = _TOML_AT.search(msg)
-            if m:
-                return ParsedLayer(None, f"{name} layer (TOML), line {m.group(1)}, column {m.group(2)}: "
-                                         f"{_TOML_AT.sub('', msg)}.")
-            if _TOML_END.search(msg):
-                return ParsedLayer(None, f"{name} layer (TOML), at the end: {_TOML_END.sub('', msg)}.")
-            return ParsedLayer(None, f"{name} layer (TOML): {msg}.")
-    bad = _json_types(data)
-    if bad:
-        return ParsedLayer(None, f"{name} layer: `{bad}` is a TOML date or time; quote it as a string "
-                                 "(the hash is computed over JSON).")
-    return ParsedLayer(data)
-
-
-# ---------------------------------------------------------------------------------------------
-# Merging
-
-
-def _clone(obj: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, scalars), much cheaper than copy.deepcopy."""
-    if isinstance(obj, dict):
-        return {k: _clone(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clone(v) for v in obj]
-    return obj
-
-
-def deep_merge(base: Mapping, over: Mapping) -> dict:
-    """A new dict: maps merge key by key, recursively; anything else in `over` replaces whole.
-
-    Lists are replaced, never appended: a list is one value (a data mix, Adam's betas), and an
-    append would make the result depend on how many layers mentioned it. Neither input is
-    modified, and the result shares nothing with them."""
-    out = {k: _clone(v) for k, v in base.items()}
-    for k, v in over.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = deep_merge(out[k], v)
-        else:
-            out[k] = _clone(v)
-    return out
-
-
-def flatten(obj: Mapping, prefix: str = "") -> dict[str, Any]:
-    """Leaf path -> value; lists are leaves (they are replaced whole), empty maps have no leaves."""
-    out: dict[str, Any] = {}
-    for k, v in obj.items():
-        path = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, dict):
-            out.update(flatten(v, path))
-        else:
-            out[path] = v
-    return out
-
-
-def set_path(obj: dict, path: str, value: Any) -> dict:
-    """Set a dotted path in a nested dict (creating maps on the way); returns obj."""
-    keys = path.split(".")
-    node = obj
-    for k in keys[:-1]:
-        nxt = node.get(k)
-        if not isinstance(nxt, dict):
-            nxt = {}
-            node[k] = nxt
-        node = nxt
-    node[keys[-1]] = value
-    return obj
-
-
-def drop_paths(obj: Mapping, paths: Sequence[str]) -> dict:
-    """A copy without the given dotted paths (a path may name a whole section)."""
-    out = _clone(dict(obj))
-    for path in paths:
-        keys = path.split(".")
-        node = out
-        for k in keys[:-1]:
-            node = node.get(k) if isinstance(node, dict) else None
-            if not isinstance(node, dict):
-                break
-        else:
-            if isinstance(node, dict):
-                node.pop(keys[-1], None)
-    return out
-
-
-def _related(a: str, b: str) -> bool:
-    """One path is the other or lies under it."""
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
-
-
-def _provenance(layers: Sequence[tuple[str, Mapping]], merged: Mapping) -> dict[str, str]:
-    """Leaf of the merged config -> the layer its value came from.
-
-    That is the last layer holding exactly that leaf: a later layer that replaced an ancestor
-    with a scalar, or the leaf with a map, would have removed the leaf from the result."""
-    flats = [(name, flatten(layer)) for name, layer in layers]
-    prov = {}
-    for path in flatten(merged):
-        for name, flat in reversed(flats):
-            if path in flat:
-                prov[path] = name
-                break
-    return prov
-
-
-# ---------------------------------------------------------------------------------------------
-# The schema
-
-
-@dataclass(frozen=True)
-class Field:
-    kind: Literal["int", "float", "str", "list[float]", "list[str]"]
-    lo: float | None = None
-    hi: float | None = None
-    gt: float | None = None  # exclusive lower bound
-    choices: tuple[str, ...] = ()
-    pattern: str | None = None
-    length: int | None = None
-    help: str = ""
-
-
-HEX64 = r"[0-9a-f]{64}"
-SCHEMA: dict[str, Field] = {
-    "model.name": Field("str"),
-    "model.layers": Field("int", lo=1, hi=1000),
-    "model.hidden": Field("int", lo=1),
-    "model.heads": Field("int", lo=1),
-    "model.vocab": Field("int", lo=1),
-    "model.seq_len": Field("int", lo=1, hi=1_048_576),
-    "optim.name": Field("str", choices=("adamw", "adafactor", "lion", "sgd")),
-    "optim.lr": Field("float", gt=0, hi=1),
-    "optim.betas": Field("list[float]", lo=0, hi=1, length=2),
-    "optim.weight_decay": Field("float", lo=0, hi=1),
-    "optim.warmup_steps": Field("int", lo=0),
-    "optim.schedule": Field("str", choices=("cosine", "linear", "constant")),
-    "batch.global_batch": Field("int", lo=1),
-    "batch.micro_batch": Field("int", lo=1),
-    "layout.data_parallel": Field("int", lo=1),
-    "layout.tensor_parallel": Field("int", lo=1),
-    "layout.pipeline_parallel": Field("int", lo=1),
-    "data.snapshot": Field("str"),
-    "data.manifest_sha256": Field("str", pattern=HEX64, help="the SHA-256 of the snapshot's file manifest"),
-    "data.sources": Field("list[str]"),
-    "data.weights": Field("list[float]", lo=0, hi=1),
-    "train.tokens": Field("int", lo=1),
-    "train.seed": Field("int", lo=0),
-    "env.image": Field("str", pattern=r".+@sha256:" + HEX64, help="an image reference by digest"),
-    "env.code_commit": Field("str", pattern=r"[0-9a-f]{40}", help="a full git commit id"),
-}
-SECTIONS = sorted({p.rsplit(".", 1)[0] for p in SCHEMA})
-
-# Schema v2 renamed two keys. A strict loader names the rename; a flexible one ignores the old key.
-SCHEMA_VERSION = 2
-RENAMED = {"optim.learning_rate": "optim.lr", "batch.micro_batch_size": "batch.micro_batch"}
-
-
-def migrate(config: Mapping) -> tuple[dict, list[str]]:
-    """v1 -> v2: move every renamed key to its new name. A file that sets both keeps the new
-    value and says so; running it twice changes nothing."""
-    out = _clone(dict(config))
-    notes = []
-    for old, new in RENAMED.items():
-        value = flat_config_value(out, old)
-        if value is None:
-            continue
-        out = drop_paths(out, [old])
-        if flat_config_value(out, new) is None:
-            set_path(out, new, value)
-            notes.append(f"moved `{old}` to `{new}`")
-        else:
-            notes.append(f"dropped `{old}`: `{new}` is already set")
-    return out, notes
-
-
-@dataclass(frozen=True)
-class Issue:
-    """One thing the strict schema rejects, with what a flexible loader would silently do instead."""
-
-    path: str
-    kind: Literal["unknown", "missing", "type", "range", "cross", "pin"]
-    message: str
-    silently: str
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _normalize(value: Any, f: Field) -> tuple[bool, Any]:
-    """(ok, value as the schema's type), converting only when nothing is lost."""
-    if f.kind == "int":
-        if _is_number(value) and float(value).is_integer() and math.isfinite(value):
-            return True, int(value)
-        return False, value
-    if f.kind == "float":
-        if _is_number(value):
-            return True, float(value)
-        return False, value
-    if f.kind == "str":
-        return isinstance(value, str), value
-    if not isinstance(value, list):
-        return False, value
-    if f.kind == "list[float]":
-        if all(_is_number(x) for x in value):
-            return True, [float(x) for x in value]
-        return False, value
-    return all(isinstance(x, str) for x in value), value
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "an integer-valued float" if value.is_integer() else "a fraction"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
-
-
-_WANT = {"int": "an integer", "float": "a number", "str": "a string", "list[float]": "a list of numbers",
-         "list[str]": "a list of strings"}
-
-
-def _range_problem(value: Any, f: Field) -> str | None:
-    values = value if isinstance(value, list) else [value]
-    if f.length is not None and isinstance(value, list) and len(value) != f.length:
-        return f"needs exactly {f.length} values, got {len(value)}"
-    if f.kind == "list[str]" and not value:
-        return "needs at least one entry"
-    for x in values:
-        if not _is_number(x):
-            continue
-        if f.gt is not None and not x > f.gt:
-            return f"must be above {f.gt:g}, got {x:g}"
-        if f.lo is not None and x < f.lo:
-            return f"must be at least {f.lo:g}, got {x:g}"
-        if f.hi is not None and x > f.hi:
-            return f"must be at most {f.hi:g}, got {x:g}"
-    if f.choices and value not in f.choices:
-        return f"must be one of {', '.join(f.choices)}; got {value!r}"
-    if f.pattern and isinstance(value, str) and not re.fullmatch(f.pattern, value):
-        return f"must be {f.help or 'in the expected format'}; got {value!r}"
-    return None
-
-
-def validate(config: Mapping) -> tuple[dict, list[Issue]]:
-    """The strict schema: (config normalized to the schema's types, issues). Pure, never raises.
-
-    Checks, in order: unknown keys (with the closest known key), missing keys, types (converted
-    only when lossless: 1 -> 1.0 for a float, 1e12 -> 1000000000000 for an integer), ranges, the
-    cross-field rules of the parallel layout and the batch, and the pins."""
-    issues: list[Issue] = []
-    known = set(SCHEMA) | set(SECTIONS)
-    flat_seen: dict[str, Any] = {}
-    normalized = _clone(dict(config))
-
-    def walk(node: Mapping, prefix: str) -> None:
-        for k, v in node.items():
-            path = f"{prefix}.{k}" if prefix else str(k)
-            if path in SCHEMA:
-                flat_seen[path] = v
-                continue
-            if path in SECTIONS:
-                if isinstance(v, dict):
-                    walk(v, path)
-                else:
-                    issues.append(Issue(path, "type", f"`{path}` must be a table of settings, got {_type_name(v)}.",
-                                        "every setting under it falls back to code defaults or crashes the loader"))
-                continue
-            if path == "derived" or path.startswith("derived."):
-                issues.append(Issue(path, "unknown", f"`{path}` is computed by the resolver; a layer may not set it.",
-                                    "the trainer reads a value that disagrees with the one it computes"))
-                continue
-            if path in RENAMED:
-                target = RENAMED[path]
-                current = flat_config_value(config, target)
-                issues.append(Issue(path, "unknown", f"`{path}` was renamed to `{target}` in schema "
-                                    f"v{SCHEMA_VERSION}; migrate the file (`migrate`).",
-                                    f"ignored: the run uses `{target}` = {json.dumps(current)} from another layer"))
-                continue
-            pool = SECTIONS if isinstance(v, dict) else sorted(SCHEMA)
-            guess = difflib.get_close_matches(path, pool, n=1, cutoff=0.75)
-            hint = f" Did you mean `{guess[0]}`?" if guess else ""
-            current = flat_config_value(config, guess[0]) if guess and not isinstance(v, dict) else None
-            silently = (f"ignored: the run uses `{guess[0]}` = {json.dumps(current)} from another layer"
-                        if current is not None else "ignored: nothing reads it")
-            what = "table" if isinstance(v, dict) else "key"
-            issues.append(Issue(path, "unknown", f"unknown {what} `{path}`.{hint}", silently))
-
-    walk(config, "")
-    for path, f in SCHEMA.items():
-        if path not in flat_seen:
-            issues.append(Issue(path, "missing", f"`{path}` is missing ({_WANT[f.kind]}).",
-                                "the trainer's code default is used, and the config no longer says what ran"))
-            continue
-        value = flat_seen[path]
-        ok, norm = _normalize(value, f)
-        if not ok:
-            issues.append(Issue(path, "type", f"`{path}` must be {_WANT[f.kind]}, got {_type_name(value)} "
-                                f"{json.dumps(value)}.",
-                                "loads, then fails (or compares strings) hours later, inside the job"))
-            continue
-        set_path(normalized, path, norm)
-        problem = _range_problem(norm, f)
-        if problem:
-            issues.append(Issue(path, "range", f"`{path}` {problem}.", "launches with a value no one meant"))
-            continue
-        flat_seen[path] = norm
-
-    good = {p: v for p, v in flat_seen.items() if not any(i.path == p for i in issues)}
-    issues.extend(_cross_checks(good))
-    return normalized, issues
-
-
-def flat_config_value(config: Mapping, path: str) -> Any:
-    node: Any = config
-    for k in path.split("."):
-        if not isinstance(node, dict) or k not in node:
-            return None
-        node = node[k]
-    return node
-
-
-def _cross_checks(v: Mapping[str, Any]) -> list[Issue]:
-    out: list[Issue] = []
-    tp, pp, dp = v.get("layout.tensor_parallel"), v.get("layout.pipeline_parallel"), v.get("layout.data_parallel")
-    heads, layers = v.get("model.heads"), v.get("model.layers")
-    if tp and heads and heads % tp:
-        out.append(Issue("layout.tensor_parallel", "cross",
-                         f"tensor_parallel {tp} does not divide model.heads {heads} (remainder {heads % tp}).",
-                         "the model fails to shard at start-up, after the job waited in the queue"))
-    if pp and layers and layers % pp:
-        out.append(Issue("layout.pipeline_parallel", "cross",
-                         f"pipeline_parallel {pp} does not divide model.layers {layers} (remainder {layers % pp}).",
-                         "uneven stages: the pipeline runs at the pace of its largest stage"))
-    g, m = v.get("batch.global_batch"), v.get("batch.micro_batch")
-    if g and m and dp:
-        per = m * dp
-        if g % per:
-            floored = max(1, g // per)
-            eff = floored * per
-            out.append(Issue("batch.global_batch", "cross",
-                             f"global_batch {g} is not divisible by micro_batch × data_parallel = {m} × {dp} = {per} "
-                             f"(remainder {g % per}).",
-                             f"a trainer that floors accumulation runs {floored} micro-steps: {eff} sequences per "
-                             f"step, {100 * (eff - g) / g:+.2f}% against the {g} written"))
-    src, w = v.get("data.sources"), v.get("data.weights")
-    if src is not None and w is not None:
-        if len(src) != len(w):
-            out.append(Issue("data.weights", "cross", f"data.weights has {len(w)} entries for {len(src)} sources.",
-                             "a zip() drops the extra sources or weights without a word"))
-        elif abs(sum(w) - 1) > 1e-6:
-            out.append(Issue("data.weights", "cross", f"data.weights sum to {sum(w):g}, not 1.",
-                             "the sampler renormalizes, and the mix is not the one written"))
-    snap = v.get("data.snapshot")
-    if snap is not None and snap.strip().lower() in MOVING_TAGS:
-        out.append(Issue("data.snapshot", "pin", f"data.snapshot {snap!r} is a moving tag, not a version.",
-                         "a relaunch reads whatever the tag means that day, under the same hash"))
-    return out
-
-
-def derive(config: Mapping) -> dict:
-    """Fields the resolver computes from a valid config; they are hashed with it."""
-    b, lay, m, t = config["batch"], config["layout"], config["model"], config["train"]
-    tokens_per_step = b["global_batch"] * m["seq_len"]
-    return {
-        "gpus": lay["data_parallel"] * lay["tensor_parallel"] * lay["pipeline_parallel"],
-        "grad_accum_steps": b["global_batch"] // (b["micro_batch"] * lay["data_parallel"]),
-        "tokens_per_step": tokens_per_step,
-        "total_steps": -(-t["tokens"] // tokens_per_step),
-    }
-
-
-# ---------------------------------------------------------------------------------------------
-# Hashing
-
-
-def canonical_json(obj: Any) -> str:
-    """Sorted keys, no whitespace: the same config always serializes to the same bytes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
-def sha256_hex(obj: Any) -> str:
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# Resolving
-
-
-@dataclass(frozen=True)
-class PinOverride:
-    path: str
-    layer: str  # the layer whose value the pin replaced
-    was: Any
-    pinned: Any
-
-
-@dataclass(frozen=True)
-class Resolution:
-    config: dict
-    provenance: dict[str, str]
-    pinned_over: tuple[PinOverride, ...]
-    issues: tuple[Issue, ...]
-    strict: bool
-    sha256: str
-    experiment_sha256: str
-    canonical_bytes: int
-
-    @property
-    def valid(self) -> bool:
-        """Launchable under the strict schema. A flexible loader launches anything that parses."""
-        return not self.issues
-
-
-def resolve(layers: Sequence[tuple[str, Mapping]], pins: Mapping | None = None, *, strict: bool = True,
-            pins_name: str = "pins") -> Resolution:
-    """Merge `layers` in order (later wins), then `pins` on top of everything (pins always win).
-
-    Strict: validate against the schema, normalize types losslessly, add the derived fields when
-    the config is valid, and hash that. Flexible: hash the merged text as written; the issues are
-    still reported, as what the run will silently do."""
-    pins = pins or {}
-    merged: dict = {}
-    for _, layer in layers:
-        merged = deep_merge(merged, layer)
-    before = flatten(merged)
-    flat_layers = [(name, flatten(layer)) for name, layer in layers]
-    merged = deep_merge(merged, pins)
-    prov = _provenance([*layers, (pins_name, pins)], merged)
-    over = []
-    for path, value in flatten(pins).items():
-        for old_path in [p for p in before if _related(p, path)]:
-            if before[old_path] != value:
-                layer = next((n for n, flat in reversed(flat_layers) if old_path in flat), "?")
-                over.append(PinOverride(old_path, layer, before[old_path], value))
-    normalized, issues = validate(merged)
-    if strict:
-        config = normalized
-        if not issues:
-            config = {**config, "derived": derive(config)}
-    else:
-        config = merged
-    text = canonical_json(config).encode("utf-8")
-    return Resolution(
-        config=config,
-        provenance=prov,
-        pinned_over=tuple(over),
-        issues=tuple(issues),
-        strict=strict,
-        sha256=hashlib.sha256(text).hexdigest(),
-        experiment_sha256=sha256_hex(drop_paths(config, LAYOUT_PATHS)),
-        canonical_bytes=len(text),
-    )
+def resolve(layers: Sequence[tuple[str, Mapping]], pins: Mapping | None = None, *, strict: bool = True) -> Resolution:
+    """The library's resolver under the training schema: what the page's live resolver runs."""
+    return configlib.resolve(layers, pins, schema=TRAINING_SCHEMA, strict=strict)
 
 
 def scenario_layers(p: Params) -> list[tuple[str, dict]]:
@@ -746,7 +231,7 @@ def _resolve_cached(cli_json: str, strict: bool) -> Resolution:
 
 
 # ---------------------------------------------------------------------------------------------
-# Sweeps
+# The scenario's sweep (expanded by configlib.expand_sweep)
 
 
 def sweep_axes(p: Params) -> dict[str, list]:
@@ -757,18 +242,6 @@ def sweep_axes(p: Params) -> dict[str, list]:
     lrs = [float(f"{lr0 * 2 ** (i - mid):.3g}") for i in range(p.sweep_lr_values)]
     warmups = [500 * (i + 1) for i in range(p.sweep_warmup_values)]
     return {"optim.lr": lrs, "optim.warmup_steps": warmups, "train.seed": list(range(p.sweep_seeds))}
-
-
-def expand_sweep(axes: Mapping[str, Sequence]) -> list[dict]:
-    """One nested override per point of the cartesian product, in axis order."""
-    names = list(axes)
-    runs = []
-    for combo in itertools.product(*(axes[n] for n in names)):
-        override: dict = {}
-        for name, value in zip(names, combo):
-            set_path(override, name, value)
-        runs.append(override)
-    return runs
 
 
 # ---------------------------------------------------------------------------------------------

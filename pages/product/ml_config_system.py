@@ -3,6 +3,7 @@ import json
 
 import streamlit as st
 
+from models.configlib import canonical_json, flatten, parse_layer
 from models.product import ml_config_system as model
 from ui.charts import sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
@@ -102,7 +103,7 @@ def resolver_panel(ctx):
             height=330 if layer == "base" else (210 if i < 2 else 250), key=f"{SLUG}.sim_layer_{i}.{tag}",
         )
 
-    parsed = {layer: model.parse_layer(layer.capitalize(), text) for layer, text in texts.items()}
+    parsed = {layer: parse_layer(layer.capitalize(), text) for layer, text in texts.items()}
     errors = [pl.error for pl in parsed.values() if pl.error]
     if errors:
         for e in errors:
@@ -144,7 +145,7 @@ def resolver_panel(ctx):
             st.warning(f"The {o.layer} layer set `{o.path}` = {json.dumps(o.was)}; the pin replaced it with "
                        f"{json.dumps(o.pinned)}. A pinned key cannot be overridden.", icon=":material/push_pin:")
     if res.valid and strict:
-        st.success(f"Valid: {len(model.flatten(res.config))} settings, derived fields added, "
+        st.success(f"Valid: {len(flatten(res.config))} settings, derived fields added, "
                    f"{res.canonical_bytes:,} bytes of canonical JSON.", icon=":material/check_circle:")
 
     out_l, out_r = st.columns([3, 2])
@@ -153,11 +154,11 @@ def resolver_panel(ctx):
         st.json(res.config, expanded=2)
     with out_r:
         st.markdown("**Where each value came from**")
-        flat = model.flatten(res.config)
+        flat = flatten(res.config)
         rows = [{"key": k, "value": json.dumps(v), "layer": res.provenance.get(k, "derived")} for k, v in flat.items()]
         st.dataframe(rows, hide_index=True, width="stretch", height=420)
     with st.expander("The exact bytes that are hashed"):
-        st.code(model.canonical_json(res.config), language="json", wrap_lines=True)
+        st.code(canonical_json(res.config), language="json", wrap_lines=True)
 
 
 page.render()

@@ -1,5 +1,7 @@
-"""ml-config-system: merge semantics, the schema, canonical hashing, the relaunch arithmetic,
-hand-worked scenarios, "moves the right way" properties, the content contract, and the page.
+"""ml-config-system: the relaunch arithmetic, hand-worked scenarios, the scenario's layers,
+hashes, sweep and resolver examples, "moves the right way" properties, the content contract,
+and the page. The config library itself (parse, merge, validate, migrate, resolve, hash, sweep)
+is tested in tests/models/test_configlib_*.py.
 
 Seed 001 names the parts of the answer (schemas, inheritance and overrides, validation, resolve
 and hash the full config, pin environment and data) but gives no numbers, so the seed scenario
@@ -21,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from models.configlib import Resolution, deep_merge, drop_paths, expand_sweep, parse_layer, sha256_hex
 from models.content import PLACEHOLDER
 from models.core import knobs_of
 from models.product import ml_config_system as m
@@ -208,41 +211,11 @@ def test_relaunch_fitting_no_replica_reports_zero():
     assert v(d, "relaunch_dp") == 16
 
 
-# --- merge semantics ---------------------------------------------------------------------------
-
-
-def test_nested_maps_merge_lists_and_scalars_replace():
-    base = {"a": {"x": 1, "y": [1, 2, 3], "z": {"deep": 1, "keep": 2}}, "s": "base"}
-    over = {"a": {"y": [9], "z": {"deep": 5}}, "s": "over"}
-    assert m.deep_merge(base, over) == {"a": {"x": 1, "y": [9], "z": {"deep": 5, "keep": 2}}, "s": "over"}
-
-
-def test_map_replaces_scalar_and_scalar_replaces_map():
-    assert m.deep_merge({"a": 1}, {"a": {"b": 2}}) == {"a": {"b": 2}}
-    assert m.deep_merge({"a": {"b": 2, "c": 3}}, {"a": 7}) == {"a": 7}
-    assert m.deep_merge({"a": {"b": 2}}, {"a": {}}) == {"a": {"b": 2}}  # an empty map changes nothing
-
-
-def test_merge_is_pure():
-    base = {"a": {"l": [1, 2]}}
-    over = {"a": {"m": [3]}}
-    out = m.deep_merge(base, over)
-    out["a"]["l"].append(99)
-    out["a"]["m"].append(99)
-    assert base == {"a": {"l": [1, 2]}} and over == {"a": {"m": [3]}}
-
-
-def test_later_layer_wins_and_pins_always_win():
-    layers = [("base", {"k": 1, "p": "base"}), ("experiment", {"k": 2}), ("command line", {"k": 3, "p": "cli"})]
-    res = m.resolve(layers, {"p": "pinned"}, strict=False)
-    assert res.config == {"k": 3, "p": "pinned"}
-    assert res.provenance == {"k": "command line", "p": "pins"}
-    (over,) = res.pinned_over
-    assert (over.path, over.layer, over.was, over.pinned) == ("p", "command line", "cli", "pinned")
+# --- the scenario's layers: pins and provenance ------------------------------------------------
 
 
 def test_pins_win_over_the_scenario_command_line():
-    cli = m.deep_merge(m.cli_layer(Params()), {"data": {"snapshot": "latest"}})
+    cli = deep_merge(m.cli_layer(Params()), {"data": {"snapshot": "latest"}})
     res = m.resolve([("base", m.BASE), ("experiment", m.EXPERIMENT), ("command line", cli)], m.PINS)
     assert res.config["data"]["snapshot"] == "web-code-2025-06-02"
     assert res.valid
@@ -260,49 +233,7 @@ def test_provenance_of_the_seed_layers():
     assert "derived.gpus" not in prov
 
 
-def test_provenance_after_a_subtree_is_replaced():
-    layers = [("base", {"a": {"b": 1, "c": 2}}), ("exp", {"a": 5}), ("cli", {"a": {"d": 1}})]
-    res = m.resolve(layers, strict=False)
-    assert res.config == {"a": {"d": 1}}
-    assert res.provenance == {"a.d": "cli"}
-
-
-# --- hashing ----------------------------------------------------------------------------------
-
-
-def test_known_hash_of_a_tiny_config():
-    tiny = {"b": 1, "a": [1, 2], "c": {"y": "z", "x": 0.5}}
-    text = '{"a":[1,2],"b":1,"c":{"x":0.5,"y":"z"}}'
-    assert m.canonical_json(tiny) == text
-    assert m.sha256_hex(tiny) == hashlib.sha256(text.encode()).hexdigest()
-
-
-def test_hash_ignores_key_order_whitespace_and_format():
-    toml_text = '[optim]\nlr = 1.5e-4\nwarmup_steps = 1000\n\n[train]\nseed = 17\n'
-    json_text = '{\n  "train": {"seed": 17},\n    "optim": {"warmup_steps": 1000,   "lr": 0.00015}\n}'
-    a, b = m.parse_layer("x", toml_text).data, m.parse_layer("x", json_text).data
-    assert m.sha256_hex(a) == m.sha256_hex(b)
-
-
-def test_one_character_changes_the_hash():
-    cfg = m.resolve_scenario(Params()).config
-    other = json.loads(json.dumps(cfg))
-    other["data"]["snapshot"] = "web-code-2025-06-03"  # one character
-    assert m.sha256_hex(cfg) != m.sha256_hex(other)
-    flipped = sum(x != y for x, y in zip(m.sha256_hex(cfg), m.sha256_hex(other)))
-    assert flipped > 40  # an unrelated digest, not a nearby one
-
-
-def test_strict_normalizes_types_before_hashing_and_flexible_does_not():
-    e_int = m.parse_layer("e", "[optim]\nwarmup_steps = 1000\nlr = 1\n").data
-    e_float = m.parse_layer("e", "[optim]\nwarmup_steps = 1000.0\nlr = 1.0\n").data
-    strict = [m.resolve([("base", m.BASE), ("e", e)], m.PINS, strict=True) for e in (e_int, e_float)]
-    flexible = [m.resolve([("base", m.BASE), ("e", e)], m.PINS, strict=False) for e in (e_int, e_float)]
-    assert strict[0].sha256 == strict[1].sha256
-    assert strict[0].config["optim"]["lr"] == 1.0 and isinstance(strict[0].config["optim"]["lr"], float)
-    assert strict[1].config["optim"]["warmup_steps"] == 1000 and isinstance(
-        strict[1].config["optim"]["warmup_steps"], int)
-    assert flexible[0].sha256 != flexible[1].sha256
+# --- the scenario's hashes -------------------------------------------------------------------
 
 
 def test_relaunch_changes_the_config_hash_and_keeps_the_experiment_hash():
@@ -325,145 +256,32 @@ def test_pins_are_part_of_the_hash():
     assert any(i.path == "env.code_commit" for i in without.issues)
 
 
-# --- validation --------------------------------------------------------------------------------
-
-
-def _strict_issues(experiment: dict, cli: dict | None = None):
-    layers = [("base", m.BASE), ("experiment", experiment), ("command line", cli or m.cli_layer(Params()))]
-    return m.resolve(layers, m.PINS).issues
-
-
-def test_typo_is_rejected_with_the_closest_key():
-    (issue,) = _strict_issues({"optim": {"wramup_steps": 1000}})
-    assert issue.kind == "unknown" and "optim.warmup_steps" in issue.message
-    assert "2000" in issue.silently  # the base's warmup runs instead
-
-
-def test_renamed_key_names_the_rename():
-    (issue,) = _strict_issues({"optim": {"learning_rate": 1.5e-4}})
-    assert "renamed to `optim.lr`" in issue.message
-    assert "0.0003" in issue.silently  # the base's rate, twice the one asked for
-
-
-def test_unknown_table_and_derived_field():
-    issues = _strict_issues({"optm": {"lr": 1e-4}, "derived": {"grad_accum_steps": 3}})
-    kinds = {i.path: i.kind for i in issues}
-    assert kinds == {"optm": "unknown", "derived": "unknown"}
-    assert any("Did you mean `optim`" in i.message for i in issues)
-
-
-def test_types_are_checked_and_only_lossless_conversions_pass():
-    issues = _strict_issues({"optim": {"lr": "1.5e-4", "warmup_steps": 1000.5}, "train": {"seed": True}})
-    assert {i.path: i.kind for i in issues} == {"optim.lr": "type", "optim.warmup_steps": "type",
-                                                "train.seed": "type"}
-    assert not _strict_issues({"train": {"seed": 17.0}})  # 17.0 is an integer, losslessly
-
-
-def test_ranges_and_cross_field_rules():
-    issues = _strict_issues({"optim": {"lr": 0.0, "betas": [0.9]}, "data": {"weights": [0.5, 0.4]}})
-    assert {i.path: i.kind for i in issues} == {"optim.lr": "range", "optim.betas": "range",
-                                                "data.weights": "cross"}
-    cli = m.deep_merge(m.cli_layer(Params()), {"layout": {"tensor_parallel": 3, "pipeline_parallel": 5,
-                                                           "data_parallel": 12}})  # 1,024 mod 48 = 16
-    issues = _strict_issues({}, cli)
-    paths = {i.path for i in issues}
-    assert paths == {"layout.tensor_parallel", "layout.pipeline_parallel", "batch.global_batch"}
-    mismatch = _strict_issues({"data": {"sources": ["web"], "weights": [0.5, 0.5]}})
-    assert [i.path for i in mismatch] == ["data.weights"]
-
-
-def test_missing_key_is_reported():
-    base = m.drop_paths(m.BASE, ["optim.schedule"])
-    res = m.resolve([("base", base)], m.PINS)
-    assert [(i.path, i.kind) for i in res.issues] == [("optim.schedule", "missing")]
-
-
-def test_validate_never_raises_on_odd_shapes():
-    for cfg in ({}, {"model": 3}, {"optim": {"betas": "x"}}, {"layout": {"data_parallel": 0}}, {"a": {"b": {}}}):
-        normalized, issues = m.validate(cfg)
-        assert issues
-
-
-# --- parsing -----------------------------------------------------------------------------------
-
-
-def test_parse_errors_name_the_layer_and_the_line():
-    e = m.parse_layer("Experiment", "[optim]\nlr = \n").error
-    assert e.startswith("Experiment layer (TOML), line 2")
-    e = m.parse_layer("Pins", '{\n  "env": {"image": 1,}\n}').error
-    assert e.startswith("Pins layer (JSON), line 2")
-    assert "Traceback" not in e
-    e = m.parse_layer("Base", '[data]\nsnapshot = 2025-06-02\n').error
-    assert "data.snapshot" in e and "quote" in e
-    assert m.parse_layer("Base", "{}").data == {}
-    assert m.parse_layer("Base", "   ").data == {}
-    assert "top level" in m.parse_layer("Base", "{").error or "line 1" in m.parse_layer("Base", "{").error
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=st.text(max_size=80))
-def test_parse_layer_never_raises(text):
-    out = m.parse_layer("Layer", text)
-    assert (out.data is None) != (out.error is None)
-    if out.error:
-        assert out.error.startswith("Layer layer")
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**13) | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
-        ["model", "optim", "lr", "batch", "layout", "data", "global_batch", "micro_batch", "data_parallel",
-         "weights", "sources", "x", "derived", "seed"]), inner, max_size=4),
-    max_leaves=12,
-)
-layers_strategy = st.dictionaries(st.sampled_from(["model", "optim", "batch", "layout", "data", "train", "env",
-                                                   "junk"]), json_values, max_size=5)
-
-
-@settings(max_examples=60, deadline=None)
-@given(a=layers_strategy, b=layers_strategy, strict=st.booleans())
-def test_resolve_never_raises_on_arbitrary_layers(a, b, strict):
-    res = m.resolve([("base", m.BASE), ("experiment", a), ("command line", b)], m.PINS, strict=strict)
-    assert len(res.sha256) == 64
-    assert set(res.provenance) <= set(m.flatten(res.config))
-    flat = m.flatten(res.config)
-    for path, value in m.flatten(m.PINS).items():  # pins always win, whatever the layers did
-        assert flat[path] == value and res.provenance[path] == "pins"
+# --- the scenario's text layers --------------------------------------------------------------
 
 
 def test_cli_text_parses_back_to_the_cli_layer():
     p = Params(global_batch=3072, micro_batch=2, data_parallel=96, train_tokens=3.5e12)
-    assert m.parse_layer("cli", m.cli_toml(p)).data == m.cli_layer(p)
+    assert parse_layer("cli", m.cli_toml(p)).data == m.cli_layer(p)
 
 
 def test_the_scenario_text_layers_parse():
     for text in (m.BASE_TOML, m.EXPERIMENT_TOML, m.PINS_TOML):
-        assert m.parse_layer("x", text).data == tomllib.loads(text)
+        assert parse_layer("x", text).data == tomllib.loads(text)
 
 
-# --- migration and sweeps -----------------------------------------------------------------------
-
-
-def test_migration_moves_renamed_keys_and_is_idempotent():
-    old = {"optim": {"learning_rate": 2e-4}, "batch": {"micro_batch_size": 8}}
-    new, notes = m.migrate(old)
-    assert new == {"optim": {"lr": 2e-4}, "batch": {"micro_batch": 8}}
-    assert len(notes) == 2
-    again, notes2 = m.migrate(new)
-    assert again == new and notes2 == []
-    both, notes3 = m.migrate({"optim": {"learning_rate": 1e-3, "lr": 2e-4}})
-    assert both == {"optim": {"lr": 2e-4}} and "already set" in notes3[0]
+# --- the scenario's sweep ---------------------------------------------------------------------
 
 
 def test_sweep_is_the_product_of_its_axes():
     p = Params()
     axes = m.sweep_axes(p)
-    assert [len(x) for x in axes.values()] == [4, 3, 3]
-    runs = m.expand_sweep(axes)
+    # 1.5e-4 x 2^(i - 1.5) for i = 0..3, to 3 significant figures: /2.83, /1.41, x1.41, x2.83
+    assert axes == {"optim.lr": [5.3e-5, 1.06e-4, 2.12e-4, 4.24e-4], "optim.warmup_steps": [500, 1000, 1500],
+                    "train.seed": [0, 1, 2]}
+    runs = expand_sweep(axes)
     assert len(runs) == solve(p).value("sweep_runs") == 36
-    assert len({m.sha256_hex(r) for r in runs}) == 36
+    assert len({sha256_hex(r) for r in runs}) == 36
     assert runs[0] == {"optim": {"lr": axes["optim.lr"][0], "warmup_steps": 500}, "train": {"seed": 0}}
-    assert m.expand_sweep({"a": [1, 2], "b.c": ["x", "y", "z"]})[-1] == {"a": 2, "b": {"c": "z"}}
 
 
 def test_a_misspelt_sweep_axis_collapses_to_duplicates_under_new_hashes():
@@ -471,9 +289,9 @@ def test_a_misspelt_sweep_axis_collapses_to_duplicates_under_new_hashes():
     axes = m.sweep_axes(p)
     typo = {"optim.lerning_rate" if k == "optim.lr" else k: vals for k, vals in axes.items()}
     configs, hashes = [], []
-    for override in m.expand_sweep(typo):
+    for override in expand_sweep(typo):
         res = m.resolve(layers_of(p) + [("sweep", override)], m.PINS, strict=False)
-        configs.append(json.dumps(m.drop_paths(res.config, ["optim.lerning_rate"]), sort_keys=True))
+        configs.append(json.dumps(drop_paths(res.config, ["optim.lerning_rate"]), sort_keys=True))
         hashes.append(res.sha256)
         assert any(i.path == "optim.lerning_rate" for i in res.issues)
     assert len(set(configs)) == solve(p).value("sweep_distinct_runs_with_typo") == 9
@@ -483,8 +301,8 @@ def test_a_misspelt_sweep_axis_collapses_to_duplicates_under_new_hashes():
 # --- the live resolver's starting points -----------------------------------------------------------
 
 
-def _resolve_example(ex: m.Example, strict: bool = True) -> m.Resolution:
-    parsed = {n: m.parse_layer(n, t).data for n, t in ex.layers.items()}
+def _resolve_example(ex: m.Example, strict: bool = True) -> Resolution:
+    parsed = {n: parse_layer(n, t).data for n, t in ex.layers.items()}
     return m.resolve([(n, parsed[n]) for n in m.LAYER_NAMES[:3]], parsed["pins"], strict=strict)
 
 
