@@ -1,7 +1,8 @@
 """Slider-to-screen in a real browser: press an arrow key on a slider, time until a metric card
 shows its new value.
 
-    .venv/bin/python -m bench.browser [--moves 15] [--warmup 2] [--loads 10] [--pages all|slug,...] [--json out.json]
+    .venv/bin/python -m bench.browser [--moves 15] [--warmup 2] [--loads 10] [--sessions 1|2]
+                                      [--pages all|slug,...] [--json out.json]
 
 A `python -m ui.launch` server with its own database and Debian's headless Chromium (Playwright).
 Per page we focus a non-log numeric slider whose change moves a metric card (chosen from the
@@ -19,11 +20,15 @@ server has not seen (no cache hit: solve, sweeps and simulations all run).
 Right before each page, bench/trivial_page.py (one slider, one metric) is served by the same
 Python and measured the same way; the table reports each page as a ratio to it (issue #22's goal:
 card within 1.5x, run done within 3x), since absolute times drift between runs on this machine.
+
+`--sessions 2`: a second learner (bench/companion.py, its own browser) nudges a slider of the same
+page on the same server the whole time a page is measured, and likewise beside the trivial page.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import subprocess
 import tempfile
 import time
@@ -92,11 +97,19 @@ class Choice:
 
 def choose(slug: str, fresh_wanted: int) -> Choice:
     """The first non-log int/float knob (and metric card) that changes the card on every step in
-    one direction, preferring the knob with the most such steps."""
+    one direction, preferring the knob with the most such steps; a log knob (its slider steps
+    through ratio-spaced stops) only where no linear one moves a card."""
+    try:
+        return _choose(slug, fresh_wanted, log=False)
+    except LookupError:
+        return _choose(slug, fresh_wanted, log=True)
+
+
+def _choose(slug: str, fresh_wanted: int, log: bool) -> Choice:
     from pydantic import ValidationError
 
     from models.registry import QUESTIONS
-    from ui.knobs import specs
+    from ui.knobs import log_stops, specs
 
     q = QUESTIONS[slug]
     base = q.Params()
@@ -107,17 +120,24 @@ def choose(slug: str, fresh_wanted: int) -> Choice:
     # new values are positions 2, 3, ...
     start = 1
     for spec in specs(q.Params):
-        if spec.kind not in ("int", "float") or spec.knob.log:
+        if spec.kind not in ("int", "float") or spec.knob.log != log:
             continue
         knob = spec.knob
         wstep = float(knob.step or 1) if spec.kind == "int" else float(knob.step or 0.01)
         if knob.percent:
             wstep *= 100
         w0 = float(spec.default) * (100 if knob.percent else 1)
+        stops = log_stops(spec) if log else []
         for sign, key in ((1, "ArrowRight"), (-1, "ArrowLeft")):
             derivs = [d0]
             for i in range(1, start + fresh_wanted + 1):
-                w = w0 + sign * i * wstep
+                if log:
+                    at = stops.index(float(spec.default)) + sign * i
+                    if not 0 <= at < len(stops):
+                        break
+                    w = stops[at] * (100 if knob.percent else 1)
+                else:
+                    w = w0 + sign * i * wstep
                 v = w / 100 if knob.percent else w
                 v = int(round(v)) if spec.kind == "int" else round(v, 9)
                 try:
@@ -139,7 +159,7 @@ def choose(slug: str, fresh_wanted: int) -> Choice:
                 if best is None or score > best[0]:
                     best = (score, Choice(slug, spec.field, mkey, labels[mkey], key, fresh, wstep))
     if best is None:
-        raise SystemExit(f"{slug}: no non-log numeric knob moves a metric card")
+        raise LookupError(f"{slug}: no {'log' if log else 'non-log'} numeric knob moves a metric card")
     return best[1]
 
 
@@ -242,6 +262,31 @@ def first_moves(browser, url: str, choice: Choice, loads: int) -> tuple[list[flo
 TRIVIAL = Choice("trivial", "trivial-value", "", "Double", "ArrowRight", 0, 1.0)
 
 
+@contextlib.contextmanager
+def companion(url: str, choice: Choice, sessions: int):
+    """With sessions == 2, a second browser session moving the same page's slider meanwhile."""
+    if sessions < 2:
+        yield
+        return
+    import sys
+
+    trivial = choice is TRIVIAL
+    page_url = f"{url}/" if trivial else f"{url}/{choice.slug}"
+    key_class = choice.field if trivial else f"{choice.slug}-{choice.field}"
+    proc = subprocess.Popen([sys.executable, "-m", "bench.companion", page_url, key_class],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"the second session did not start on {page_url}")
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
     """bench/trivial_page.py under the same Python and Streamlit options as the app."""
     import socket
@@ -267,7 +312,7 @@ def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"the trivial page did not start:\n{log.read_text()}")
 
 
-def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0) -> dict:
+def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0, sessions: int = 1) -> dict:
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.conftest import start_server, stop_server
@@ -284,20 +329,25 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0) -
             for c in choices:
                 # The yardstick right before each page: an absolute time drifts from one run (and
                 # one minute) to the next on this machine; the ratio in the same minute does not.
-                base = bench_page(browser, trivial_url, TRIVIAL, moves, warmup, 0)
-                r = bench_page(browser, url, c, moves, warmup, fresh)
+                with companion(trivial_url, TRIVIAL, sessions):
+                    base = bench_page(browser, trivial_url, TRIVIAL, moves, warmup, 0)
+                    if loads:
+                        trivial_first, _ = first_moves(browser, trivial_url, TRIVIAL, loads)
+                with companion(url, c, sessions):
+                    r = bench_page(browser, url, c, moves, warmup, fresh)
+                    if loads:
+                        r["first_move_ms"], r["first_move_idle_ms"] = first_moves(browser, url, c, loads)
                 r["trivial_ms"] = base["alternating_ms"]
                 r["trivial_idle_ms"] = base["alternating_idle_ms"]
                 if loads:
-                    r["trivial_first_ms"], _ = first_moves(browser, trivial_url, TRIVIAL, loads)
-                    r["first_move_ms"], r["first_move_idle_ms"] = first_moves(browser, url, c, loads)
+                    r["trivial_first_ms"] = trivial_first
                 results.append(r)
             browser.close()
     finally:
         stop_server(proc)
         stop_server(trivial_proc)
     return {"load_before": load_before, "load_after": loadavg(), "moves": moves, "warmup": warmup,
-            "pages": results}
+            "sessions": sessions, "pages": results}
 
 
 def table(res: dict) -> str:
@@ -333,6 +383,8 @@ def main() -> None:
     ap.add_argument("--fresh", type=int, default=15, help="one-direction moves to new values after (0: skip)")
     ap.add_argument("--pages", default=",".join(PAGES), help="comma-separated slugs, or 'all'")
     ap.add_argument("--loads", type=int, default=0, help="fresh page loads, one move each (the first-move column)")
+    ap.add_argument("--sessions", type=int, default=1, choices=(1, 2),
+                    help="2: a second browser session moves the same page's slider meanwhile")
     ap.add_argument("--json", help="also write the samples here (bench/report.py uses it)")
     args = ap.parse_args()
     if args.pages == "all":
@@ -340,9 +392,10 @@ def main() -> None:
         pages = [slug for slug, q in QUESTIONS.items() if q.written]
     else:
         pages = args.pages.split(",")
-    res = run(pages, args.moves, args.warmup, args.fresh, args.loads)
+    res = run(pages, args.moves, args.warmup, args.fresh, args.loads, args.sessions)
     print(f"Slider-to-screen in Chromium: {args.warmup} warm-up + {args.moves} timed moves per page "
-          f"(ArrowRight/ArrowLeft alternating), then up to {args.fresh} moves to new values.")
+          f"(ArrowRight/ArrowLeft alternating), then up to {args.fresh} moves to new values; "
+          f"{args.sessions} browser session{'s' if args.sessions > 1 else ''} on the server.")
     print(f"Load average before: {res['load_before']}; after: {res['load_after']}\n")
     print(table(res))
     dropped = sum(r["dropped_keys"] for r in res["pages"])

@@ -58,8 +58,8 @@ Renderer = Callable[[PageContext], Any]
 FOCUS_PARAM = "drill"
 FLUSH_PAUSE_S = 0.004
 
-# The last page run in this process: when everything but the simulation panels had been drawn,
-# and when the run ended (bench/ reads it: the first is what a slider move waits for on screen).
+# The last page run in this process: when the metric cards had been drawn (what a slider move
+# waits for on screen), when everything but the simulation panels had, and when the run ended.
 RUN_TIMES: dict[str, float] = {}
 
 
@@ -127,15 +127,24 @@ class QuestionPage:
         flush()
 
     def presets(self) -> dict[str, dict]:
-        """Seed scenario, the content's presets, then this profile's saved ones (starred)."""
+        """Seed scenario, the content's presets, then this profile's saved ones (starred).
+
+        The saved ones are read from the store once per page visit (render() drops the copy on
+        every full run of the page), not on every knob move: a move reruns the body fragment alone,
+        and a preset is saved on another page (the mock's review), so a visit always sees it."""
         q = self.question
+        cache_key = f"{q.slug}.saved-presets"
+        saved = st.session_state.get(cache_key)
+        if saved is None or saved[0] != profile():
+            try:
+                rows = [(f"★ {row['name']}", row["params"]) for row in get_store().presets(profile(), q.slug)]
+            except Exception:  # saved presets are a convenience; the page must render without them
+                rows = []
+            saved = st.session_state[cache_key] = (profile(), rows)
         out: dict[str, dict] = {SEED_PRESET: {}}
         out.update({p.name: p.values for p in q.content.presets})
-        try:
-            for saved in get_store().presets(profile(), q.slug):
-                out.setdefault(f"★ {saved['name']}", saved["params"])
-        except Exception:  # saved presets are a convenience; the page must render without them
-            pass
+        for name, values in saved[1]:
+            out.setdefault(name, values)
         return out
 
     def preset_about(self, name: str) -> str:
@@ -165,6 +174,7 @@ class QuestionPage:
         alone, not app.py (page config, 43 navigation pages, profile, style sheet): the metric cards
         go out 13 ms after the move instead of 17, the run ends at 33 ms instead of 49 (serving-platform,
         traced; see #22 in bench/browser.py's history)."""
+        st.session_state.pop(f"{self.question.slug}.saved-presets", None)
         st.fragment(self._render)()
 
     def _render(self) -> None:
@@ -233,6 +243,7 @@ class QuestionPage:
                 st.markdown(f"*{render_prose(content.hook, derivation, params, withheld)}*")
         with metrics:
             metric_row(derivation, content.metrics, seed_derivation, withheld=withheld)
+        metrics_drawn_s = time.perf_counter()
         # Hand the GIL to the event loop for a moment so the cards (and the knobs before them) reach
         # the browser on their own: otherwise they arrive in one burst with the charts, and the
         # browser shows the moved number only after redrawing every plotly figure (87-255 ms
@@ -273,6 +284,7 @@ class QuestionPage:
             with slot:
                 fn(ctx)
         self._deferred.clear()
-        RUN_TIMES.update(content_ms=(content_drawn_s - started) * 1000,
+        RUN_TIMES.update(metrics_ms=(metrics_drawn_s - started) * 1000,
+                         content_ms=(content_drawn_s - started) * 1000,
                          total_ms=(time.perf_counter() - started) * 1000)
         freeze_once()  # here too, for a page run on its own (AppTest, bench) without app.py
