@@ -69,14 +69,16 @@ def drill_box(slug: str, drill: Drill, derivation: Derivation, params) -> None:
     base = f"{slug}.drill.{drill.key}"
     with st.container(border=True, key=f"drillbox-{slug}-{drill.key}"):
         st.markdown("**Try first.** " + render_prose(drill.question, derivation, params))
-        with st.form(key=f"{base}.form", border=False, enter_to_submit=True):
-            cols = st.columns([3, 1, 1], vertical_alignment="bottom")
-            typed = cols[0].text_input(
+        # One flex row, not st.columns: three columns are four blocks to send and lay out per drill,
+        # and a page redraws a dozen drills on every knob move. The row wraps on a phone.
+        with st.form(key=f"{base}.form", border=False, enter_to_submit=True), \
+                st.container(horizontal=True, vertical_alignment="bottom"):
+            typed = st.text_input(
                 answer_label(drill), key=f"{base}.typed", max_chars=200,
                 placeholder=f"a number{' in ' + drill.unit if drill.unit else ''}, or a number and its unit",
             )
-            check = cols[1].form_submit_button("Check", width="stretch")
-            reveal = cols[2].form_submit_button("Reveal", width="stretch", type="tertiary")
+            check = st.form_submit_button("Check")
+            reveal = st.form_submit_button("Reveal", type="tertiary")
         if check:
             st.session_state[f"{base}.result"] = None
             if not typed.strip():
