@@ -254,6 +254,7 @@ class Derivation:
         # The params' own fields (pydantic keeps them in __dict__; model_dump would copy them again).
         self._scope: dict[str, Any] = dict(params.__dict__) if params is not None else {}
         self._units: dict[str, str] = dict(_param_units(type(params))) if params is not None else {}
+        self._checks: dict[str, tuple[bool, str | Callable[[], str]]] = {}
 
     def step(
         self,
@@ -316,6 +317,38 @@ class Derivation:
         row = self._rows.get(key)
         return self[key].value if row is None else row[1]
 
+    # --- feasibility ---------------------------------------------------------------------------
+    # A scenario every knob allows can still be physically impossible (prefill and decode needing
+    # more than all of a replica's time, a gang split across a fraction of a GPU). `require`
+    # declares such a condition; the page says so at the top and the mock never draws one. The
+    # checks sit beside the steps, not among them, so the Step contract and every step key stay
+    # as they were.
+
+    def require(self, key: str, ok: bool, message: str | Callable[[], str]) -> bool:
+        """Declare that `ok` must hold for the scenario to be possible. `message` says, in plain
+        words with the numbers, what breaks when it does not ("This replica cannot do it: prefill
+        and decode need 147% of its time."); a callable is formatted only when the check fails, so
+        sweeps do not pay for sentences nobody reads. Returns `ok`."""
+        if key in self._checks:
+            raise ValueError(f"condition '{key}' declared twice")
+        self._checks[key] = (bool(ok), message)
+        return bool(ok)
+
+    @property
+    def conditions(self) -> list[str]:
+        """Keys of every condition this solve declared, met or not."""
+        return list(self._checks)
+
+    @property
+    def violations(self) -> list[tuple[str, str]]:
+        """(key, message) for every declared condition the scenario breaks, in declaration order."""
+        return [(key, message() if callable(message) else message)
+                for key, (ok, message) in self._checks.items() if not ok]
+
+    @property
+    def feasible(self) -> bool:
+        return all(ok for ok, _ in self._checks.values())
+
 
 class _ValuesOnly(Derivation):
     """A derivation that keeps only each step's value: what a sweep reads. Charts solve a page
@@ -328,6 +361,7 @@ class _ValuesOnly(Derivation):
         self._rows = {}
         self._steps = {}
         self._values: dict[str, Any] = {}
+        self._checks = {}  # conditions are kept: a mock draw filters on them through the fast path
 
     def step(self, key: str, label: str, value: Any, unit: str = "1", **_: Any) -> Any:
         self._values[key] = value

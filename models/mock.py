@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 from pydantic import ValidationError
 
-from models.core import PHASES, PHASE_TITLES, Derivation, Drill, knobs_of
+from models.core import PHASES, PHASE_TITLES, Derivation, Drill, knobs_of, values_only
 from models.serving import interview_minute_plan as minute_plan
 
 # The plan lives once, on the page that teaches it (interview-minute-plan): 5/7/10/16/5 minutes
@@ -85,12 +85,16 @@ def draw_value(knob, annotation, default: Any, rng: np.random.Generator) -> Any:
     return float(value)
 
 
-def draw_scenario(params_cls: type, seed: int, tries: int = 200) -> Any:
+def draw_scenario(params_cls: type, seed: int, tries: int = 200,
+                  solve: Callable[[Any], Derivation] | None = None) -> Any:
     """A Params instance drawn from the knobs' realistic ranges; same seed, same scenario.
 
     Some combinations are infeasible (a model too big for the GPUs drawn); a Params validator
     rejects them and we draw again from the same generator, so the result stays a function of
-    the seed. After `tries` rejections the seed scenario is used.
+    the seed. Given the question's `solve`, a scenario whose solve declares a broken condition
+    (`Derivation.violations`: a replica asked for more than all of its time, say) is redrawn the
+    same way, so a mock never states an impossible scenario. After `tries` rejections the seed
+    scenario is used.
     """
     rng = np.random.default_rng(seed)
     knobs = knobs_of(params_cls)
@@ -100,10 +104,20 @@ def draw_scenario(params_cls: type, seed: int, tries: int = 200) -> Any:
             if name in knobs:
                 values[name] = draw_value(knobs[name], info.annotation, info.default, rng)
         try:
-            return params_cls(**values)
+            params = params_cls(**values)
         except ValidationError:
             continue
+        if solve is not None and not feasible(solve, params):
+            continue
+        return params
     return params_cls()
+
+
+def feasible(solve: Callable[[Any], Derivation], params: Any) -> bool:
+    """Does the scenario meet every condition its solve declares? Solved values-only: a draw
+    reads no label or formula, and the conditions are kept on that path too."""
+    with values_only():
+        return solve(params).feasible
 
 
 # ---------------------------------------------------------------------------------------------

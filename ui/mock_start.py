@@ -58,7 +58,7 @@ def render_start(store) -> None:
     else:
         pool = [q for q in questions if pick == "Surprise me" or q.track == chosen_track]
         question = pool[int(rng.integers(len(pool)))]
-    params = question.Params() if scenario == "The seed scenario" else draw_scenario(question.Params, seed)
+    params = question.Params() if scenario == "The seed scenario" else draw_scenario(question.Params, seed, solve=question.solve)
     attempt_id = start_attempt(store, question, seed, params, instant_feedback=feedback, round_min=int(round_min))
     st.query_params["attempt"] = attempt_id
     st.rerun()

@@ -26,6 +26,7 @@ from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
 from ui.derivation_view import derivation_view, metric_row
 from ui.drills import answered, drill_box
+from ui.feasibility import feasibility_banner
 from ui.gc_tuning import freeze_once
 from ui.knobs import knob_panel
 from models.content import SEED_PRESET
@@ -241,6 +242,7 @@ class QuestionPage:
             st.title(q.title)
             if content.hook:
                 st.markdown(f"*{render_prose(content.hook, derivation, params, withheld)}*")
+            feasibility_banner(derivation)  # before any number is read as an answer
         with metrics:
             metric_row(derivation, content.metrics, seed_derivation, withheld=withheld)
         metrics_drawn_s = time.perf_counter()
@@ -251,6 +253,7 @@ class QuestionPage:
         time.sleep(FLUSH_PAUSE_S)
         if params_b is not None:
             with comparison:
+                feasibility_banner(solve(q.slug, params_b))
                 compare_view(q.slug, params, params_b, derivation, solve(q.slug, params_b),
                              [k for k, _ in content.metrics])
         if content.intro:

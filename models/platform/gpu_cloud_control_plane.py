@@ -34,6 +34,7 @@ from typing import Annotated, Literal
 
 from models.catalog import LLAMA3_INTERRUPTIONS
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number, format_quantity
 
 # ---------------------------------------------------------------------------------------------
 # The node lifecycle: states, events, guards
@@ -328,7 +329,7 @@ class Params(StrictModel):
         int,
         Knob("Reconciler workers", "workers", 1, 256, log=True,
              help="Concurrent reconciles; each works on one node at a time from a de-duplicating queue.",
-             draw=(8, 64)),
+             draw=(16, 64)),
     ] = 20
     drift_fraction: Annotated[
         float,
@@ -460,6 +461,11 @@ def solve(p: Params) -> Derivation:
                   formula="{reconciles_per_s} × {reconcile_work_s} / {reconciler_workers}")
     d.step("reconciler_keeps_up", "Do the workers keep up with the interval?", "yes" if util < 100 else "no", "1",
            formula="{reconciler_utilization_pct} < 100 %", kind="verdict")
+    d.require("reconciler_keeps_up", util < 100, lambda: (
+        f"The reconciler cannot keep up: visiting {format_number(p.nodes)} nodes every "
+        f"{format_quantity(p.reconcile_interval_s, 's')} needs {format_quantity(util, '%')} of "
+        f"{format_number(p.reconciler_workers)} workers' time, so the interval it promises is never met. "
+        "Add workers, lengthen the interval or cut the calls per reconcile."))
     d.step("full_resync_s", "Time for the workers to visit every node once (after a restart)",
            p.nodes * work / p.reconciler_workers, "s",
            formula="{nodes} nodes × {reconcile_work_s} s / {reconciler_workers} workers")

@@ -14,6 +14,10 @@ Modelling choices, stated on the page:
   batch is the engine's `given_batch`; 0 lets the TPOT target and the KV room set it.
 - Throughput and batch are observations (what the engine's own counters report); MBU and MFU are
   computed from them. An MBU above 100% means the observations contradict each other.
+- Prefill shares the replica with decode (chunked into decode steps, so it reads no extra weights
+  and MBU counts decode's bytes): the replica's time is prefill's share (requests/s x the
+  engine's prefill of the uncached prompt) plus decode's (steps/s x the engine's decode step),
+  and MFU counts both. Above 100% of the replica's time the observations cannot all be true.
 - The fleet runs at the observed rate around the clock, so GPU cost per token = GPU cost per
   second / tokens per second. One span per generated token is the design being priced.
 - Series counts are the product of the label cardinalities: the worst case, reached when any
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number, format_quantity
 from models.engine.knobs import with_defaults, without
 from models.engine.precision import ACTIVATION_BYTES
 from models.engine.record import kv_formula
@@ -63,7 +68,7 @@ LABELS = ("replica", "route", "status", "bucket", "tenant")
 class _ObservabilityKnobs(StrictModel):
     tokens_per_s_replica: Annotated[
         float, Knob("Observed throughput per replica", "tokens/s", 10, 50_000, log=True,
-                    help="Generated tokens per second, from the engine's token counter.", draw=(1200, 3200)),
+                    help="Generated tokens per second, from the engine's token counter.", draw=(1000, 2400)),
     ] = 2400
     queue_wait_ms: Annotated[
         float, Knob("Queue wait", "ms", 0, 2000, 10, help="Admission wait before prefill.", draw=(10, 300)),
@@ -120,12 +125,14 @@ class _ObservabilityKnobs(StrictModel):
     ] = 16_000
 
 
-# The page's observed scenario: a batch of 64 reported by the engine, 1,800-token prompts with no
-# prefix cache, 400-token answers, on 4 H100s.
+# The page's observed scenario: a batch of 64 reported by the engine, 1,800-token prompts of which
+# the prefix cache holds 80% (a chat fleet: the system prompt and the earlier turns), 400-token
+# answers, on 4 H100s. With no prefix cache the same counters cannot be true: 6 requests/s of
+# 1,800-token prefills and decode at 2,400 tokens/s would need 152% of the replica's time.
 # The batch is observed, not derived from a target, and no fleet is sized: no TPOT target or
 # utilization target to show.
 class Params(without(with_defaults(ServingKnobs, tp_degree=4, given_batch=64, prompt_tokens=1800, output_tokens=400,
-                                   prefix_cache_hit=0.0), "tpot_target_ms", "target_utilization"),
+                                   prefix_cache_hit=0.8), "tpot_target_ms", "target_utilization"),
              _ObservabilityKnobs):
     """What the fleet reports and what it costs, then the request and the engine."""
 
@@ -256,6 +263,35 @@ def solve(p: Params) -> Derivation:
     dec = d.step("decode_s", "Decode span: one span for every token after the first",
                  max(0.0, p.output_tokens - 1) * step_s, "s", formula="({output_tokens} − 1) × {step_time_s}")
     d.step("request_s", "The whole request", ttft + dec, "s", formula="{ttft_s} + {decode_s}")
+
+    # --- the replica's time: prefill and decode share it ------------------------------------------
+    rps = d.step("requests_per_s_replica", "Requests per second one replica serves",
+                 p.tokens_per_s_replica / p.output_tokens, "1/s", noun="requests",
+                 formula="{tokens_per_s_replica} / {output_tokens}")
+    steps_per_s = d.step("decode_steps_per_s", "Decode steps per second", p.tokens_per_s_replica / batch, "1/s",
+                         noun="steps", formula="{tokens_per_s_replica} / {decode_batch}")
+    pre_busy = d.step("prefill_busy_share", "Replica time prefilling the prompts", 100 * rps * pre, "%",
+                      formula="{requests_per_s_replica} × {prefill_s}")
+    dec_busy = d.step("decode_busy_share", "Replica time in the engine's decode steps",
+                      100 * steps_per_s * model_step.step_s, "%", formula="{decode_steps_per_s} × {model_step_s}")
+    busy = d.step("replica_busy_share", "Replica time prefill and decode need together", pre_busy + dec_busy, "%",
+                  formula="{prefill_busy_share}% + {decode_busy_share}%")
+    d.step("model_step_with_prefill_s", "The engine's decode step plus its share of prefill",
+           model_step.step_s + rps * pre / steps_per_s, "s",
+           formula="{model_step_s} + {requests_per_s_replica} × {prefill_s} / {decode_steps_per_s}")
+    d.step("mfu_with_prefill", "MFU with the prompts' prefill counted",
+           100 * (fpt * p.tokens_per_s_replica + rps * e.prefill_flops_per_request) / peak_flops, "%",
+           formula="({decode_flops_per_token} × {tokens_per_s_replica} + {requests_per_s_replica} × "
+                   "{prefill_flops_per_request}) / {replica_peak_flops}")
+    d.require("replica_busy_share", busy <= 100, lambda: (
+        f"This replica cannot do it: prefill and decode need {format_quantity(busy, '%')} of its time "
+        f"({format_quantity(pre_busy, '%')} prefilling {format_quantity(rps, '1/s', noun='requests')}, "
+        f"{format_quantity(dec_busy, '%')} decoding). Lower the throughput, shorten the prompts or raise the "
+        "prefix-cache hit."))
+    d.require("mbu", mbu <= 100, lambda: (
+        f"These counters contradict each other: {format_quantity(p.tokens_per_s_replica, '1/s', noun='tokens')} "
+        f"at a batch of {format_number(batch)} would move {format_quantity(mbu, '%')} of the replica's peak HBM "
+        "bandwidth."))
     spans = d.step("spans_per_request", "Spans in one request's trace", len(SPANS), "1", noun="spans",
                    formula=" + ".join(f"1 ({s.name})" for s in SPANS))
     d.step("spans_per_request_per_token", "Spans per request with a span per generated token",
@@ -315,6 +351,12 @@ def solve(p: Params) -> Derivation:
     share = d.step("tenant_step_share", "The tenant's share of a step it is in",
                    100 * (w / batch + tkv) / step_bytes, "%",
                    formula="({weight_share_per_seq_bytes} + {tenant_kv_bytes_per_seq}) / {step_bytes}")
+    # The tenant's sequence is one of the batch whose mean context the step was read at; a context so
+    # long that its KV alone outweighs the step cannot be in that batch.
+    d.require("tenant_step_share", share <= 100, lambda: (
+        f"That tenant cannot be in this batch: its {format_number(p.tenant_context_tokens)}-token context reads "
+        f"{format_quantity(tkv, 'B')} of KV a step, more than the {format_quantity(step_bytes - w, 'B')} the whole "
+        "batch reads at its mean context."))
     step_cost = tp * p.gpu_hour_usd / 3600 * step_s
     per_m = d.step("tenant_cost_per_million_tokens_usd", "The tenant's GPU cost per million tokens",
                    step_cost * share / 100 * 1e6, "USD",

@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Annotated, Literal
 
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number
 from models.sim import fair_share as fs
 
 TEAMS = ("Pretraining", "Post-training", "Interpretability", "Evals")
@@ -43,7 +44,7 @@ class Params(StrictModel):
     total_gpus: Annotated[
         int,
         Knob("GPUs in the cluster", "GPUs", 64, 8192, step=8, log=True,
-             help="Every GPU the quota tree divides; whole jobs are placed on them.", draw=(256, 4096)),
+             help="Every GPU the quota tree divides; whole jobs are placed on them.", draw=(512, 4096)),
     ] = 512
     share_pretrain: Annotated[
         float,
@@ -118,7 +119,7 @@ class Params(StrictModel):
     job_gpus: Annotated[
         int,
         Knob("GPUs per job", "GPUs", 8, 128, 8,
-             help="Every job is gang-scheduled on whole 8-GPU nodes; one size for all teams.", draw=(8, 64)),
+             help="Every job is gang-scheduled on whole 8-GPU nodes; one size for all teams.", draw=(8, 32)),
     ] = 16
     job_hours: Annotated[
         float,
@@ -212,6 +213,27 @@ def _case(dem: float, guar: float, got: float, other_dem: float, other_guar: flo
     if other_got >= other_dem - 1e-9:
         return "other"
     return "none"
+
+
+def _possessive(name: str) -> str:
+    return "'" if name.endswith("s") else "'s"
+
+
+def _whole_gangs(job: int, room: float, targets: tuple[float, ...], demands: tuple[float, ...],
+                 factors: tuple[float, ...]) -> list[int]:
+    """Whole jobs per team: each team's floor of its target, then every whole gang still free in
+    `room` to the team furthest below its target that still has a whole job queued."""
+    n = [math.floor(t / job + 1e-9) for t in targets]
+    wants = [math.floor(dem / job + 1e-9) for dem in demands]
+    free = room - job * sum(n)
+    while free >= job - 1e-9:
+        open_ = [i for i in range(len(n)) if n[i] < wants[i]]
+        if not open_:
+            break
+        i = max(open_, key=lambda i: (targets[i] - job * n[i], factors[i], -i))
+        n[i] += 1
+        free -= job
+    return n
 
 
 def solve(p: Params) -> Derivation:
@@ -337,6 +359,28 @@ def solve(p: Params) -> Derivation:
            formula=_split_formula("pretrain", "posttrain")[_case(d_p, g_p, a_p, d_q, g_q, a_q)])
     d.step("allocation_posttrain_gpus", "Post-training's allocation", a_q, "1", noun="GPUs",
            formula=_split_formula("posttrain", "pretrain")[_case(d_q, g_q, a_q, d_p, g_p, a_p)])
+    # Jobs are gangs: a target of 296.1 GPUs runs 18 jobs of 16. The scheduler starts whole jobs up
+    # to each target, then backfills any whole gang still free to the team furthest below its target
+    # (largest remainder, ties to the higher factor), as the simulation's admission step does.
+    n_p, n_q = _whole_gangs(p.job_gpus, G - evals_alloc, (a_p, a_q), (d_p, d_q), (f_p, f_q))
+    d.step("allocation_jobs", "Pretraining's jobs: whole gangs up to its target, then backfill", n_p, "1",
+           noun="jobs", formula="⌊{allocation_gpus} / {job_gpus}⌋, plus a free gang by largest remainder",
+           kind="search")
+    d.step("allocation_whole_gpus", "Pretraining's GPUs in whole gangs", n_p * p.job_gpus, "1", noun="GPUs",
+           formula="{allocation_jobs} × {job_gpus} GPUs")
+    d.step("allocation_posttrain_jobs", "Post-training's jobs: whole gangs up to its target, then backfill", n_q,
+           "1", noun="jobs", formula="⌊{allocation_posttrain_gpus} / {job_gpus}⌋, plus a free gang by largest "
+                                     "remainder", kind="search")
+    d.step("allocation_posttrain_whole_gpus", "Post-training's GPUs in whole gangs", n_q * p.job_gpus, "1",
+           noun="GPUs", formula="{allocation_posttrain_jobs} × {job_gpus} GPUs")
+    # A guarantee smaller than one job can never run a job on its own GPUs, and preempting for it
+    # frees GPUs it cannot use.
+    gangs = {"Pretraining": g_p, "Post-training": g_q, "Interpretability": g_i, "Evals": g_e}
+    small = [team for team, g in gangs.items() if 0 < g < p.job_gpus - 1e-9]
+    d.require("guarantee_holds_a_gang", not small, lambda: (
+        f"Jobs are gangs of {format_number(p.job_gpus)} GPUs, but "
+        + ", ".join(f"{team}{_possessive(team)} guarantee is {format_number(gangs[team])} GPUs" for team in small)
+        + ": such a team cannot run one job on its guarantee, so preempting for it frees GPUs it cannot use."))
     plain = fs.waterfill_list(idle, [max(0.0, d_p - g_p), max(0.0, d_q - g_q)], [s_p, s_q])
     plain_p, plain_q = min(d_p, g_p) + plain[0], min(d_q, g_q) + plain[1]
     d.step("allocation_without_factor_gpus", "Pretraining's allocation if idle GPUs followed shares alone",
@@ -391,6 +435,9 @@ def solve(p: Params) -> Derivation:
            (p.tick_minutes + p.save_minutes) * 60, "s", formula="{tick_minutes} + {save_minutes}")
     d.step("checkpoint_overhead_pct", "Training time a blocking periodic checkpoint costs",
            100 * p.save_minutes / p.checkpoint_minutes, "%", formula="{save_minutes} / {checkpoint_minutes}")
+    d.require("checkpoint_overhead_pct", p.save_minutes < p.checkpoint_minutes, lambda: (
+        f"A job would never train: writing a checkpoint takes {format_number(p.save_minutes)} min, no shorter than "
+        f"the {format_number(p.checkpoint_minutes)} min between checkpoints."))
 
     # --- hoarding -------------------------------------------------------------------------------
     d.step("hoard_idle_gpu_hours_per_day", "GPU time the hoard wastes a day", hoard * 24, "h",

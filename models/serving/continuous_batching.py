@@ -35,6 +35,7 @@ import numpy as np
 from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_quantity
 from models.engine.knobs import EngineKnobs, accelerator, problem, replica, with_defaults
 from models.engine.record import record_model
 from models.engine.roofline import Replica, floor_batch
@@ -83,7 +84,7 @@ class _BatchingKnobs(StrictModel):
     arrival_rps: Annotated[
         float,
         Knob("Arrival rate", "req/s", 0.05, 200, log=True,
-             help="Requests per second reaching this replica: it sets the batch the replica holds, the share of steps that carry a chunk (so the p95 TPOT), and the simulation's traffic.", draw=(1, 6)),
+             help="Requests per second reaching this replica: it sets the batch the replica holds, the share of steps that carry a chunk (so the p95 TPOT), and the simulation's traffic.", draw=(1, 4)),
     ] = 4
     length_spread: Annotated[
         float,
@@ -125,6 +126,24 @@ def _worst_chunk(p) -> tuple[int, int]:
     """(tokens, first position) of the worst chunk: the last one of a full-context prompt."""
     c = min(p.chunk_tokens, p.max_context_tokens)
     return c, p.max_context_tokens - c
+
+
+def _largest_chunk(r: Replica, batch: int, ctx: int, tpot_s: float, known_ok: int) -> int:
+    """The largest chunk whose worst step (the planned batch at full context plus the last chunk of
+    a full-context prompt) still meets `tpot_s`: a bisection, the step growing with the chunk's FLOP."""
+    def fits(c: int) -> bool:
+        return r.pass_step(batch, ctx, chunk_tokens=c, chunk_start=ctx - c).step_s <= tpot_s
+    if fits(ctx):
+        return ctx
+    lo = known_ok if known_ok > 0 and fits(known_ok) else 0
+    hi = ctx  # does not fit
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _blocks(r: Replica) -> int:
@@ -423,11 +442,50 @@ def solve(p: Params) -> Derivation:
                  noun="requests", formula="min({prefill_capacity_rps}, {decode_capacity_rps})")
     d.step("capacity_limited_by", "Which side saturates first", "prefill" if cap_p < cap_d else "decode",
            formula="{prefill_capacity_rps} vs {decode_capacity_rps}", kind="verdict")
+    # The chunk is a knob, not a law: the TPOT budget the worst step leaves says how large it may be,
+    # and at that chunk the replica may saturate on the other side.
+    big = d.step("largest_chunk_tokens", "Largest chunk whose worst step still meets the TPOT target",
+                 _largest_chunk(r, batch, ctx, tpot, c), "1", noun="tokens",
+                 formula="the largest chunk for which {decode_batch} sequences at {max_context_tokens} plus the last "
+                         "chunk of a full-context prompt take at most {tpot_target_ms}", kind="search")
+    # Prefill saturates first exactly when chunk / prompt < batch / output: the chunk that balances
+    # the two sides is where capacity peaks (smaller, prefill limits; larger, every step is longer).
+    bal = d.step("balanced_chunk_tokens", "Chunk at which prefill and decode saturate together",
+                 batch * new / O, "1", noun="tokens", formula="{decode_batch} × {uncached_prompt_tokens} / {output_tokens}")
+    best = d.step("best_chunk_tokens", "Chunk that maximizes capacity within the TPOT budget",
+                  max(1, min(big, math.floor(bal))), "1", noun="tokens",
+                  formula="max(1, min({largest_chunk_tokens}, floor({balanced_chunk_tokens})))")
+    mid_best = max(0.0, cached + new / 2 - best / 2)
+    d.step("best_chunk_avg_start_tokens", "Where a typical chunk of that size starts in its prompt", mid_best, "1",
+           noun="tokens", formula="max(0, {cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − "
+                                  "{best_chunk_tokens} / 2)")
+    d.step("best_chunk_avg_flops", "A typical chunk of that size", r.prefill_flops(best, mid_best), "FLOP",
+           formula="{best_chunk_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
+                   "({best_chunk_tokens} × {best_chunk_avg_start_tokens} + {best_chunk_tokens} × "
+                   "({best_chunk_tokens} − 1) / 2)")
+    d.step("best_chunk_avg_prefix_read_s", "Reading that chunk's prefix KV", kv * mid_best / bw, "s",
+           formula="{kv_bytes_per_token} × {best_chunk_avg_start_tokens} / {replica_hbm_Bps}")
+    d.step("best_chunk_avg_compute_s", "That chunk's FLOP at the prefill MFU",
+           r.prefill_flops(best, mid_best) / (r.peak_flops * r.prefill_mfu), "s",
+           formula="{best_chunk_avg_flops} / {replica_prefill_flops}")
+    sat_best = d.step("saturated_step_best_chunk_s", "Step of a saturated replica carrying that chunk",
+                      r.step_lines(avg_ctx, chunk_tokens=best, chunk_start=mid_best).step_s(batch), "s",
+                      formula="max({step_memory_s} + {best_chunk_avg_prefix_read_s}, {step_compute_s} + "
+                              "{best_chunk_avg_compute_s}) + {allreduce_fixed_s} + ({decode_batch} + "
+                              "{best_chunk_tokens}) × {allreduce_per_token_s} + {step_overhead_s}")
+    d.step("replica_capacity_best_chunk_rps", "Request capacity of one replica at that chunk",
+           min(best / sat_best / new, batch / sat_best / O), "1/s", noun="requests",
+           formula="min({best_chunk_tokens} / {saturated_step_best_chunk_s} / {uncached_prompt_tokens}, "
+                   "{decode_batch} / {saturated_step_best_chunk_s} / {output_tokens})")
     d.step("planned_rps_per_replica", "Requests/s to route to one replica at the target utilization",
            cap * p.target_utilization, "1/s", noun="requests",
            formula="{replica_capacity_rps} × {target_utilization}")
     d.step("replica_load", "Offered load on the replica", 100 * p.arrival_rps / cap, "%",
            formula="{arrival_rps} / {replica_capacity_rps}")
+    d.require("replica_load", p.arrival_rps <= cap, lambda: (
+        f"This replica cannot keep up: {format_quantity(p.arrival_rps, '1/s', noun='requests')} arrive against a "
+        f"capacity of {format_quantity(cap, '1/s', noun='requests')} ({format_quantity(100 * p.arrival_rps / cap, '%')} "
+        "load), so the queue and the time to first token grow without bound. Lower the arrival rate or add replicas."))
     served = d.step("served_rps", "Requests/s the replica serves at this load", min(p.arrival_rps, cap), "1/s",
                     noun="requests", formula="min({arrival_rps}, {replica_capacity_rps})")
     d.step("expected_tokens_per_s", "Tokens/s it streams at this load", served * O, "1/s", noun="tokens",

@@ -44,6 +44,7 @@ import numpy as np
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_quantity
 from models.engine import serving as sv
 from models.engine.knobs import with_defaults
 from models.engine.record import record_served
@@ -178,6 +179,10 @@ def solve(p: Params) -> Derivation:
                     formula="{kv_transfer_bytes_per_request} B / {prefill_s_per_request} s")
     d.step("kv_egress_link_utilization", "That egress against the node's hand-off NICs",
            100 * egress / node_link, "%", formula="{kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
+    d.require("kv_egress_link_utilization", egress <= node_link, lambda: (
+        f"The hand-off link cannot carry it: a busy prefill node sends {format_quantity(egress, 'B/s')} of KV "
+        f"through {format_quantity(node_link, 'B/s')} of NICs ({format_quantity(100 * egress / node_link, '%')}), "
+        "so prefill waits on the network. Add NICs per node or a faster link."))
     xfer = d.step("kv_transfer_s", "One request's KV over the node's NICs", prompt_kv / node_link, "s",
                   formula="{kv_transfer_bytes_per_request} B / {kv_node_link_Bps} B/s")
     m_layers = r.model.layers

@@ -19,6 +19,7 @@ import math
 from typing import Annotated, Literal
 
 from models.core import PHASES, Derivation, Knob, StrictModel
+from models.units import format_quantity
 from models.engine import serving as sv
 from models.engine.knobs import with_defaults
 from models.engine.record import record_fleet, record_served
@@ -186,4 +187,9 @@ def solve(p: Params) -> Derivation:
     d.step("completion_latency_at_memory_batch_s", "Completion latency at that batch",
            e.prefill_s_per_request + p.output_tokens * at_mem.step_s, "s",
            formula="{prefill_s_per_request} + {output_tokens} × {tpot_at_memory_batch_s}")
+    # A TPOT target shorter than one read of the weights cannot be met at any batch.
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+        f"No batch can meet this TPOT target: reading the weights once takes "
+        f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
+        "target. Loosen the target or spread the weights over more accelerators."))
     return d

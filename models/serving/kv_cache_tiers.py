@@ -39,6 +39,7 @@ from pydantic import model_validator
 
 from models.catalog import GPUS_PER_NODE, LINKS
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number, format_quantity
 from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, without
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica
@@ -73,7 +74,7 @@ class _TierKnobs(StrictModel):
     ssd_drives_per_node: Annotated[
         int,
         Knob("NVMe drives for KV per node", "", 1, 16, 1,
-             help="Gen5 drives the node's SSD tier stripes across; the node's replicas share them.", draw=(1, 8)),
+             help="Gen5 drives the node's SSD tier stripes across; the node's replicas share them.", draw=(2, 8)),
     ] = 1
     ssd_efficiency: Annotated[
         float,
@@ -466,9 +467,14 @@ def solve(p: Params) -> Derivation:
            3600 * lam * recompute_conv * tp * f_s, "s",
            formula="3,600 s × {conversations_per_s} × {recompute_s_per_conversation} × {tp_degree} × "
                    "{predicted_hit_rate}")
-    d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
-           100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
-           formula="{conversations_per_s} × {predicted_hit_share_ssd} × {returning_kv_bytes} / {ssd_reload_Bps}")
+    ssd_util = d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
+                      100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
+                      formula="{conversations_per_s} × {predicted_hit_share_ssd} × {returning_kv_bytes} / "
+                              "{ssd_reload_Bps}")
+    d.require("ssd_link_utilization", ssd_util <= 100, lambda: (
+        f"The SSD link cannot do it: the conversations the SSD tier serves would keep it busy "
+        f"{format_quantity(ssd_util, '%')} of the time, so reloads queue without bound. Give the SSD tier more "
+        "bandwidth or keep more of the history in DRAM."))
 
     # --- Failure modes: what the SSD tier writes, and a restart ---------------------------------
     demoted = lam * (ret_bytes * (1 - f_d) + dead) if ssd > 0 else 0.0
@@ -481,7 +487,7 @@ def solve(p: Params) -> Derivation:
     d.step("ssd_drive_writes_per_day", "Full-capacity writes per day of the node's SSD tier",
            daily / (p.ssd_tb_per_node * 1e12) if p.ssd_tb_per_node > 0 else 0.0, "1", noun="× per day",
            formula="{ssd_writes_per_day_bytes} / {ssd_tb_per_node}" if p.ssd_tb_per_node > 0 else "0 (no SSD tier)")
-    if 0 < t_d < math.inf:
+    if 0 < t_d / p.think_median_s < math.inf:  # the ratio, not t_d: a denormal residency underflows to 0
         shifted = _phi(math.log(t_d / p.think_median_s) / p.think_sigma - p.think_sigma)
     else:
         shifted = 0.0 if t_d <= 0 else 1.0

@@ -41,6 +41,7 @@ from pydantic import model_validator
 from models.catalog import MIG_MAX_INSTANCES, MIG_MEMORY_SLICES
 from models.catalog import link as catalog_link
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_quantity
 from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
 from models.engine.record import record_model
 from models.engine.serving_knobs import RequestKnobs
@@ -337,6 +338,11 @@ def solve(p: Params) -> Derivation:
     d.step("whole_gpu_memory_used", "Share of one GPU's memory a tenant uses alone",
            100 * tenant / (p.tp_degree * hw.hbm_bytes), "%",
            formula="{tenant_bytes} / ({tp_degree} × {gpu_memory_bytes})")
+    room = p.tp_degree * hw.hbm_bytes * p.usable_hbm_fraction
+    d.require("tenant_fits_its_gpus", tenant <= room, lambda: (
+        f"One tenant does not fit its own accelerators: weights plus its KV reserve are "
+        f"{format_quantity(tenant, 'B')}, and {p.tp_degree} × {hw.name} hold {format_quantity(room, 'B')} usable. "
+        "Shrink the KV reserve or use more accelerators per tenant."))
     d.step("tenants_fit_time_sliced", "Tenants whose memory fits one shared GPU (time-slicing)",
            math.floor(p.usable_hbm_fraction * hw.hbm_bytes / tenant), "1", noun="tenants",
            formula="floor({usable_hbm_fraction} × {gpu_memory_bytes} B / {tenant_bytes} B)")

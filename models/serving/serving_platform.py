@@ -22,6 +22,7 @@ import math
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_quantity
 from models.engine import serving as sv
 from models.engine.knobs import with_defaults
 from models.engine.record import record_fleet, record_served
@@ -136,4 +137,9 @@ def solve(p: Params) -> Derivation:
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
            100 * sv.busy_share(cold_engine, cold_rate, f.replicas), "%",
            formula="busy share of the same {replicas} replicas with prefix-cache hit 0", kind="variant")
+    # A TPOT target shorter than one read of the weights cannot be met at any batch.
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+        f"No batch can meet this TPOT target: reading the weights once takes "
+        f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
+        "target. Loosen the target or spread the weights over more accelerators."))
     return d

@@ -27,6 +27,7 @@ from typing import Annotated
 
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN, MODELS
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number, format_quantity
 
 BIG_MODEL = "Llama-3-70B"
 SMALL_MODEL = "Llama-3-8B"
@@ -316,10 +317,15 @@ def solve(p: Params) -> Derivation:
         sum_limits * p.peak_use_fraction, "1/s", noun="tokens",
         formula="{sum_of_output_limits_per_s} tokens/s × {peak_use_fraction}",
     )
-    d.step(
+    fleet_util = d.step(
         "fleet_utilization_at_peak", "Fleet busy at the peak minute", 100 * demand / fleet, "%",
         formula="{peak_output_demand_per_s} / {fleet_output_tokens_per_s}",
     )
+    d.require("fleet_utilization_at_peak", fleet_util <= 100, lambda: (
+        f"The fleet cannot serve this peak: tenants inside their limits ask for "
+        f"{format_quantity(demand, '1/s', noun='tokens')} of output against "
+        f"{format_quantity(fleet, '1/s', noun='tokens')} of capacity, {format_quantity(fleet_util, '%')} of it. "
+        "Lower the oversubscription or add replicas."))
     d.step(
         "peak_use_that_saturates_fleet", "Share of limits in use that fills the fleet",
         100 * fleet / sum_limits, "%",
@@ -360,6 +366,11 @@ def solve(p: Params) -> Derivation:
         "hot_shard_load", "That key's load on its shard", 100 * hot_ops / usable, "%",
         formula="{hot_tenant_ops_per_s} / {usable_ops_per_shard}",
     )
+    # Against what a shard can do at all, not the target: one key lives on one shard.
+    d.require("hot_shard_load", hot_ops <= p.shard_ops_per_s, lambda: (
+        f"One shard cannot hold the largest tenant's key: it needs {format_quantity(hot_ops, '1/s', noun='ops')} "
+        f"and a shard does {format_quantity(p.shard_ops_per_s, '1/s', noun='ops')} at most. Split that tenant's "
+        "limit across keys or give it local leases."))
     hot_tokens = d.step(
         "hot_tenant_tokens_per_s", "Tokens the largest tenant spends per second (input + output)",
         admitted * p.largest_tenant_share * (p.mean_input_tokens + mean_out), "1/s", noun="tokens",

@@ -33,6 +33,7 @@ from typing import Annotated
 from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
+from models.units import format_number
 from models.engine.knobs import with_defaults
 from models.engine.record import record_served
 from models.engine.serving_knobs import ServingKnobs
@@ -67,7 +68,7 @@ class _EvalKnobs(StrictModel):
     fast_turnaround_h: Annotated[
         float,
         Knob("Fast turnaround", "h", 0.5, 48, 0.5, log=True,
-             help="Checkpoint written to scores on the dashboard, the fast option.", draw=(2, 12)),
+             help="Checkpoint written to scores on the dashboard, the fast option.", draw=(2, 8)),
     ] = 4
     slow_turnaround_h: Annotated[
         float,
@@ -231,6 +232,22 @@ def solve(p: Params) -> Derivation:
            noun="GPUs", formula="{replicas_for_cadence} × {tp_degree}")
     d.step("slow_fleet_keeps_up", "Does the slow fleet keep up with the cadence?",
            "yes" if r_slow >= r_cadence else "no", formula="{replicas_slow} ≥ {replicas_for_cadence}")
+    d.step("fast_fleet_keeps_up", "Does the fast fleet keep up with the cadence?",
+           "yes" if r_fast >= r_cadence else "no", formula="{replicas_fast} ≥ {replicas_for_cadence}")
+    # A turnaround-sized fleet that falls behind is no option: its queue grows every day, so the slow
+    # option on offer is the larger of its own sizing and the cadence's.
+    r_slow_ok = d.step("replicas_slow_keeping_up", "Replicas for the slow option that also keeps up",
+                       max(r_slow, r_cadence), "1", noun="replicas",
+                       formula="max({replicas_slow}, {replicas_for_cadence})")
+    g_slow_ok = d.step("gpus_slow_keeping_up", "GPUs for the slow option that also keeps up",
+                       r_slow_ok * p.tp_degree, "1", noun="GPUs", formula="{replicas_slow_keeping_up} × {tp_degree}")
+    d.step("fast_over_slow_keeping_up", "Fast fleet over the slow option that keeps up", g_fast / g_slow_ok, "1",
+           noun="×", formula="{gpus_fast} / {gpus_slow_keeping_up}")
+    d.require("fast_fleet_keeps_up", r_fast >= r_cadence, lambda: (
+        f"The fast fleet cannot keep up: {format_number(p.checkpoints_per_day)} checkpoints a day of "
+        f"{format_number(replica_h)} replica-hours each need {format_number(r_cadence)} replicas busy "
+        f"{format_number(100 * p.target_utilization)}% of the day, and a {format_number(p.fast_turnaround_h)} h "
+        f"turnaround sizes only {format_number(r_fast)}, so the wait for results grows without bound."))
     d.step("backlog_checkpoints_per_day", "Checkpoints the slow fleet falls behind each day",
            max(0.0, p.checkpoints_per_day - r_slow * HOURS_PER_DAY * p.target_utilization / replica_h), "1",
            noun="checkpoints",

@@ -595,3 +595,43 @@ def test_p95_tpot_is_a_percentile_of_the_steps_tokens_ride_in():
     quiet = solve(Params(arrival_rps=0.1))
     assert v(quiet, "chunk_step_share") < 5
     assert v(quiet, "p95_tpot_s") == v(quiet, "decode_step_at_load_s")
+
+
+def _worst_step_by_hand(c: int) -> float:
+    """The planned 54 sequences at 8,192 plus the last c tokens of a full-context prompt."""
+    start = 8192 - c
+    chunk = c * 2 * P70 + A70 * (c * start + c * (c - 1) / 2)
+    return (max((W70 + 54 * KV70 * 8192 + KV70 * start) / BW, 54 * (2 * P70 + A70 * 8192) / FL + chunk / FLP)
+            + AR0 + (54 + c) * AR1 + FIXED)
+
+
+def test_the_chunk_the_tpot_budget_allows_and_the_one_that_balances_capacity():
+    # Issue #20: "limited by prefill" is the 256-token chunk's doing; the worst step uses 32.5 of its
+    # 50 ms. Walk the chunk up by hand until the worst step passes 50 ms.
+    d = solve(Params())
+    assert _worst_step_by_hand(256) == pytest.approx(v(d, "tpot_bound_s")) == pytest.approx(0.0325, rel=1e-3)
+    largest = max(c for c in range(1, 8193) if _worst_step_by_hand(c) <= 0.050)
+    assert largest == 548
+    assert v(d, "largest_chunk_tokens") == largest
+    # Prefill saturates first while chunk / 2,000 < 54 / 400: the balance is at 54 x 2,000 / 400 = 270.
+    assert v(d, "balanced_chunk_tokens") == 270
+    assert v(d, "best_chunk_tokens") == 270
+    start = 1000 - 135
+    chunk = 270 * 2 * P70 + A70 * (270 * start + 270 * 269 / 2)
+    sat = (max((W70 + 54 * KV70 * 2200 + KV70 * start) / BW, 54 * (2 * P70 + A70 * 2200) / FL + chunk / FLP)
+           + AR0 + (54 + 270) * AR1 + FIXED)
+    assert v(d, "saturated_step_best_chunk_s") == pytest.approx(sat)
+    assert 270 / sat / 2000 == pytest.approx(54 / sat / 400)  # both sides saturate together
+    assert v(d, "replica_capacity_best_chunk_rps") == pytest.approx(54 / sat / 400)
+    assert v(d, "replica_capacity_best_chunk_rps") > v(d, "replica_capacity_rps")  # 5.18 > 5.10 req/s
+
+
+def test_arrivals_past_capacity_are_named():
+    # 6 requests/s against the 5.104 the seed replica serves (by hand above): the queue grows forever.
+    assert solve(Params()).violations == []
+    d = solve(Params(arrival_rps=6))
+    (key, message), = d.violations
+    assert key == "replica_load"
+    assert message.startswith("This replica cannot keep up: 6 requests/s arrive against a capacity of "
+                              "5.104 requests/s")
+    assert solve(Params(arrival_rps=5)).violations == []

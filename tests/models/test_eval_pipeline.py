@@ -446,3 +446,28 @@ def test_page_knob_moves_metric_and_prose(tmp_path, monkeypatch):
     text = "\n".join(m.value for m in at.markdown)
     # Twice the prompts: 230.4 replica-hours / (3.833 h x 0.8) = 75.1 -> 76 replicas of 8 GPUs.
     assert "**20,000,000 prompts**" in text and "**608 GPUs**" in text
+
+
+def test_the_slow_option_on_offer_keeps_up_and_the_fast_fleet_must():
+    # Issue #20: the two-day fleet of 4 replicas falls a third of a checkpoint behind every day, so
+    # the slow option the page offers is the 7 the cadence needs (115.2 replica-hours / 19.2 h = 6.001).
+    d = solve(Params())
+    replica_h = 10_000_000 * 0.04148 / 3600  # 41.48 ms a prompt, by hand in test_seed_fleet_by_hand
+    assert replica_h == pytest.approx(115.2, rel=1e-3)
+    assert v(d, "fast_fleet_keeps_up") == "yes"  # 38 >= 7
+    assert v(d, "replicas_slow_keeping_up") == max(4, 7) == 7
+    assert v(d, "gpus_slow_keeping_up") == 7 * 8 == 56
+    assert v(d, "fast_over_slow_keeping_up") == pytest.approx(304 / 56)
+    assert d.violations == []
+    # Twelve checkpoints a day: 115.2 x 12 / (24 h x 0.8) = 72.0 (a hair over: 73) replicas to keep up,
+    # against the 38 a four-hour turnaround sizes: the fast fleet falls behind and the page says so.
+    busy = solve(Params(checkpoints_per_day=12))
+    need = math.ceil(v(d, "replica_hours_per_checkpoint") * 12 / (24 * 0.8) - 1e-9)
+    assert need == 73 and math.ceil(replica_h * 12 / (24 * 0.8)) in (72, 73)
+    assert v(busy, "fast_fleet_keeps_up") == "no"
+    (key, message), = busy.violations
+    assert key == "fast_fleet_keeps_up"
+    assert message.startswith("The fast fleet cannot keep up: 12 checkpoints a day")
+    assert "73 replicas" in message and "only 38" in message
+    # Six a day (the page's preset) still fits: ceil(115.2 x 6 / 19.2) = 37 <= 38.
+    assert solve(Params(checkpoints_per_day=6)).violations == []

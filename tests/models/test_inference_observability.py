@@ -307,12 +307,18 @@ def test_waterfall_layout():
     by = {s[0]: s for s in spans}
     assert by["decode"][1] == pytest.approx(d.value("ttft_s"))
     assert by["decode"][2] == pytest.approx(by["request"][2]) == pytest.approx(d.value("request_s"))
-    # prefill by hand: the weights' 2 x 70.55e9 x 1,800 FLOP plus attention over 1,800 x 1,799 / 2
-    # pairs, at the engine's 60% prefill MFU, plus 160 all-reduces of 1,800 tokens
+    # prefill by hand: the prefix cache holds 80% of the 1,800-token prompt, so 360 tokens are
+    # prefilled: the weights' 2 x 70.55e9 x 360 FLOP plus attention of each over the 1,440 cached
+    # and the 360 x 359 / 2 new pairs, at the engine's 60% prefill MFU, plus 160 all-reduces of 360 tokens
+    flops = 2 * PARAMS * 360 + ATTN_PER_POS * (360 * 1440 + 360 * 359 / 2)
+    # (22.0 ms of FLOP + 4.1 ms of all-reduce = 26.15 ms)
+    assert d.value("prefill_s") == pytest.approx(flops / (4 * 989e12 * PREFILL_MFU) + allreduces(360))
+    assert d.value("prefill_s") == pytest.approx(0.02615, rel=1e-3)
+    # with no prefix cache, the whole prompt: 108.8 ms of FLOP + 16.7 ms of all-reduce = 125.5 ms
+    cold = solve(Params(prefix_cache_hit=0.0))
     flops = 2 * PARAMS * 1800 + ATTN_PER_POS * 1800 * 1799 / 2
-    # (108.8 ms of FLOP + 16.7 ms of all-reduce = 125.5 ms)
-    assert d.value("prefill_s") == pytest.approx(flops / (4 * 989e12 * PREFILL_MFU) + allreduces(1800))
-    assert d.value("prefill_s") == pytest.approx(0.1255, rel=1e-3)
+    assert cold.value("prefill_s") == pytest.approx(flops / (4 * 989e12 * PREFILL_MFU) + allreduces(1800))
+    assert cold.value("prefill_s") == pytest.approx(0.1255, rel=1e-3)
     assert d.value("decode_s") == pytest.approx(399 * 64 / 2400)
     for _, start, end, _ in spans:
         assert 0 <= start <= end <= by["request"][2] + 1e-12
@@ -404,3 +410,48 @@ def test_page_label_toggles_change_the_series(tmp_path, monkeypatch):
     at.checkbox(key=f"{SLUG}.sim_label_bucket").uncheck().run()
     assert {x.label: x.value for x in at.metric}["Series"] == "1,280"  # 64 x 4 x 5
     assert len(at.get("plotly_chart")) >= 5
+
+
+def test_prefill_and_decode_share_the_replica_and_the_defaults_fit():
+    # Issue #20: 2,400 tokens/s of 400-token answers is 6 requests/s; each prefills what the prefix
+    # cache misses. Decode: 2,400 / 64 = 37.5 steps/s of the engine's step at batch 64, context 2,000.
+    d = solve(Params())
+    rps, steps = 2400 / 400, 2400 / 64
+    prefill = 0.02615  # by hand in test_waterfall_layout
+    decode_step = engine_step(64, 2000)
+    assert decode_step == pytest.approx(0.02049, rel=1e-3)
+    assert d.value("requests_per_s_replica") == 6
+    assert d.value("prefill_busy_share") == pytest.approx(100 * rps * prefill, rel=1e-3)  # 15.7%
+    assert d.value("decode_busy_share") == pytest.approx(100 * steps * decode_step)  # 76.9%
+    assert d.value("replica_busy_share") == pytest.approx(100 * (rps * prefill + steps * decode_step), rel=1e-3)
+    assert d.value("replica_busy_share") == pytest.approx(92.5, abs=0.1)
+    assert d.value("model_step_with_prefill_s") == pytest.approx(decode_step + rps * prefill / steps, rel=1e-3)
+    assert d.value("model_step_with_prefill_s") < d.value("step_time_s") == pytest.approx(64 / 2400)
+    # MFU with prefill: decode's (2 x params + attention over 2,000) x 2,400 plus 6 prefills of 360 new tokens
+    pre_flops = 2 * PARAMS * 360 + ATTN_PER_POS * (360 * 1440 + 360 * 359 / 2)
+    decode_flops = (2 * PARAMS + ATTN_PER_POS * 2000) * 2400
+    assert d.value("mfu_with_prefill") == pytest.approx(100 * (decode_flops + 6 * pre_flops) / (4 * H100_FLOPS))
+    assert d.value("mfu_with_prefill") < 50  # the page's "mostly idle" holds with prefill counted
+    assert d.violations == []
+
+
+def test_the_issue_scenario_cannot_happen_and_says_why():
+    # No prefix cache: 6 x 125.5 ms = 75.3% prefilling plus 76.9% decoding = 152% of the replica.
+    d = solve(Params(prefix_cache_hit=0.0))
+    need = 100 * (6 * 0.1255 + 2400 / 64 * engine_step(64, 2000))
+    assert d.value("replica_busy_share") == pytest.approx(need, rel=1e-3)
+    assert need > 150
+    (key, message), = d.violations
+    assert key == "replica_busy_share"
+    assert message.startswith("This replica cannot do it: prefill and decode need 152.1% of its time")
+
+
+def test_counters_above_the_bandwidth_roofline_are_named():
+    # 12,000 tokens/s at batch 64: a step of 5.33 ms reading 222 GB is 41.6 TB/s against 13.4 TB/s peak.
+    d = solve(Params(tokens_per_s_replica=12_000))
+    step_bytes = W + 64 * 2000 * KV_TOKEN
+    mbu = 100 * step_bytes / (64 / 12_000) / (4 * H100_BPS)
+    assert mbu > 100 and d.value("mbu") == pytest.approx(mbu)
+    keys = [k for k, _ in d.violations]
+    assert "mbu" in keys and "replica_busy_share" in keys
+    assert "contradict" in dict(d.violations)["mbu"]

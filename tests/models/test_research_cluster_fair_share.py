@@ -407,3 +407,30 @@ def test_the_tenfold_cluster_is_the_same_morning_scaled():
     assert r.target[0, 0] == pytest.approx(10 * v(d, "allocation_gpus"))
     assert r.factor[0, 0] == pytest.approx(v(d, "fair_share_factor"))  # factors are scale-free
     assert np.all(r.alloc.sum(axis=1) <= 5120 + 1e-9)
+
+
+def test_allocations_run_as_whole_gangs():
+    # Issue #20: a target of 296.1 GPUs is not something a team runs when jobs are gangs of 16.
+    # Targets 296.1 and 151.9 (by hand in test_the_morning_by_hand) floor to 18 and 9 jobs; the two
+    # teams may use 512 - 64 (Evals' hold) = 448 GPUs, 448 - 27 x 16 = 16 are left: one gang, to the
+    # team furthest below its target (296.1 - 288 = 8.1 against 151.9 - 144 = 7.9): Pretraining.
+    d = solve(Params())
+    assert 448 - (18 + 9) * 16 == 16
+    assert v(d, "allocation_jobs") == 19 and v(d, "allocation_whole_gpus") == 304
+    assert v(d, "allocation_posttrain_jobs") == 9 and v(d, "allocation_posttrain_whole_gpus") == 144
+    assert v(d, "allocation_whole_gpus") + v(d, "allocation_posttrain_whole_gpus") <= 448
+    assert d.violations == []
+
+
+def test_a_guarantee_smaller_than_one_gang_is_named():
+    # Jobs of 128 GPUs on the seed's 512: Interpretability and Evals are guaranteed 512 x 0.125 = 64
+    # each, half a job; Pretraining (256) and Post-training (128) hold at least one.
+    d = solve(Params(job_gpus=128))
+    (key, message), = d.violations
+    assert key == "guarantee_holds_a_gang"
+    assert "Interpretability's guarantee is 64 GPUs" in message and "Evals' guarantee is 64 GPUs" in message
+    assert "Pretraining" not in message and "Post-training" not in message
+    # Jobs of 64 fit every guarantee exactly.
+    assert solve(Params(job_gpus=64)).violations == []
+    # No guarantee at all is a pool, not a broken guarantee.
+    assert solve(Params(guaranteed_fraction=0.0, job_gpus=128)).violations == []
