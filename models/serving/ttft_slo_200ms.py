@@ -22,12 +22,19 @@ Modelling choices (the page states each):
     of a sum is below the sum of the p99s.
   * A chunk is charged at the END of the long prompt, where it attends to everything before it:
     the longest a short request can be held behind one chunk.
+  * Routing, at the pooled fleet's size and load: random routing makes every replica an M/M/1
+    queue; join-the-shortest-queue can do no better than one shared queue (M/M/c, its ideal
+    bound); power of two choices is the supermarket model in its large-N mean-field limit
+    (Mitzenmacher 2001): a share rho^(2^i - 1) of queues hold at least i requests, an arrival
+    joins the shorter of two sampled queues, so it finds k ahead with probability
+    s_k^2 - s_(k+1)^2 and waits an Erlang(k, mu) time.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Annotated
 
 import numpy as np
@@ -195,6 +202,83 @@ def min_pooled_servers(lam: float, mu: float, t: float, tail: float) -> int:
             hi = mid
         else:
             lo = mid
+    return hi
+
+
+def mm1_wait_quantile(rho: float, mu: float, tail: float) -> float:
+    """M/M/1: the wait exceeded by a share `tail`: ln(rho / tail) / (mu (1 - rho)), 0 when rho <= tail."""
+    if rho >= 1:
+        return math.inf
+    return max(0.0, math.log(rho / tail) / (mu * (1 - rho))) if rho > 0 else 0.0
+
+
+def supermarket_tails(rho: float) -> list[float]:
+    """s_k = rho^(2^k - 1), k = 0, 1, ...: the share of queues holding at least k requests under
+    power of two choices, in the large-N limit; cut where s_k^2 < 1e-18."""
+    out = [1.0]
+    k = 1
+    while True:
+        s = rho ** (2 ** k - 1)
+        out.append(s)
+        if s * s < 1e-18 or k > 60:
+            return out
+        k += 1
+
+
+@lru_cache(maxsize=4096)  # sweeps re-solve at the same load many times
+def power_of_two_wait_tail(rho: float, mu: float, t: float) -> float:
+    """P(W > t) under power of two choices (mean field): sum over k >= 1 of
+    (s_k^2 - s_(k+1)^2) P(Erlang(k, mu) > t), with P(Erlang(k, mu) > t) = e^-x (1 + x + ... +
+    x^(k-1) / (k-1)!), x = mu t, built up term by term as k grows."""
+    if rho >= 1:
+        return 1.0
+    x = mu * t
+    term = partial = 1.0  # x^(k-1) / (k-1)! and the Erlang(k) sum, at k = 1
+    total, s_k, k = 0.0, rho, 1
+    while True:
+        s_next = rho ** (2 ** (k + 1) - 1)
+        total += (s_k * s_k - s_next * s_next) * partial
+        if s_next * s_next < 1e-18 or k > 60:
+            return math.exp(-x) * (total + s_next * s_next * partial)  # the rest, counted at its least
+        term *= x / k
+        partial += term
+        s_k, k = s_next, k + 1
+
+
+@lru_cache(maxsize=4096)
+def power_of_two_wait_quantile(rho: float, mu: float, tail: float) -> float:
+    """The wait exceeded by a share `tail` under power of two choices (0 when fewer wait at all)."""
+    if rho >= 1:
+        return math.inf
+    if rho * rho <= tail:  # P(W > 0) = s_1^2 = rho^2
+        return 0.0
+    lo, hi = 0.0, 1.0 / mu
+    while power_of_two_wait_tail(rho, mu, hi) > tail:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if power_of_two_wait_tail(rho, mu, mid) <= tail else (mid, hi)
+    return hi
+
+
+def power_of_two_mean_sojourn(rho: float, mu: float) -> tuple[float, int]:
+    """(mean time in system, terms summed): Little's law on the mean queue, sum of s_i over
+    i >= 1, over the per-queue rate rho mu: (1/mu) sum_{i>=1} rho^(2^i - 2)."""
+    s = supermarket_tails(rho)
+    return sum(s[i] for i in range(1, len(s))) / (rho * mu), len(s) - 1
+
+
+@lru_cache(maxsize=4096)
+def min_replicas_power_of_two(lam: float, mu: float, t: float, tail: float, least: int) -> int:
+    """Fewest replicas N, and at least `least`, with P(W > t) <= tail under power of two choices at
+    rho = lam / (N mu); the tail falls as N grows: double from `least`, then bisect."""
+    hi = max(math.floor(lam / mu) + 1, least)  # the fewest stable replicas, and at least `least`
+    lo = hi - 1  # the answer is above lo: lo is below `least`, or unstable
+    while power_of_two_wait_tail(lam / (hi * mu), mu, t) > tail:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if power_of_two_wait_tail(lam / (mid * mu), mu, t) <= tail else (mid, hi)
     return hi
 
 
@@ -400,6 +484,55 @@ def solve(p: Params) -> Derivation:
            mmc_wait_quantile(1, rho_same * mu, mu, tail), "s",
            formula="max(0 s, ln({max_utilization_pooled} / {tail_probability}) / ({service_rate_per_s} × "
                    "(1 − {max_utilization_pooled})))")
+
+    # --- routing at the pooled fleet: random (M/M/1 each), power of two choices, one queue (JSQ ideal) ---
+    rho = d.step("routing_utilization", "Utilization of each replica in the routing comparison (the pooled fleet's)",
+                 a / c, "1", formula="{offered_load} / {replicas_pooled}")
+    # The mean field is a large-N limit: on a small fleet it can promise better than one shared queue
+    # of the same size, which no router beats, so the shared queue's figure bounds it from below.
+    clamp = " On a small fleet, where the large-N limit would beat one shared queue, the shared queue's figure."
+    for pct in (95, 99):
+        q = 1 - pct / 100
+        d.step(f"random_wait_p{pct}_s", f"p{pct} wait, random routing (M/M/1 at the pool's utilization)",
+               mm1_wait_quantile(rho, mu, q), "s",
+               formula=f"max(0 s, ln({{routing_utilization}} / {q:g}) / ({{service_rate_per_s}} × "
+                       "(1 − {routing_utilization})))")
+        pooled_q = d.step(f"pooled_wait_p{pct}_s",
+                          f"p{pct} wait, one shared queue (M/M/c: join-the-shortest-queue's ideal)",
+                          mmc_wait_quantile(c, lam, mu, q), "s",
+                          formula=f"max(0 s, ln({{pooled_wait_probability}} / {q:g}) / ({{replicas_pooled}} × "
+                                  "{service_rate_per_s} − {arrival_rps}))")
+        d.step(f"power_of_two_wait_p{pct}_s", f"p{pct} wait, power of two choices (mean field)",
+               max(power_of_two_wait_quantile(rho, mu, q), pooled_q), "s",
+               formula=f"least t with Σ_k (s_k² − s_(k+1)²) P(Erlang(k, {{service_rate_per_s}}) > t) ≤ {q:g}, "
+                       "s_k = ρ^(2^k − 1) at ρ = {routing_utilization}", kind="search",
+               note="The supermarket model's large-N limit (Mitzenmacher 2001): exact as the fleet grows." + clamp)
+    d.step("power_of_two_wait_probability", "Share that waits at all, power of two choices (ρ², mean field)",
+           100 * max(rho * rho, erlang_c(c, a)), "%", formula="max({routing_utilization}^2, {pooled_wait_probability})")
+    d.step("random_mean_sojourn_s", "Mean time in queue and prefill, random routing (M/M/1)",
+           1 / (mu * (1 - rho)), "s", formula="1 / ({service_rate_per_s} × (1 − {routing_utilization}))")
+    pooled_mean = d.step("pooled_mean_sojourn_s", "Mean time in queue and prefill, one shared queue (M/M/c)",
+                         erlang_c(c, a) / (c * mu - lam) + 1 / mu, "s",
+                         formula="{pooled_wait_probability} / ({replicas_pooled} × {service_rate_per_s} − "
+                                 "{arrival_rps}) + 1 / {service_rate_per_s}")
+    p2_mean, terms = power_of_two_mean_sojourn(rho, mu)
+    series = " + ".join(["1"] + [f"{{routing_utilization}}^{2 ** i - 2}" for i in range(2, terms + 1)])
+    d.step("power_of_two_mean_sojourn_s", "Mean time in queue and prefill, power of two choices (mean field)",
+           max(p2_mean, pooled_mean), "s",
+           formula=f"max(({series}) / {{service_rate_per_s}}, {{pooled_mean_sojourn_s}})",
+           note="Σ_(i≥1) ρ^(2^i − 2) / μ, the terms after these below 1e-18." + clamp)
+    for who, name in (("random", "random routing"), ("power_of_two", "power of two choices"),
+                      ("pooled", "one shared queue")):
+        d.step(f"ttft_p99_bound_{who}_s", f"p99 TTFT bound, {name}: the allowances with its p99 wait for the queue's",
+               p.network_ms / 1000 + p.routing_ms / 1000 + d.value(f"{who}_wait_p99_s") + budget
+               + p.first_token_ms / 1000, "s",
+               formula=f"{{network_s}} + {{routing_s}} + {{{who}_wait_p99_s}} + {{prefill_budget_s}} + "
+                       "{first_token_s}")
+    d.step("replicas_power_of_two", "Replicas, power of two choices (mean field)",
+           min_replicas_power_of_two(lam, mu, qb, tail, pooled), "1", noun="replicas",
+           formula="fewest N with P(W > {queue_budget_s}) ≤ {tail_probability} under power of two choices at "
+                   "ρ = {offered_load} / N, and no fewer than {replicas_pooled}", kind="search",
+           note="The mean field's large-N limit; never below the shared queue's fleet, which no router beats.")
     d.step("gpus_pooled", "GPUs behind the pooled queue", pooled * p.tp_degree, "1", noun="GPUs",
            formula="{replicas_pooled} × {tp_degree}")
     d.step("gpus_separate", "GPUs with a queue per replica", sep * p.tp_degree, "1", noun="GPUs",

@@ -4,6 +4,7 @@ and properties that say which way each number must move."""
 import math
 import time
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from pydantic import ValidationError
@@ -141,3 +142,133 @@ def test_half_fill_time_timeout_doubles_the_fleet():
     assert d.value("batch_at_short_timeout") == pytest.approx(26)
     # 2,000 x 0.2 / 26 = 15.4 -> 16 GPUs, twice the floor of 8
     assert d.value("gpus_at_short_timeout") == 16
+
+
+# --- the GPU hand-off queue: M/D/c at the recommended fleet -----------------------------------------
+
+from models.serving.batched_inference_api import simulate_gpu_queue  # noqa: E402
+from models.sim import queue  # noqa: E402
+
+
+def _md1_cdf(lam: float, d_s: float, t: float) -> float:
+    """Erlang's M/D/1 waiting-time distribution (1909), a formula of its own:
+    P(W <= t) = (1 - rho) sum_{k=0}^{floor(t/D)} [lam (k D - t)]^k / k! e^{-lam (k D - t)}."""
+    rho = lam * d_s
+    return (1 - rho) * sum((lam * (k * d_s - t)) ** k / math.factorial(k) * math.exp(-lam * (k * d_s - t))
+                           for k in range(int(math.floor(t / d_s)) + 1))
+
+
+def _md1_quantile(lam: float, d_s: float, p: float) -> float:
+    lo, hi = 0.0, 100 * d_s
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if _md1_cdf(lam, d_s, mid) >= p else (mid, hi)
+    return hi
+
+
+def test_one_gpu_is_m_d_1_and_matches_erlangs_formula():
+    # 5 req/s with the 50 ms timer: batches of 1 + 5 x 0.05 = 1.25, one GPU serves 1.25 / 0.2 = 6.25 req/s,
+    # ceil(5 / (6.25 x 0.8)) = 1 GPU. Batches arrive at 5 / 1.25 = 4 a second, each call 0.2 s: rho = 0.8.
+    d = solve(Params(arrival_rps=5))
+    assert d.value("gpus_recommended") == 1
+    assert d.value("batch_rate_per_s") == pytest.approx(4)
+    assert d.value("gpu_busy_at_recommended") == pytest.approx(80)
+    # M/D/1: P(wait) = rho, mean wait = rho D / (2 (1 - rho)) = 0.8 x 0.2 / 0.4 = 0.4 s
+    assert d.value("queue_wait_probability") == pytest.approx(80, rel=1e-9)
+    assert d.value("queue_wait_mean_s") == pytest.approx(0.4, rel=1e-9)
+    for pct in (95, 99):
+        assert d.value(f"queue_wait_p{pct}_s") == pytest.approx(_md1_quantile(4, 0.2, pct / 100), rel=1e-7)
+    # and the whole distribution, off the grid of whole service times too
+    for t in (0.0, 0.05, 0.2, 0.33, 0.9, 1.7, 2.5):
+        assert queue.mdc_wait_cdf(1, 4, 0.2, t) == pytest.approx(_md1_cdf(4, 0.2, t), abs=1e-10)
+
+
+def test_m_d_c_mean_against_the_embedded_chain_solved_directly():
+    # An independent computation: the number waiting Q at instants one call apart is the chain
+    # Q' = max(Q + Poisson(a) - c, 0); solve its stationary distribution as a linear system.
+    c, a = 4, 3.2
+    n = 400
+    pois = np.array([math.exp(k * math.log(a) - a - math.lgamma(k + 1)) for k in range(n + c + 1)])
+    P = np.zeros((n, n))
+    for i in range(n):
+        for j in range(1, n):
+            P[i, j] = pois[j - i + c] if j - i + c >= 0 else 0.0
+        P[i, 0] = pois[: max(0, c - i) + 1].sum() if c - i >= 0 else 0.0
+    A = P.T - np.eye(n)
+    A[-1, :] = 1
+    q = np.linalg.solve(A, np.eye(n)[-1])
+    mean_wait_calls = (np.arange(n) * q).sum() / a  # Little's law, in call times
+    assert queue.mdc_mean_wait_s(c, a / 0.2, 0.2) == pytest.approx(mean_wait_calls * 0.2, rel=1e-8)
+    # P(no wait) = P(number in system < c) = P(Q + Poisson(a) <= c - 1)
+    no_wait = sum(q[j] * pois[: c - j].sum() for j in range(c))
+    assert queue.mdc_wait_probability(c, a / 0.2, 0.2) == pytest.approx(1 - no_wait, rel=1e-8)
+
+
+def test_seed_fleet_queue_tail_by_hand():
+    d = solve(Params())
+    # 2,000 req/s in batches of 50 = 40 batches/s; x 0.2 s = 8 GPUs of work on 10 GPUs: 80% busy
+    assert d.value("batch_rate_per_s") == pytest.approx(40)
+    assert d.value("gpu_offered_load") == pytest.approx(8)
+    assert d.value("gpu_busy_at_recommended") == pytest.approx(80)
+    # Erlang C for 10 servers at a = 8 from the birth-death chain, then the M/M/c p99 in closed form
+    c, a = 10, 8.0
+    terms = [a ** k / math.factorial(k) for k in range(c)]
+    top = a ** c / math.factorial(c) * c / (c - a)
+    erlang_c = top / (sum(terms) + top)
+    assert d.value("queue_wait_probability_exponential") == pytest.approx(100 * erlang_c, rel=1e-9)
+    assert d.value("queue_wait_p99_exponential_s") == pytest.approx(math.log(erlang_c / 0.01) / (10 / 0.2 - 40))
+    # deterministic calls queue less than exponential ones, in share and in tail
+    assert d.value("queue_wait_probability") < d.value("queue_wait_probability_exponential")
+    assert d.value("queue_wait_p99_s") < 0.6 * d.value("queue_wait_p99_exponential_s")
+    assert d.value("batch_sojourn_p99_s") == pytest.approx(d.value("queue_wait_p99_s") + 0.2)
+    assert d.value("latency_bound_p99_s") == pytest.approx(49 / 2000 + d.value("queue_wait_p99_s") + 0.2)
+
+
+def _ci(xs):
+    xs = np.asarray(xs)
+    assert len(xs) == 16
+    half = 2.947 * xs.std(ddof=1) / math.sqrt(len(xs))  # Student's t, 15 degrees of freedom, 99%
+    return xs.mean() - half, xs.mean() + half
+
+
+def test_queue_engine_replications_cover_the_exact_tail():
+    p = Params()
+    d = solve(p)
+    runs = simulate_gpu_queue(p, seed=0, batches=100_000, replications=16)
+    assert {r.servers for r in runs} == {10}
+    for attr, key, scale in (("wait_p99_s", "queue_wait_p99_s", 1), ("wait_p95_s", "queue_wait_p95_s", 1),
+                             ("mean_wait_s", "queue_wait_mean_s", 1), ("wait_share", "queue_wait_probability", 100)):
+        want = d.value(key) / scale
+        lo, hi = _ci([getattr(r, attr) for r in runs])
+        print(f"{key}: simulated {lo:.5g}..{hi:.5g}, exact {want:.5g}")
+        assert lo <= want <= hi, (key, lo, want, hi)
+        assert hi - lo < 0.1 * want, (key, "interval too wide to test anything")
+    # the exponential-service figure is well outside: the test can tell the two queues apart
+    assert d.value("queue_wait_p99_exponential_s") > _ci([r.wait_p99_s for r in runs])[1] * 1.5
+
+
+def test_simulation_is_seeded():
+    a = simulate_gpu_queue(Params(), seed=3, batches=2000, replications=2)
+    b = simulate_gpu_queue(Params(), seed=3, batches=2000, replications=2)
+    assert a == b and a[0] != a[1]
+
+
+def test_a_fleet_at_the_floor_has_no_bounded_tail():
+    d = solve(Params(target_utilization=1.0))
+    # 2,000 / 250 = 8 GPUs exactly: 100% busy, the M/D/c queue is unstable
+    assert d.value("gpus_recommended") == 8
+    assert math.isinf(d.value("queue_wait_p99_s")) and math.isinf(d.value("queue_wait_mean_s"))
+    assert d.value("queue_wait_probability") == 100
+
+
+@settings(max_examples=60, deadline=None)
+@given(rate=st.floats(10, 20_000), timeout=st.floats(1, 1000), u1=st.floats(0.3, 0.95), u2=st.floats(0.3, 0.95))
+def test_more_headroom_never_lengthens_the_tail(rate, timeout, u1, u2):
+    lo, hi = sorted((u1, u2))
+    d_lo = solve(Params(arrival_rps=rate, flush_timeout_ms=timeout, target_utilization=lo))
+    d_hi = solve(Params(arrival_rps=rate, flush_timeout_ms=timeout, target_utilization=hi))
+    for d in (d_lo, d_hi):
+        assert 0 <= d.value("queue_wait_p95_s") <= d.value("queue_wait_p99_s")
+        assert d.value("latency_bound_p99_s") >= d.value("worst_latency_s")
+        assert d.value("gpu_busy_at_recommended") <= 100 * 0.95 + 1e-9
+    assert d_lo.value("queue_wait_p99_s") <= d_hi.value("queue_wait_p99_s") + 1e-12

@@ -471,3 +471,83 @@ def test_page_scores_a_review_that_buries_the_lead(app):
     assert float(m["Spearman's rho"]) < 0
     assert m["Checklist coverage"] == "25%"  # goals and scale right; alternatives a false alarm; 5 overlooked
     assert any("False alarms" in x.value for x in at.markdown)
+
+
+# --- the p99 goal against queueing -------------------------------------------------------------------
+
+
+def _erlang_c_by_the_chain(c: int, a: float) -> float:
+    """P(wait) in M/M/c from the birth-death chain's stationary distribution (its own derivation)."""
+    below = [a ** k / math.factorial(k) for k in range(c)]
+    waiting = a ** c / math.factorial(c) * c / (c - a)  # sum over n >= c of a^c / c! (a / c)^(n - c)
+    return waiting / (sum(below) + waiting)
+
+
+def _mmc_p99_by_hand(c: int, lam: float, call_s: float) -> float:
+    # P(W > t) = C e^{-(c mu - lambda) t} = 0.01  =>  t = ln(C / 0.01) / (c mu - lambda)
+    return max(0.0, math.log(_erlang_c_by_the_chain(c, lam * call_s) / 0.01) / (c / call_s - lam))
+
+
+def test_seed_document_fleet_cannot_hold_any_percentile():
+    d = solve(Params())
+    # the 12 ms timer seals calls of 25: 2,000 / 25 = 80 batches/s x 0.2 s = 16 GPUs of work on 8
+    assert v(d, "doc_batch_rate_per_s") == pytest.approx(80)
+    assert v(d, "doc_offered_load_gpus") == pytest.approx(16)
+    assert v(d, "doc_p99_goal_met") == "no" and v(d, "doc_p99_goal_met_fixed_calls") == "no"
+    # no stationary queue, so no percentile is recorded for it
+    assert "doc_queue_wait_p99_s" not in d and "doc_latency_p99_s" not in d
+
+
+def test_seed_reviewers_fleet_p99_by_hand():
+    d = solve(Params())
+    # 25 ms timer: full calls of 50, 40 batches/s, 8 GPUs of work on 10 GPUs
+    assert v(d, "alt_batch_rate_per_s") == pytest.approx(40)
+    assert v(d, "alt_offered_load_gpus") == pytest.approx(8)
+    assert v(d, "alt_erlang_c") == pytest.approx(100 * _erlang_c_by_the_chain(10, 8.0), rel=1e-9)
+    wait = _mmc_p99_by_hand(10, 40, 0.2)
+    assert v(d, "alt_queue_wait_p99_s") == pytest.approx(wait, rel=1e-9)
+    assert wait == pytest.approx(0.3712, abs=1e-4)
+    # worst batching wait 49 / 2,000 s plus the 200 ms call, plus the p99 wait: 596 ms > 500 ms
+    assert v(d, "alt_latency_p99_s") == pytest.approx(49 / 2000 + 0.2 + wait)
+    assert v(d, "alt_p99_goal_met") == "no"
+    # fixed calls: the batched page's exact M/D/c tail for the same fleet and load, well under M/M/c
+    same = batched.solve(batched.Params())
+    assert same.value("gpus_recommended") == 10 and same.value("batch_rate_per_s") == pytest.approx(40)
+    assert v(d, "alt_queue_wait_p99_fixed_calls_s") == pytest.approx(same.value("queue_wait_p99_s"), rel=1e-9)
+    assert v(d, "alt_latency_p99_fixed_calls_s") < 0.5 < v(d, "alt_latency_p99_s")
+    assert v(d, "alt_p99_goal_met_fixed_calls") == "yes"
+    assert v(d, "p99_goal_verdict") == ("document: missed (the queue has no bound); "
+                                         "reviewer's fix: met only because calls are fixed")
+
+
+def test_fewest_gpus_for_the_goal_at_the_documents_timer():
+    d = solve(Params())
+    assert v(d, "p99_goal_min_gpus_doc_timer") == 19
+    allowed = 0.5 - (0.012 + 0.2)  # the target less the worst batching wait and the call
+    assert _mmc_p99_by_hand(19, 80, 0.2) <= allowed < _mmc_p99_by_hand(18, 80, 0.2)
+
+
+def test_a_padded_document_meets_its_goal_by_hand():
+    d = solve(Params(doc_spare_gpus=12))  # 20 GPUs for 16 GPUs of work
+    wait = _mmc_p99_by_hand(20, 80, 0.2)
+    assert v(d, "doc_queue_wait_p99_s") == pytest.approx(wait, rel=1e-9)
+    assert v(d, "doc_latency_p99_s") == pytest.approx(0.212 + wait)
+    assert v(d, "doc_p99_goal_met") == "yes"
+    assert v(d, "p99_goal_verdict").startswith("document: met;")
+
+
+def test_a_target_below_the_call_cannot_be_met_by_any_fleet():
+    d = solve(Params(latency_target_ms=200))  # every request spends the 200 ms call at least
+    assert math.isinf(v(d, "p99_goal_min_gpus_doc_timer"))
+    assert v(d, "p99_goal_verdict").endswith("reviewer's fix: missed")
+
+
+@settings(max_examples=40, deadline=None)
+@given(s1=st.integers(0, 64), s2=st.integers(0, 64), rate=st.floats(500, 4000))
+def test_spares_never_lengthen_the_documents_tail(s1, s2, rate):
+    lo, hi = sorted((s1, s2))
+    d_lo, d_hi = solve(Params(doc_spare_gpus=lo, peak_rps=rate)), solve(Params(doc_spare_gpus=hi, peak_rps=rate))
+    if "doc_latency_p99_s" in d_lo:
+        assert v(d_hi, "doc_latency_p99_s") <= v(d_lo, "doc_latency_p99_s") + 1e-12
+        assert v(d_lo, "doc_latency_p99_fixed_calls_s") <= v(d_lo, "doc_latency_p99_s")
+    assert not (v(d_lo, "doc_p99_goal_met") == "yes" and v(d_hi, "doc_p99_goal_met") == "no")

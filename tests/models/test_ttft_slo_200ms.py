@@ -418,3 +418,140 @@ def test_erlang_c_survives_loads_where_factorial_terms_overflow():
         assert model_erlang_c(c, a) == pytest.approx(log_space(c, a), rel=1e-9)
     d = solve(Params(arrival_rps=1796, mean_prompt_tokens=10177, queue_budget_ms=1, slo_percentile=0.9375))
     assert all(not (isinstance(s.value, float) and math.isnan(s.value)) for s in d)
+
+
+# --- routing: random (M/M/1), power of two choices (mean field), one shared queue (M/M/c) ----------
+
+from collections import deque  # noqa: E402
+
+from models.serving.ttft_slo_200ms import power_of_two_wait_quantile, power_of_two_wait_tail  # noqa: E402
+
+
+def _p2_tail_by_hand(rho, mu, t, terms=40):
+    """Mean-field power of two: s_k = rho^(2^k - 1); an arrival finds k ahead with probability
+    s_k^2 - s_(k+1)^2 and then waits k exponential services: P(Erlang(k, mu) > t)."""
+    s = [rho ** (2 ** k - 1) for k in range(terms)]
+    total = 0.0
+    for k in range(1, terms - 1):
+        erlang = math.exp(-mu * t) * sum((mu * t) ** j / math.factorial(j) for j in range(k))
+        total += (s[k] ** 2 - s[k + 1] ** 2) * erlang
+    return total
+
+
+def test_seed_routing_comparison_by_hand():
+    d = solve(Params())
+    mu, a = d.value("service_rate_per_s"), d.value("offered_load")
+    assert d.value("replicas_pooled") == 7
+    rho = a / 7
+    assert d.value("routing_utilization") == pytest.approx(rho)
+    # random routing: P(W > t) = rho e^{-mu (1 - rho) t} per replica
+    for pct in (95, 99):
+        q = 1 - pct / 100
+        assert d.value(f"random_wait_p{pct}_s") == pytest.approx(math.log(rho / q) / (mu * (1 - rho)))
+        assert _p2_tail_by_hand(rho, mu, d.value(f"power_of_two_wait_p{pct}_s")) == pytest.approx(q, rel=1e-6)
+        c_wait = d.value("pooled_wait_probability") / 100
+        assert d.value(f"pooled_wait_p{pct}_s") == pytest.approx(math.log(c_wait / q) / (7 * mu - 100))
+        # a better router never waits longer
+        pooled, two, random = (d.value(f"{who}_wait_p{pct}_s") for who in ("pooled", "power_of_two", "random"))
+        assert pooled < two < random
+    # power of two: only rho^2 wait at all (both sampled queues busy)
+    assert d.value("power_of_two_wait_probability") == pytest.approx(100 * rho * rho)
+    # means: M/M/1 1 / (mu (1 - rho)); mean field (1 + rho^2 + rho^6 + rho^14 + ...) / mu;
+    # M/M/c C / (c mu - lambda) + 1 / mu
+    assert d.value("random_mean_sojourn_s") == pytest.approx(1 / (mu * (1 - rho)))
+    assert d.value("power_of_two_mean_sojourn_s") == pytest.approx(sum(rho ** (2 ** i - 2) for i in range(1, 30)) / mu)
+    assert d.value("pooled_mean_sojourn_s") == pytest.approx(c_wait / (7 * mu - 100) + 1 / mu)
+    # the bounds: 40 + 10 + p99 wait + 80 + 20 ms
+    for who in ("random", "power_of_two", "pooled"):
+        assert d.value(f"ttft_p99_bound_{who}_s") == pytest.approx(0.150 + d.value(f"{who}_wait_p99_s"))
+
+
+def test_power_of_two_by_hand_at_half_load():
+    # rho = 1/2, mu = 1: s = 1, 1/2, 1/8, 1/128; P(W > 0) = s_1^2 = 1/4
+    assert power_of_two_wait_tail(0.5, 1.0, 0.0) == pytest.approx(0.25)
+    # P(W > 1) = (1/4 - 1/64) e^-1 + (1/64 - 1/16384) e^-1 (1 + 1) + (1/16384 - 2^-30) e^-1 (1 + 1 + 1/2) + ...
+    want = (1 / 4 - 1 / 64) / math.e + (1 / 64 - 1 / 16384) * 2 / math.e + (1 / 16384 - 2 ** -30) * 2.5 / math.e
+    assert power_of_two_wait_tail(0.5, 1.0, 1.0) == pytest.approx(want, rel=1e-8)
+    # fewer than 1% wait when rho^2 <= 1%: the p99 wait is 0 at rho = 0.09 (0.81% wait), not at 0.11
+    assert power_of_two_wait_quantile(0.09, 1.0, 0.01) == 0.0
+    assert power_of_two_wait_quantile(0.11, 1.0, 0.01) > 0
+
+
+def test_replicas_for_power_of_two_is_the_fewest_that_meets_the_allowance():
+    d = solve(Params())
+    mu, a, qb = d.value("service_rate_per_s"), d.value("offered_load"), d.value("queue_budget_s")
+    n = d.value("replicas_power_of_two")
+    assert _p2_tail_by_hand(a / n, mu, qb) <= 0.01 < _p2_tail_by_hand(a / (n - 1), mu, qb)
+    assert d.value("replicas_pooled") < n < d.value("replicas_separate")
+
+
+def _power_of_two_sim(n_queues, rho, mu, customers, rng):
+    """N single-server FIFO queues; each arrival samples two at random and joins the shorter."""
+    lam = rho * mu * n_queues
+    t = np.cumsum(rng.exponential(1 / lam, customers)).tolist()
+    svc = rng.exponential(1 / mu, customers).tolist()
+    picks = rng.integers(0, n_queues, size=(customers, 2)).tolist()
+    queues = [deque() for _ in range(n_queues)]  # departure times of the requests in each queue
+    waits = np.empty(customers)
+    for i in range(customers):
+        now = t[i]
+        a, b = picks[i]
+        for j in (a, b):
+            dq = queues[j]
+            while dq and dq[0] <= now:
+                dq.popleft()
+        j = a if len(queues[a]) <= len(queues[b]) else b
+        dq = queues[j]
+        start = dq[-1] if dq else now
+        waits[i] = start - now
+        dq.append(start + svc[i])
+    return waits[customers // 10:]
+
+
+def test_power_of_two_mean_field_against_a_large_fleet_simulation():
+    """The mean field is the N -> infinity limit; 200 replicas are close to it (finite-N corrections
+    are O(1/N)). Five replications, each its own seed."""
+    d = solve(Params())
+    mu, rho = d.value("service_rate_per_s"), d.value("routing_utilization")
+    p99, p95, share = [], [], []
+    for seed in range(5):
+        w = _power_of_two_sim(200, rho, mu, 200_000, np.random.default_rng(900 + seed))
+        p99.append(np.quantile(w, 0.99))
+        p95.append(np.quantile(w, 0.95))
+        share.append(np.mean(w > 0))
+    print(f"power of two, 200 queues: p99 {np.mean(p99) * 1000:.1f} ms (mean field "
+          f"{d.value('power_of_two_wait_p99_s') * 1000:.1f}), p95 {np.mean(p95) * 1000:.1f} ms "
+          f"({d.value('power_of_two_wait_p95_s') * 1000:.1f}), waiting {np.mean(share):.4f} ({rho * rho:.4f})")
+    assert np.mean(p99) == pytest.approx(d.value("power_of_two_wait_p99_s"), rel=0.05)
+    assert np.mean(p95) == pytest.approx(d.value("power_of_two_wait_p95_s"), rel=0.05)
+    assert np.mean(share) == pytest.approx(rho * rho, rel=0.03)
+    # and random routing's p99 is far outside what the simulation shows: the test can tell them apart
+    assert d.value("random_wait_p99_s") > 2 * max(p99)
+
+
+def test_pooled_p95_confirmed_by_the_queue_engine():
+    p = Params()
+    d = solve(p)
+    mu, qb = d.value("service_rate_per_s"), d.value("queue_budget_s")
+    r, q_mean, q_half, _, _ = _replicate(d.value("replicas_pooled"), p.arrival_rps, mu, qb, 0.05, reps=20,
+                                         customers=100_000)
+    print(f"pooled p95 wait: simulated {q_mean * 1000:.2f} ± {q_half * 1000:.2f} ms, "
+          f"closed form {d.value('pooled_wait_p95_s') * 1000:.2f} ms")
+    assert abs(q_mean - d.value("pooled_wait_p95_s")) <= q_half
+    assert q_half / d.value("pooled_wait_p95_s") < 0.05
+
+
+@settings(max_examples=60, deadline=None)
+@given(rate=st.floats(5, 1000), prompt=st.integers(100, 4000), q=st.floats(10, 90))
+def test_better_routers_never_wait_longer(rate, prompt, q):
+    try:
+        d = solve(Params(arrival_rps=rate, mean_prompt_tokens=prompt, queue_budget_ms=q))
+    except ValidationError:
+        assume(False)
+    for pct in (95, 99):
+        assert 0 <= d.value(f"pooled_wait_p{pct}_s") <= d.value(f"power_of_two_wait_p{pct}_s") + 1e-12
+        assert d.value(f"power_of_two_wait_p{pct}_s") <= d.value(f"random_wait_p{pct}_s") + 1e-12
+    assert d.value("replicas_pooled") <= d.value("replicas_power_of_two") <= d.value("replicas_separate")
+    # (on one replica the three are the same queue: equal up to rounding)
+    assert d.value("pooled_mean_sojourn_s") <= d.value("power_of_two_mean_sojourn_s") * (1 + 1e-12)
+    assert d.value("power_of_two_mean_sojourn_s") <= d.value("random_mean_sojourn_s") * (1 + 1e-12)
