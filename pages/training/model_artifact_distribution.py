@@ -1,14 +1,12 @@
 import math
-
-import plotly.graph_objects as go
-import streamlit as st
+from functools import partial
 
 from models.training import model_artifact_distribution as model
-from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep, sweep_figure, sweep_values
+from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
-from ui.sim_panel import cached_simulation, seed_input
+from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure, swarm_simulation
 
 page = QuestionPage("model-artifact-distribution")
 
@@ -85,57 +83,30 @@ def rollout_vs_nodes(ctx):
     return figure(traces, layout)
 
 
-def _run(params_json: str, seed: int):
-    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
+SWARM = SwarmWords(headline="##### Live: the rollout as a swarm exchanging chunks rarest-first", peers="Nodes",
+                   bound_key="per_node_lower_bound_s", bound_name="Link bound")
+# The simulation and figure the panel draws, by the names tests/app/test_page_figures_plain.py reads.
+_run = swarm_simulation(model)
+_swarm_figure = partial(swarm_figure, words=SWARM)
 
 
-def _swarm_figure(result, step_s: float, bound_s: float, bound_label: str) -> go.Figure:
-    """Nodes done and uplinks busy at each step of the swarm, against the link bound; plain dicts, not
-    validated (ui/figures.py)."""
-    t = [(i + 1) * step_s for i in range(len(result.completed_per_step))]
-    bound = dict(color=INK, dash="dash")
-    traces = [
-        dict(type="scatter", x=t, y=result.completed_per_step, name="Nodes holding every chunk",
-             line=dict(color=PALETTE[0], width=2.5)),
-        dict(type="scatter", x=t, y=[u * 100 for u in result.uplink_utilization], yaxis="y2",
-             name="Uplinks busy (%)", line=dict(color=PALETTE[2], width=1.5), opacity=0.7),
-        # In the legend: beside the line, the label sat on the busy-uplinks line along the top.
-        legend_line(f"link bound {bound_label}", **bound),
-    ]
-    layout = layout_dict("Nodes finished over time", "Seconds since the rollout started", "Nodes")
-    layout["yaxis2"] = dict(title=dict(text="Uplinks busy (%)"), overlaying="y", side="right", range=[0, 105],
-                            tickvals=[0, 25, 50, 75, 100], showgrid=False)
-    layout["shapes"] = [vline(bound_s, **bound)]
-    return figure(traces, layout)
-
-
-@page.sim("swarm")
-def swarm_panel(ctx):
-    p = ctx.params
-    d = ctx.derivation
-    st.markdown("##### Live: the rollout as a swarm exchanging chunks rarest-first")
-    seed = seed_input(ctx.slug)
-    result = cached_simulation(ctx.slug, _run, p, seed, "Simulating the swarm…")
-    step_s = model.sim_step_s(p)
-    n_chunks = model.sim_chunks(p)
-    finish_s = result.finish_steps * step_s
-    bound_s = d.value("per_node_lower_bound_s")
-    cols = st.columns(4)
-    cols[0].metric("Simulated finish", f"{finish_s:,.1f} s" if result.finished else "did not finish", border=True)
-    cols[1].metric("Link bound", d["per_node_lower_bound_s"].display(hint=False), border=True)
-    cols[2].metric("Overhead", f"{(finish_s / bound_s - 1) * 100:,.1f}%" if result.finished else "-", border=True)
-    cols[3].metric("Origin share of uploads", f"{result.source_share * 100:,.1f}%", border=True)
-    st.plotly_chart(_swarm_figure(result, step_s, bound_s, d["per_node_lower_bound_s"].display(hint=False)),
-                    key=f"{ctx.slug}.sim.swarm.chart")
+def _swarm_caption(result, n_chunks: int, p, d) -> str:
     nodes_note = (f" The simulation runs {result.hosts:,} of the {p.nodes:,} nodes, which only shortens its fill."
                   if result.hosts < p.nodes else "")
-    st.caption(
+    return (
         f"{result.hosts:,} nodes, {n_chunks} chunks of {d.value('artifact_bytes') / 1e6 / n_chunks:,.0f} MB "
         f"(the simulation coarsens to at most 200 chunks, which only raises its overhead), "
         f"{result.transfers:,} chunk transfers, {result.source_uploads:,} of them from the origin; "
         f"{result.failed_peers} nodes died and {result.slow_peers} ran slow.{nodes_note} "
         "Change the seed to see another run; slow and failed nodes come from the scenario's knobs."
     )
+
+
+@page.sim("swarm")
+def swarm_panel(ctx):
+    render_swarm_panel(ctx, model, SWARM, run=_run,
+                       fourth_card=lambda r: ("Origin share of uploads", f"{r.source_share * 100:,.1f}%"),
+                       caption=lambda r, n: _swarm_caption(r, n, ctx.params, ctx.derivation))
 
 
 page.render()

@@ -4,10 +4,9 @@ position in the URL, and the reversed order with a crash ends in a lost message.
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from models.product import chat_one_to_one as model
-from models.registry import QUESTIONS
+from tests.helpers import app_page, metric
 
 SLUG = "chat-one-to-one"
 STEP = f"{SLUG}.sim_step"
@@ -18,38 +17,30 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
-def _page() -> AppTest:
-    return AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
-
-
-def _metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
 def test_next_walks_the_default_delivery_to_a_drained_inbox():
-    at = _page().run()
+    at = app_page(SLUG).run()
     assert not at.exception, [e.value for e in at.exception]
     frames, _ = model.deliver()
-    assert _metric(at, "Alice's screen") == "sending…"
+    assert metric(at, "Alice's screen") == "sending…"
     for _ in range(3):
         at.button(key=f"{SLUG}.sim_next").click().run()
     assert at.session_state[STEP] == 3
     assert at.query_params[STEP] in (["3"], "3")
     # event 3: the publish finds Bob offline; the inbox already holds m1
-    assert _metric(at, "Bob's inbox rows") == "m1"
-    assert _metric(at, "Bob's phone shows") == "nothing"
+    assert metric(at, "Bob's inbox rows") == "m1"
+    assert metric(at, "Bob's phone shows") == "nothing"
     assert any("gone from the live path" in e.value for e in at.error)
     for _ in range(len(frames) - 1 - 3):
         at.button(key=f"{SLUG}.sim_next").click().run()
     assert at.session_state[STEP] == len(frames) - 1
-    assert _metric(at, "Bob's phone shows") == "m1"
-    assert _metric(at, "Alice's screen") == "delivered ✓✓"
+    assert metric(at, "Bob's phone shows") == "m1"
+    assert metric(at, "Alice's screen") == "delivered ✓✓"
     at.button(key=f"{SLUG}.sim_back").click().run()
     assert at.session_state[STEP] == len(frames) - 2
 
 
 def test_reversed_order_with_crash_ends_lost():
-    at = _page()
+    at = app_page(SLUG)
     at.query_params[STEP] = "999"
     at.run()
     frames, _ = model.deliver()
@@ -64,6 +55,6 @@ def test_reversed_order_with_crash_ends_lost():
         at.button(key=f"{SLUG}.sim_next").click().run()
     assert at.session_state[STEP] == len(frames) - 1
     assert any("lost" in e.value for e in at.error)
-    assert _metric(at, "Alice's screen") == "sent ✓"
-    assert _metric(at, "Bob's phone shows") == "nothing"
+    assert metric(at, "Alice's screen") == "sent ✓"
+    assert metric(at, "Bob's phone shows") == "nothing"
     assert any("lost" in c.value for c in at.caption)

@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS, ROOT
+from tests.helpers import app_page, markdown
 
 SLUG = "continuous-batching"
 BOX = f"{SLUG}.drill.kv_budget_bytes"
@@ -26,14 +27,6 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "drills.duckdb"))
 
 
-def _page() -> AppTest:
-    return AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30).run()
-
-
-def _markdown(at) -> str:
-    return "\n".join(m.value for m in at.markdown)
-
-
 def _check(at, typed):
     at.text_input(key=f"{BOX}.typed").input(typed)
     at.button(key=CHECK).click().run()
@@ -41,26 +34,26 @@ def _check(at, typed):
 
 
 def test_the_box_names_the_unit_and_reads_a_bare_number_in_it():
-    at = _page()
+    at = app_page(SLUG).run()
     assert at.text_input(key=f"{BOX}.typed").label == "Your answer, in GB"
-    assert "How much is left for KV? (GB)" in _markdown(at)
+    assert "How much is left for KV? (GB)" in markdown(at)
     _check(at, f"{KV_BUDGET_GB:.1f}")
     assert any("Full marks" in s.value for s in at.success)
-    assert "Answer: **146.9 GB**" in _markdown(at)
+    assert "Answer: **146.9 GB**" in markdown(at)
 
 
 def test_the_same_number_with_its_unit_also_scores():
-    at = _page()
+    at = app_page(SLUG).run()
     _check(at, "146,800 MB")
     assert any("Full marks" in s.value for s in at.success)
 
 
 @pytest.mark.parametrize(("typed", "says"), [("lots", "Could not read a number"), ("320 ms", "a time")])
 def test_an_unreadable_answer_is_a_message_and_another_try(typed, says):
-    at = _page()
+    at = app_page(SLUG).run()
     _check(at, typed)
     assert any(says in w.value for w in at.warning), [w.value for w in at.warning]
-    assert "Answer: **" not in _markdown(at), "a typo gave the answer away"
+    assert "Answer: **" not in markdown(at), "a typo gave the answer away"
     assert not at.success and not at.error
     # the next, readable try is scored as usual
     _check(at, "146.8")
@@ -68,13 +61,13 @@ def test_an_unreadable_answer_is_a_message_and_another_try(typed, says):
 
 
 def test_reveal_shows_the_answer_in_the_asked_unit():
-    at = _page()
+    at = app_page(SLUG).run()
     at.button(key=REVEAL).click().run()
-    assert "Answer: **146.9 GB**" in _markdown(at)
+    assert "Answer: **146.9 GB**" in markdown(at)
 
 
 def test_a_unit_slip_is_named_in_the_learners_words():
-    at = _page()
+    at = app_page(SLUG).run()
     _check(at, "146.89 MB")
     (error,) = [e.value.replace("\\", "") for e in at.error]  # the message is Markdown-escaped
     assert "a factor of 1,000" in error and "Did you mean 146.9 GB?" in error
@@ -98,7 +91,7 @@ def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
     at.button(key=f"FormSubmitter:{box}.form-Save").click().run()
     at.button(key="mock.finish").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    review = _markdown(at)
+    review = markdown(at)
     assert "Your answer: `146.8` · reference **146.9 GB** · score **1**" in review
 
 

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.platform import gpu_cloud_control_plane as model
-from models.registry import QUESTIONS
+from tests.helpers import app_page
 
 SLUG = "gpu-cloud-control-plane"
 STEP = f"{SLUG}.sim_step"
@@ -18,17 +18,13 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
-def _page() -> AppTest:
-    return AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
-
-
 def _nodes_table(at: AppTest):
     frame = next(df for df in at.dataframe if "Fault (hidden truth)" in df.value.columns)
     return frame.value
 
 
 def test_next_and_back_walk_the_scripted_events():
-    at = _page().run()
+    at = app_page(SLUG).run()
     assert not at.exception, [e.value for e in at.exception]
     frames = model.scenario(gate=True)
     assert list(_nodes_table(at)["State"]) == [n.state for n in frames[0].fleet.nodes]
@@ -47,7 +43,7 @@ def test_next_and_back_walk_the_scripted_events():
 def test_a_refused_allocation_is_shown_as_refused():
     frames = model.scenario(gate=True)
     refused = next(f.index for f in frames if not f.accepted)
-    at = _page()
+    at = app_page(SLUG)
     at.query_params[STEP] = str(refused)
     at.run()
     assert not at.exception
@@ -55,7 +51,7 @@ def test_a_refused_allocation_is_shown_as_refused():
 
 
 def test_skipping_the_gate_hands_out_both_bad_nodes():
-    at = _page()
+    at = app_page(SLUG)
     at.query_params[STEP] = "999"
     at.run()
     assert at.session_state[STEP] == len(model.scenario(gate=True)) - 1

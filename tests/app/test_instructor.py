@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from models.registry import QUESTIONS
+from tests.helpers import app_page, metric
 
 Q = QUESTIONS["batched-inference-api"]
 S = Q.slug
@@ -16,35 +16,27 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "instructor.duckdb"))
 
 
-def _page() -> AppTest:
-    return AppTest.from_file(str(Q.page_path), default_timeout=30)
-
-
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
-
-
 def test_choosing_a_preset_sets_every_knob():
-    at = _page().run()
+    at = app_page(Q).run()
     at.slider(key=f"{S}.max_batch_inputs").set_value(100).run()  # a knob the preset does not name
     at.selectbox(key="preset").select("Short timeout at peak").run()
     assert not at.exception
     assert at.select_slider(key=f"{S}.flush_timeout_ms").value == 10
     assert at.slider(key=f"{S}.max_batch_inputs").value == 50, "a preset resets the knobs it does not name"
     # 1 + 2,000 x 0.01 = 21 inputs; 21 / 0.2 s = 105 req/s; 2,000 / (105 x 0.8) = 23.8 -> 24 GPUs
-    assert _metric(at, "Provision (timeout + headroom)") == "24 GPUs"
+    assert metric(at, "Provision (timeout + headroom)") == "24 GPUs"
     at.selectbox(key="preset").select("Seed scenario").run()
-    assert _metric(at, "Provision (timeout + headroom)") == "10 GPUs"
+    assert metric(at, "Provision (timeout + headroom)") == "10 GPUs"
 
 
 def test_a_link_naming_a_preset_opens_it():
-    at = _page()
+    at = app_page(Q)
     at.query_params["preset"] = "Quiet hours"
     at.run()
     assert not at.exception
     # 100 req/s over 250 req/s per GPU: one GPU
-    assert _metric(at, "Floor (100% busy)") == "1 GPU"
-    bad = _page()
+    assert metric(at, "Floor (100% busy)") == "1 GPU"
+    bad = app_page(Q)
     bad.query_params["preset"] = "No such preset"
     bad.run()
     assert any("no preset by that name" in i.value for i in bad.info)
@@ -55,7 +47,7 @@ def _steps_shown(at) -> list[str]:
 
 
 def test_reveal_goes_one_step_at_a_time_in_order():
-    at = _page()
+    at = app_page(Q)
     at.query_params["present"] = "1"
     at.run()
     assert not at.exception
@@ -71,7 +63,7 @@ def test_reveal_goes_one_step_at_a_time_in_order():
 
 
 def test_compare_shows_every_figure_with_delta_and_ratio():
-    at = _page()
+    at = app_page(Q)
     at.query_params["compare"] = "1"
     at.query_params[f"{S}.B.arrival_rps"] = "4000"
     at.run()

@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.registry import ROOT, written
+from tests.helpers import app_page, markdown, metric
 
 WRITTEN = written()
 TIMEOUT = 30
@@ -16,70 +17,55 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
-def _page(q) -> AppTest:
-    return AppTest.from_file(str(q.page_path), default_timeout=TIMEOUT)
-
-
-def _texts(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
-
-
-def _metric(at: AppTest, label_start: str) -> str:
-    for m in at.metric:
-        if m.label.startswith(label_start):
-            return m.value
-    raise AssertionError(f"no metric starting {label_start!r}: {[m.label for m in at.metric]}")
-
-
 def test_home_lists_every_question_and_says_all_are_written():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception
-    text = _texts(at)
+    text = markdown(at)
     assert len(WRITTEN) == 38 and "**All 38 questions are here**" in text
     assert "coming" not in text
     assert "Distribute a 400 GB checkpoint" in text or any(
         "Distribute a 400 GB checkpoint" in str(e.proto) for e in at.get("page_link"))
     # search narrows the list
     at.text_input(key="home.search").input("checkpoint").run()
-    assert "Seven boxes" not in _texts(at)
+    assert "Seven boxes" not in markdown(at)
 
 
 @pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
 def test_page_runs_clean(q):
-    at = _page(q).run()
+    at = app_page(q, TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     assert len(at.metric) >= 3
     assert len(at.get("plotly_chart")) >= 1
-    assert "{{" not in _texts(at), "an unrendered placeholder reached the page"
+    assert "{{" not in markdown(at), "an unrendered placeholder reached the page"
 
 
 def test_batched_page_knob_moves_metric_and_prose():
     q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
-    at = _page(q).run()
-    assert _metric(at, "Per GPU, full batches") == "250 requests/s"
-    assert "**250 requests/s**" in _texts(at)
+    at = app_page(q, TIMEOUT).run()
+    assert metric(at, "Per GPU, full batches", prefix=True) == "250 requests/s"
+    assert "**250 requests/s**" in markdown(at)
     at.slider(key="batched-inference-api.max_batch_inputs").set_value(100).run()
     assert not at.exception
     # 100 inputs / 0.2 s = 500 req/s, and the floor halves: 2,000 / 500 = 4
-    assert _metric(at, "Per GPU, full batches") == "500 requests/s"
-    assert "**500 requests/s**" in _texts(at)
-    assert "**4 GPUs**" in _texts(at)
+    assert metric(at, "Per GPU, full batches", prefix=True) == "500 requests/s"
+    assert "**500 requests/s**" in markdown(at)
+    assert "**4 GPUs**" in markdown(at)
 
 
 def test_checkpoint_page_knob_moves_metric_and_prose():
     q = next(q for q in WRITTEN if q.slug == "checkpoint-distribution")
-    at = _page(q).run()
-    assert "320 s" in _texts(at)
+    at = app_page(q, TIMEOUT).run()
+    assert "320 s" in markdown(at)
     at.select_slider(key="checkpoint-distribution.checkpoint_gb").set_value(800.0).run()
     assert not at.exception
     # 800 GB / 1.25 GB/s = 640 s
-    assert "**640 s" in _texts(at)
+    assert "**640 s" in markdown(at)
 
 
 def test_url_garbage_is_announced_not_hidden():
     q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
-    at = _page(q)
+    at = app_page(q, TIMEOUT)
     at.query_params["batched-inference-api.arrival_rps"] = "lots"
     at.query_params["batched-inference-api.max_batch_inputs"] = "5000"
     at.run()
@@ -88,17 +74,17 @@ def test_url_garbage_is_announced_not_hidden():
     assert "arrival_rps=lots" in notices
     assert "max_batch_inputs=5000" in notices
     # clamped to the knob's maximum of 512 inputs: 512 / 0.2 s = 2,560 req/s
-    assert _metric(at, "Per GPU, full batches") == "2,560 requests/s"
+    assert metric(at, "Per GPU, full batches", prefix=True) == "2,560 requests/s"
 
 
 def test_drill_right_and_wrong_scores_and_shows_the_worked_step():
     q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
-    at = _page(q).run()
+    at = app_page(q, TIMEOUT).run()
     box = "batched-inference-api.drill.gpus_floor"
     at.text_input(key=f"{box}.typed").input("8 GPUs")
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert any("Full marks" in s.value for s in at.success)
-    assert "ceil(2,000 req/s / 250 requests/s) = 8 GPUs" in _texts(at)
+    assert "ceil(2,000 req/s / 250 requests/s) = 8 GPUs" in markdown(at)
     at.text_input(key=f"{box}.typed").input("3")
     at.button(key=f"FormSubmitter:{box}.form-Check").click().run()
     assert any("No marks" in e.value for e in at.error)
@@ -108,7 +94,7 @@ def test_study_answers_are_recorded_in_the_store():
     from ui.session_store import _opened
 
     q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
-    at = _page(q).run()
+    at = app_page(q, TIMEOUT).run()
     store = _opened()[0]  # the process-wide store the page used
     before = store.answer_count()
     box = "batched-inference-api.drill.per_gpu_rps_full"
@@ -126,7 +112,7 @@ def test_study_answers_are_recorded_in_the_store():
 
 def test_unknown_url_parameter_is_announced():
     q = next(q for q in WRITTEN if q.slug == "batched-inference-api")
-    at = _page(q)
+    at = app_page(q, TIMEOUT)
     at.query_params["gpus"] = "9000"
     at.query_params["batched-inference-api.no_such_knob"] = "1"
     at.run()
@@ -140,7 +126,7 @@ def test_garbage_for_every_knob_is_announced(q):
     """Every knob given a value it cannot take: one notice each, no traceback, a page that works."""
     from ui.knobs import specs
 
-    at = _page(q)
+    at = app_page(q, TIMEOUT)
     knobs = specs(q.Params)
     for spec in knobs:
         at.query_params[spec.key(q.slug)] = "not-a-value" if spec.kind != "bool" else "maybe"
@@ -174,7 +160,7 @@ def test_markup_in_every_url_parameter_is_shown_as_text(q):
     profile: no traceback, and wherever the page quotes the text it quotes it inert."""
     from ui.knobs import specs
 
-    at = _page(q)
+    at = app_page(q, TIMEOUT)
     for spec in specs(q.Params):
         at.query_params[spec.key(q.slug)] = MARKUP
     for name in ("preset", "present", "compare", "reveal", "drill", "sim_step", "sim_ops", "profile"):

@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from models.registry import QUESTIONS, written
+from models.registry import written
 from ui.charts import sweep, sweep_values
 from ui.knobs import specs
+from tests.helpers import app_page
 
 WRITTEN = written()
 
@@ -26,10 +26,6 @@ WRITTEN = written()
 @pytest.fixture(autouse=True)
 def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "robust.duckdb"))
-
-
-def _page(slug: str) -> AppTest:
-    return AppTest.from_file(str(QUESTIONS[slug].page_path), default_timeout=60)
 
 
 @pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
@@ -47,7 +43,7 @@ def test_every_numeric_knob_sweeps_every_metric_without_raising(q):
 
 @pytest.mark.parametrize("slug", ["continuous-batching", "ml-config-system", "moe-1t-training"])
 def test_the_compare_view_runs(slug):
-    at = _page(slug)
+    at = app_page(slug, timeout=60)
     at.query_params["compare"] = "1"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -58,7 +54,7 @@ def test_the_compare_view_runs(slug):
 
 
 def test_a_team_with_no_weight_runs_the_ledger():
-    at = _page("gpu-credit-ledger")
+    at = app_page("gpu-credit-ledger", timeout=60)
     at.query_params["gpu-credit-ledger.weight_research"] = "0"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -66,14 +62,14 @@ def test_a_team_with_no_weight_runs_the_ledger():
 
 @pytest.mark.parametrize("slug", ["chat-one-to-one", "job-scheduler-100k", "gpu-cloud-control-plane"])
 def test_a_superscript_step_number_is_ignored(slug):
-    at = _page(slug)
+    at = app_page(slug, timeout=60)
     at.query_params[f"{slug}.sim_step"] = "²"
     at.run()
     assert not at.exception, [e.value for e in at.exception]
 
 
 def test_an_overlong_choice_value_is_a_notice():
-    at = _page("serving-platform")
+    at = app_page("serving-platform", timeout=60)
     at.query_params["serving-platform.model"] = "x" * 41
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -81,7 +77,7 @@ def test_an_overlong_choice_value_is_a_notice():
 
 
 def test_markdown_in_a_replayed_history_stays_text():
-    at = _page("prompt-playground-product")
+    at = app_page("prompt-playground-product", timeout=60)
     at.query_params["prompt-playground-product.sim_ops"] = (
         "[Your session expired: log in again](http://2130706433/login) ![t](http://2130706433/t) "
         ":red[**SECURITY NOTICE**]")

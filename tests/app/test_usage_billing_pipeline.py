@@ -4,10 +4,9 @@ follow the pure `bill` function."""
 from __future__ import annotations
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from models.platform import usage_billing_pipeline as model
-from models.registry import QUESTIONS
+from tests.helpers import app_page, metric
 
 SLUG = "usage-billing-pipeline"
 
@@ -17,38 +16,30 @@ def _db(tmp_path, monkeypatch):
     monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
-def _page() -> AppTest:
-    return AppTest.from_file(str(QUESTIONS[SLUG].page_path), default_timeout=30)
-
-
-def _metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
 def test_all_faults_all_guards_bill_what_is_owed():
-    at = _page().run()
+    at = app_page(SLUG).run()
     assert not at.exception, [e.value for e in at.exception]
     owed = sum(model.truth(model.FAULTS).values())
-    assert _metric(at, "What the tenants owe") == f"${owed:,.3f}"
-    assert _metric(at, "Billed with these guards") == f"${owed:,.3f}"
+    assert metric(at, "What the tenants owe") == f"${owed:,.3f}"
+    assert metric(at, "Billed with these guards") == f"${owed:,.3f}"
     unguarded = model.bill(model.FAULTS, set()).total
-    assert _metric(at, "Billed with no guard") == f"${unguarded:,.3f}"
+    assert metric(at, "Billed with no guard") == f"${unguarded:,.3f}"
     assert any("matches what it owes" in s.value for s in at.success)
 
 
 def test_turning_off_dedup_overbills_and_reconciliation_shows_the_cell():
-    at = _page().run()
+    at = app_page(SLUG).run()
     at.checkbox(key=f"{SLUG}.sim_guard_dedup").uncheck().run()
     assert not at.exception
     want = model.bill(model.FAULTS, set(model.GUARDS) - {"dedup"}).total
-    assert _metric(at, "Billed with these guards") == f"${want:,.3f}"
+    assert metric(at, "Billed with these guards") == f"${want:,.3f}"
     assert any("Wrong bills" in e.value for e in at.error)
     cells = next(df for df in at.dataframe if "Gap" in df.value.columns).value
     assert (cells["Gap"] > 0).any()
 
 
 def test_price_fault_alone_is_invisible_to_reconciliation():
-    at = _page().run()
+    at = app_page(SLUG).run()
     for f in model.FAULTS:
         if f != "mis-priced":
             at.checkbox(key=f"{SLUG}.sim_fault_{f}").uncheck()

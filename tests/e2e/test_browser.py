@@ -8,12 +8,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
-
-
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
 
 
 def test_home_reaches_both_pages(page: Page, app_url: str):
@@ -34,7 +31,7 @@ def test_home_reaches_both_pages(page: Page, app_url: str):
 def test_slider_moves_metric_and_prose(page: Page, app_url: str):
     page.goto(f"{app_url}/batched-inference-api")
     wait_idle(page)
-    metric = _metric(page, "Per GPU, full batches")
+    metric = metric_value(page, "Per GPU, full batches")
     expect(metric).to_have_text("250 requests/s")
     slider = page.locator(".st-key-batched-inference-api-max_batch_inputs input[type='range']")
     slider.focus()
@@ -53,11 +50,11 @@ def test_deep_link_restores_the_scenario(page: Page, app_url: str):
               "&batched-inference-api.max_batch_inputs=100")
     wait_idle(page)
     # 100 / 0.2 s = 500 req/s per GPU; 4,000 / 500 = 8 GPUs
-    expect(_metric(page, "Per GPU, full batches")).to_have_text("500 requests/s")
-    expect(_metric(page, "Floor (100% busy)")).to_have_text("8 GPUs")
+    expect(metric_value(page, "Per GPU, full batches")).to_have_text("500 requests/s")
+    expect(metric_value(page, "Floor (100% busy)")).to_have_text("8 GPUs")
     page.reload()
     wait_idle(page)
-    expect(_metric(page, "Per GPU, full batches")).to_have_text("500 requests/s")
+    expect(metric_value(page, "Per GPU, full batches")).to_have_text("500 requests/s")
 
 
 def test_drill_right_and_wrong(page: Page, app_url: str):

@@ -8,14 +8,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
 SLUG = "continuous-batching"
-
-
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
 
 
 def test_seed_and_knob_change_the_simulation(page: Page, app_url: str):
@@ -24,8 +21,8 @@ def test_seed_and_knob_change_the_simulation(page: Page, app_url: str):
     title = "Continuous batching: from admission queue to streamed token"
     expect(page.get_by_role("heading", name=title)).to_be_visible()
     # The analytic key figure and the simulated one sit on the same page.
-    expect(_metric(page, "KV cap (full context)")).to_have_text("54 sequences")
-    tokens = _metric(page, "Simulated tokens/s")
+    expect(metric_value(page, "KV cap (full context)")).to_have_text("54 sequences")
+    tokens = metric_value(page, "Simulated tokens/s")
     tokens.scroll_into_view_if_needed()
     expect(tokens).to_have_text(re.compile(r"^[\d,]+$"))
     first = tokens.inner_text()
@@ -52,4 +49,4 @@ def test_seed_and_knob_change_the_simulation(page: Page, app_url: str):
     expect(tokens).not_to_have_text(after_seed)
     expect(page).to_have_url(re.compile(r"length_spread=0\.9"))
     # The analytic figures do not depend on the spread: the KV cap stays where the arithmetic put it.
-    expect(_metric(page, "KV cap (full context)")).to_have_text("54 sequences")
+    expect(metric_value(page, "KV cap (full context)")).to_have_text("54 sequences")

@@ -8,14 +8,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
 SLUG = "kv-cache-tiers"
-
-
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
 
 
 def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
@@ -24,14 +21,14 @@ def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
     expect(page.get_by_role("heading", name="KV cache tiers for long conversations")).to_be_visible()
     # The analytic key figures: 30,000 x 327,680 B and 9.83e9 B / 1.447 s (prefill at 8 x 989 TFLOP/s x 0.6
     # plus its all-reduces).
-    expect(_metric(page, "One conversation")).to_have_text("9.83 GB")
-    expect(_metric(page, "Break-even bandwidth")).to_have_text("6.794 GB/s")
+    expect(metric_value(page, "One conversation")).to_have_text("9.83 GB")
+    expect(metric_value(page, "Break-even bandwidth")).to_have_text("6.794 GB/s")
 
-    avoided = _metric(page, "Recompute avoided (GPU-h)")
+    avoided = metric_value(page, "Recompute avoided (GPU-h)")
     avoided.scroll_into_view_if_needed()
     expect(avoided).to_have_text(re.compile(r"^[\d,.]+$"))
     first_avoided = avoided.inner_text()
-    hbm = _metric(page, "HBM hits (sim · estimate)")
+    hbm = metric_value(page, "HBM hits (sim · estimate)")
     # The estimate half is analytic: 14.4% of returning turns come back within the 12 s HBM residency.
     expect(hbm).to_have_text(re.compile(r"^[\d.]+% · 14\.4%$"))
     replay = page.get_by_text(re.compile(r"^At minute [\d.]+: HBM \d+ GB"))

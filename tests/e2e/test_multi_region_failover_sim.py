@@ -8,21 +8,18 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
 SLUG = "multi-region-failover"
 
 
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
-
-
 def test_detection_delay_moves_the_simulated_recovery(page: Page, app_url: str):
     page.goto(f"{app_url}/{SLUG}")
     wait_idle(page)
-    recover = _metric(page, "Time to recover (sim)")
-    peak = _metric(page, "Peak survivor load (sim)")
+    recover = metric_value(page, "Time to recover (sim)")
+    peak = metric_value(page, "Peak survivor load (sim)")
     # Seed 0, the seed scenario: detection 15 s + cold start 70 s.
     expect(recover).to_have_text("85.0 s")
     expect(page.locator(f".st-key-{SLUG}-sim-load")).to_be_visible()
@@ -45,7 +42,7 @@ def test_detection_delay_moves_the_simulated_recovery(page: Page, app_url: str):
 def test_a_new_seed_is_a_new_run(page: Page, app_url: str):
     page.goto(f"{app_url}/{SLUG}")
     wait_idle(page)
-    peak = _metric(page, "Peak survivor load (sim)")
+    peak = metric_value(page, "Peak survivor load (sim)")
     expect(peak).to_have_text(re.compile(r"^\d+\.\d\d×$"))
     before = peak.inner_text()
     seed = page.locator(f".st-key-{SLUG}-sim_seed input")
@@ -54,4 +51,4 @@ def test_a_new_seed_is_a_new_run(page: Page, app_url: str):
     expect(seed).to_have_value("1")
     wait_idle(page)
     expect(peak).not_to_have_text(before)
-    expect(_metric(page, "Time to recover (sim)")).to_have_text("85.0 s")  # the same physics, other noise
+    expect(metric_value(page, "Time to recover (sim)")).to_have_text("85.0 s")  # the same physics, other noise

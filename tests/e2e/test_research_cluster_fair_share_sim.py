@@ -9,21 +9,18 @@ from playwright.sync_api import Page, expect
 
 from models.platform.research_cluster_fair_share import Params, simulate, solve
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 
 SLUG = "research-cluster-fair-share"
 
 
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
-
-
 def test_seed_knob_and_replay_move_the_simulation(page: Page, app_url: str):
     page.goto(f"{app_url}/{SLUG}")
     wait_idle(page)
-    preemptions = _metric(page, "Preemptions over the run")
-    target = _metric(page, "Pretraining's target, first tick (sim)")
+    preemptions = metric_value(page, "Preemptions over the run")
+    target = metric_value(page, "Pretraining's target, first tick (sim)")
     expect(preemptions).to_have_text(f"{simulate(Params(), seed=0).preemptions} jobs")
     expect(target).to_have_text("296.1 GPUs")  # the hand water-filling: 256 + 64 x 0.2102 / 0.3352
     expect(page.locator(f".st-key-{SLUG}-sim-alloc")).to_be_visible()
@@ -46,7 +43,7 @@ def test_seed_knob_and_replay_move_the_simulation(page: Page, app_url: str):
     wait_idle(page)
     moved = solve(Params(evals_hold_fraction=0.95))
     expect(target).to_have_text(f"{simulate(Params(evals_hold_fraction=0.95), seed=1).target[0, 0]:,.1f} GPUs")
-    expect(_metric(page, "Running on borrowed GPUs")).to_have_text(moved["borrowed_gpus"].display(hint=False))
+    expect(metric_value(page, "Running on borrowed GPUs")).to_have_text(moved["borrowed_gpus"].display(hint=False))
     expect(page).to_have_url(re.compile(r"evals_hold_fraction=95"))
 
     # The replay starts at the owner's return and steps one tick at a time.

@@ -9,24 +9,21 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
+from tests.helpers import metric_value
 
 pytestmark = pytest.mark.e2e
 S = "batched-inference-api"
-
-
-def _metric(page: Page, label: str):
-    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
 
 
 def test_a_link_to_a_knobs_minimum_reopens_it(page: Page, app_url: str):
     # 30% is the target utilization's minimum: ceil(2,000 req/s / (250 req/s x 0.3)) = 27 GPUs
     page.goto(f"{app_url}/{S}?{S}.target_utilization=30")
     wait_idle(page)
-    expect(_metric(page, "Full batches + headroom")).to_have_text("27 GPUs")
+    expect(metric_value(page, "Full batches + headroom")).to_have_text("27 GPUs")
     expect(page).to_have_url(re.compile(rf"{re.escape(S)}\.target_utilization=30"))
     page.reload()
     wait_idle(page)
-    expect(_metric(page, "Full batches + headroom")).to_have_text("27 GPUs")
+    expect(metric_value(page, "Full batches + headroom")).to_have_text("27 GPUs")
 
 
 def test_the_share_dialog_has_a_short_link_and_a_large_qr(page: Page, app_url: str):

@@ -6,28 +6,16 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
 from models.product import chat_one_to_one as m
 from models.product.chat_one_to_one import Params, deliver, solve
 from models.registry import QUESTIONS
-from models.units import parse_unit
 
 SLUG = "chat-one-to-one"
-KEY_FIGURES = {
-    "peak_messages_per_s": "1/s",
-    "heartbeats_per_s": "1/s",
-    "presence_shards": "1",
-    "kafka_partitions": "1",
-    "storage_per_day_TB": "TB",
-}
 
 
 def v(d, key):
@@ -306,73 +294,10 @@ def test_orderings_that_always_hold(p):
     assert v(d, "presence_shards") >= 1 and v(d, "kafka_partitions") >= 1
 
 
-# --- contract ------------------------------------------------------------------------------------------
-
-
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
-        parse_unit(unit)
-
-
-def test_every_step_has_a_unit_a_formula_and_a_finite_value():
-    d = solve(Params())
-    for s in d:
-        parse_unit(s.unit)
-        assert s.formula and s.label, s.key
-        assert s.worked()
-        assert math.isfinite(float(s.value)), s.key
-
-
-def test_knobs_have_help_and_draw_ranges():
-    p = Params()
-    for name, knob in knobs_of(Params).items():
-        assert knob.label and knob.help and knob.draw, name
-        lo, hi = knob.draw
-        assert knob.min <= lo <= hi <= knob.max, name
-        assert knob.min <= getattr(p, name) <= knob.max, name
-
-
-def test_solve_is_fast():
-    p = Params()
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    assert statistics.median(times) < 1e-3
-
-
 # --- content -------------------------------------------------------------------------------------------
 
 
-def test_every_placeholder_resolves():
-    q = QUESTIONS[SLUG]
-    c = q.content
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
-    unknown = {mm.group(1) for t in texts for mm in PLACEHOLDER.finditer(t)} - names
-    assert not unknown, sorted(unknown)
-    for drill in c.drills:
-        assert drill.key in d and d[drill.key].is_numeric, drill.key
-    for key, _ in c.metrics:
-        assert key in d, key
-
-
-def test_content_shape():
+def test_the_page_draws_its_figures():
     c = QUESTIONS[SLUG].content
-    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
-    assert len(c.drills) >= 6
-    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
     assert set(c.directives()) == {("diagram", "chat_shape"), ("chart", "presence_vs_interval"),
                                    ("chart", "partitions_vs_users"), ("sim", "delivery")}
-    assert 2 <= len(c.presets) <= 3
-    words = len(c.intro.split()) + sum(len(s.body.split()) for s in c.sections)
-    assert 900 <= words <= 1600, words
-    # every key figure is in the prose
-    body = c.intro + "".join(s.body for s in c.sections)
-    for key in KEY_FIGURES:
-        assert "{{" + key + "}}" in body, key

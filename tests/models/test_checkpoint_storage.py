@@ -3,27 +3,13 @@ resharding overlap count against a brute-force enumeration, and properties that 
 each number must move."""
 
 import math
-import time
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
 from models.registry import QUESTIONS
 from models.training.checkpoint_storage import Params, max_source_shards, solve
-
-KEY_FIGURES = {
-    "aggregate_write_GBps": "GB/s",
-    "per_gpu_write_GBps": "GB/s",
-    "peak_to_average": "1",
-    "min_drain_GBps": "GB/s",
-    "volume_per_day_TB": "TB",
-    "retained_TB": "TB",
-    "reshard_bytes_per_rank_GB": "GB",
-    "reshard_max_source_shards_per_rank": "1",
-}
 
 
 def overlaps_by_enumeration(old: int, new: int) -> int:
@@ -35,13 +21,6 @@ def overlaps_by_enumeration(old: int, new: int) -> int:
         count = sum(1 for i in range(old) if max(lo, Fraction(i, old)) < min(hi, Fraction(i + 1, old)))
         best = max(best, count)
     return best
-
-
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
 
 
 # Llama 3 70B counted by hand from its config.json: 80 layers of GQA attention (d 8192, 64 heads,
@@ -275,31 +254,6 @@ def test_overlap_count_bounds(old, new):
 def test_keeping_more_retains_more(k1, k2):
     lo, hi = sorted((k1, k2))
     assert solve(Params(keep_last=hi)).value("retained_TB") >= solve(Params(keep_last=lo)).value("retained_TB")
-
-
-def test_every_placeholder_resolves():
-    q = QUESTIONS["checkpoint-storage"]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    c = q.content
-    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
-    found = [m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)]
-    assert found
-    assert set(found) <= names, set(found) - names
-    for dr in c.drills:
-        assert dr.key in d
-    # every figure the model computes is shown somewhere in the prose
-    prose = {m.group(1) for t in [c.hook, *(s.body for s in c.sections)] for m in PLACEHOLDER.finditer(t)}
-    assert set(d.keys()) <= prose, set(d.keys()) - prose
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0
 
 
 def test_page_moves_prose_with_a_knob(tmp_path, monkeypatch):

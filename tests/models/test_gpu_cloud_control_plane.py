@@ -4,26 +4,19 @@ invariant on random event sequences, and the content's placeholders."""
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
+from models.content import load_content
 from models.platform import gpu_cloud_control_plane as m
 from models.platform.gpu_cloud_control_plane import Params, solve
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ROOT / "content" / "platform" / "gpu-cloud-control-plane.md"
 SOME = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-KEY_FIGURES = {
-    "api_qps": "1/s", "heartbeat_writes_per_s": "1/s", "failure_detection_s": "s",
-    "p_allocation_has_bad_node": "%", "p_allocation_has_bad_node_gated": "%", "meter_buffer_per_node_KB": "kB",
-}
 
 
 def v(d, key):
@@ -266,51 +259,13 @@ def test_invariant_one_tenant_per_node_and_only_from_ready(seq, gate):
         assert len(owners) == len(set(owners))
 
 
-# --- contract and content ----------------------------------------------------------------------
+# --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) ---
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
-
-
-def test_every_placeholder_resolves_and_every_directive_is_registered():
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
+def test_the_page_draws_its_figures():
     content = load_content(CONTENT)
-    texts = [content.hook, content.intro, *(s.body for s in content.sections), *(dr.prompt for dr in content.drills)]
-    for text in texts:
-        for match in PLACEHOLDER.finditer(text):
-            assert match.group(1) in names, match.group(1)
-    assert len(content.drills) >= 6
-    assert {dr.phase for dr in content.drills} >= {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
-    page = (ROOT / "pages" / "platform" / "gpu_cloud_control_plane.py").read_text()
-    body = "\n".join(s.body for s in content.sections)
-    for kind, name in (("diagram", "control_plane"), ("chart", "bad_node_vs_allocation"),
-                       ("chart", "api_load_vs_nodes"), ("sim", "node_lifecycle")):
-        assert f"::{kind} {name}" in body
-        assert f'@page.{kind}("{name}")' in page
-
-
-def test_every_step_is_in_the_prose_or_a_drill():
-    d = solve(Params())
-    content = load_content(CONTENT)
-    used = set()
-    for text in [content.hook, content.intro, *(s.body for s in content.sections)]:
-        used |= {mt.group(1) for mt in PLACEHOLDER.finditer(text)}
-    missing = [k for k in d.keys() if k not in used]
-    assert not missing, missing
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0
+    assert set(content.directives()) == {("diagram", "control_plane"), ("chart", "bad_node_vs_allocation"),
+                                         ("chart", "api_load_vs_nodes"), ("sim", "node_lifecycle")}
 
 
 def test_probability_formula_matches_a_direct_count():

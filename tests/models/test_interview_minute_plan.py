@@ -2,14 +2,12 @@
 opening worked by hand, a variant, consistency with the serving-platform page, and properties."""
 
 import math
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
-from models.core import PHASES, knobs_of
+from models.core import PHASES
 from models.registry import QUESTIONS
 from models.serving import serving_platform
 from models.serving.interview_minute_plan import PHASE_MINUTES_45, Params, checkpoints, phase_plan, solve
@@ -227,27 +225,11 @@ def test_round_length_is_45_or_60_only():
         Params(round_minutes=50)
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    want = {"planned_minutes": "min", "slack_minutes": "min", "request_rate": "1/s",
-            "uncached_prompt_tokens": "1", "replicas": "1", "gpus": "1"}
-    want |= {f"checkpoint_end_of_{ph}": "min" for ph in PHASES}
-    for key, unit in want.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
-
-
-def test_every_placeholder_and_drill_resolves():
-    q = QUESTIONS["interview-minute-plan"]
-    names = set(solve(Params()).keys()) | set(knobs_of(Params))
-    c = q.content
-    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
+def test_every_drill_resolves_in_a_45_and_a_60_minute_round():
+    c = QUESTIONS["interview-minute-plan"].content
     for minutes in (45, 60):
         d = solve(Params(round_minutes=minutes))
-        assert all(dr.key in d for dr in c.drills)
-    assert len(c.drills) >= 6
+        assert all(dr.key in d for dr in c.drills), minutes
 
 
 def _params(**kw):
@@ -294,12 +276,3 @@ def test_plan_fits_the_round_and_checkpoints_climb(minutes):
     assert marks == sorted(marks) and marks[-1] == d.value("planned_minutes")
     assert 0 <= d.value("slack_minutes") <= minutes * 0.1
     assert d.value("depth_minutes") == max(d.value(f"{ph}_minutes") for ph in PHASES)
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0

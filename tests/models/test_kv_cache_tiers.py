@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
+from models.content import load_content
 from models.core import knobs_of
-from models.engine.serving_knobs import ServingKnobs
 from models.serving.kv_cache_tiers import (
     SIM_MAX_TURNS, Params, expected_min_think, sim_config, sim_window_minutes, simulate, solve, think_cdf,
 )
-from models.units import parse_unit
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ROOT / "content" / "serving" / "kv-cache-tiers.md"
@@ -326,49 +322,12 @@ def test_faster_gpus_raise_the_break_even_and_links_lower_reload(p):
     assert v(d, "reload_s_ssd") >= v(d, "reload_s_dram") * (1 - 1e-12)  # SSD never beats the PCIe it crosses
 
 
-def test_solve_is_fast():
-    p = Params()
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    median = statistics.median(times)
-    print(f"\nsolve median {median * 1e6:.0f} µs")
-    assert median < 1e-3
+# --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) -----
 
 
-# --- contract -------------------------------------------------------------------------------------
-
-
-def test_issue_figures_are_steps_with_their_units():
-    d = solve(Params())
-    expected = {
-        "kv_bytes_per_token": "B", "conversation_kv_bytes": "B", "reload_s_dram": "s", "reload_s_ssd": "s",
-        "recompute_s": "s", "break_even_bandwidth_Bps": "B/s", "break_even_prefix_tokens_ssd": "1",
-    }
-    for key, unit in expected.items():
-        assert d[key].unit == unit, key
-    for s in d:
-        parse_unit(s.unit)
-        assert s.label
-        if s.key not in ("gpu_memory_bytes", "pcie_link_Bps", "ssd_drive_Bps", "gpu_peak_flops", "kv_kib_per_token",
-                         "link_Bps_per_direction", "model_params", "active_params"):
-            assert s.formula, s.key  # catalog look-ups are the only steps without arithmetic
-        assert s.worked()
-
-
-def test_params_defaults_and_knobs():
+def test_params_defaults_and_the_first_slider():
     p = Params()
     assert (p.conversation_tokens, p.gpu, p.tp_degree, p.prefill_mfu) == (30_000, "H100 SXM", 8, 0.6)
-    engine = set(knobs_of(ServingKnobs))  # the engine's groups are checked where they are declared
-    for name, knob in knobs_of(Params).items():
-        if name in engine:
-            continue
-        assert knob.label and knob.help, name
-        if isinstance(getattr(p, name), (int, float)):
-            assert knob.draw, name
-            assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
     # The bench reruns the page by moving the first non-log knob with a slider: it must be one.
     first = next(n for n, k in knobs_of(Params).items() if not k.log)
     assert first == "conversation_tokens"
@@ -413,33 +372,9 @@ def test_heavy_scenarios_shorten_the_simulated_window():
 # --- content --------------------------------------------------------------------------------------
 
 
-def test_content_references_resolve():
+def test_the_page_draws_its_figures_where_the_prose_needs_them():
     c = load_content(CONTENT)
-    d = solve(Params())
-    names = set(d.keys()) | set(Params.model_fields)
-    unknown = c.placeholders() - names
-    assert not unknown, f"placeholders name neither a step nor a knob: {sorted(unknown)}"
-    for text in (c.hook, *(dr.prompt for dr in c.drills)):
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    for drill in c.drills:
-        assert drill.key in d, drill.key
-        assert d[drill.key].is_numeric, drill.key  # a drill's answer must be a number in every scenario
-    for key, _label in c.metrics:
-        assert key in d, key
     assert set(c.directives()) == DIRECTIVES
-
-
-def test_content_shape():
-    c = load_content(CONTENT)
-    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
-    assert c.hook
-    assert 4 <= len(c.metrics) <= 6
-    assert len(c.drills) >= 6
-    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
-    words = sum(len(s.body.split()) for s in c.sections) + len(c.intro.split())
-    print(f"\n{words} words")
-    assert 900 <= words <= 1600, words
     assert "::chart reload_vs_recompute" in c.section("Arithmetic").body.splitlines()
     assert "::sim kv-tiers" in c.section("Depth").body.splitlines()
 

@@ -4,19 +4,13 @@ the engine's conventions, DeepEP's measured all-to-all entered on the page, and 
 say which way each number must move."""
 
 import math
-import statistics
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
-from models.registry import QUESTIONS
 from models.serving.moe_1t_serving import Params, solve
 
-SLUG = "moe-1t-serving"
 
 # Published shapes, typed here on purpose so the test does not lean on the code under test.
 # Kimi K2: model card + config.json (61 layers, 1 dense, hidden 7168, 64 heads, q_lora 1536, kv_lora 512,
@@ -352,44 +346,3 @@ def test_more_gpus_never_put_more_weights_on_each(a, b):
 def test_gqa_comparison_scales_with_kv_heads(heads):
     d = solve(Params(gqa_kv_heads=heads))
     assert d.value("mla_saving_vs_gqa") == pytest.approx(2 * 61 * heads * 128 * 2 / 70_272)
-
-
-# --- contract ---------------------------------------------------------------------------------
-
-KEY_FIGURES = {
-    "weight_bytes_per_gpu": "B", "min_gpus_for_weights": "1", "kv_bytes_per_token": "B", "weight_read_s": "s",
-    "kv_read_s": "s", "all_to_all_s": "s", "decode_step_s": "s", "tokens_per_s": "1/s",
-    "tokens_per_s_per_user": "1/s", "imbalance_throughput_loss": "%",
-}
-
-
-def test_issue_key_figures_exist_with_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
-
-
-def test_every_placeholder_and_drill_resolves():
-    q = QUESTIONS[SLUG]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    content = q.content
-    for text in [content.hook, content.intro, *(s.body for s in content.sections),
-                 *(dr.prompt for dr in content.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    assert len(content.drills) >= 6
-    assert {dr.phase for dr in content.drills} >= {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
-    for dr in content.drills:
-        assert dr.key in d and math.isfinite(d.value(dr.key)), dr.key
-
-
-def test_solve_is_fast():
-    p = Params()
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    assert statistics.median(times) < 1e-3

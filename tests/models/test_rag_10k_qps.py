@@ -5,8 +5,6 @@ directions, the key figures and the content."""
 from __future__ import annotations
 
 import math
-import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -14,11 +12,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
-from models.engine.serving_knobs import ServingKnobs
+from models.content import load_content
 from models.serving.rag_10k_qps import Params, harmonic, solve
 from models.units import parse_unit
+from tests.helpers import metric
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ROOT / "content" / "serving" / "rag-10k-qps.md"
@@ -470,80 +467,17 @@ def test_more_candidates_never_need_fewer_reranker_gpus(a, b):
                                                                        "reranker_gpus")
 
 
-def test_solve_is_fast():
-    p = Params()
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    median = statistics.median(times)
-    print(f"\nsolve median {median * 1e6:.0f} µs")
-    assert median < 1e-3
+# --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) ---
 
 
-# --- contract -----------------------------------------------------------------------------------
-
-
-def test_issue_key_figures_exist_with_their_units():
+def test_milliseconds_read_as_milliseconds():
     d = solve(Params())
-    expected = {
-        "embedder_gpus": "1", "reranker_gpus": "1", "index_shards": "1", "replicas_per_shard": "1",
-        "llm_node_seconds_per_query": "s", "llm_nodes_no_cache": "1", "llm_nodes_with_cache": "1",
-        "latency_budget_ms": "ms", "latency_budget_ms_network": "ms", "latency_budget_ms_embed": "ms",
-        "latency_budget_ms_retrieve": "ms", "latency_budget_ms_rerank": "ms",
-        "latency_budget_ms_llm_queue": "ms", "latency_budget_ms_prefill": "ms",
-    }
-    for key, unit in expected.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
     # Millisecond steps read as milliseconds; node-seconds below a second read in ms too.
     assert d["latency_budget_ms"].display() == "217.8 ms"
     assert d["latency_budget_ms_network"].display() == "40 ms"
     assert d["llm_node_seconds_per_query"].display() == "25.84 ms"
     assert d["llm_nodes_no_cache"].display() == "369 nodes"
     assert parse_unit("ms") == parse_unit("s") / 1000
-
-
-# Read off the catalog or a datasheet: inputs to the arithmetic, not results of it.
-LOOKED_UP = {"model_params", "active_params", "bytes_per_param", "bytes_per_kv_element", "gpu_memory_bytes",
-             "gpu_hbm_Bps", "gpu_peak_flops", "encoder_peak_flops", "attention_flops_per_position"}
-
-
-def test_every_step_has_a_parsable_unit_and_a_formula():
-    d = solve(Params())
-    for s in d:
-        parse_unit(s.unit)
-        assert s.formula or s.kind == "lookup" or s.key in LOOKED_UP, s.key
-        assert s.worked()
-        assert not s.is_numeric or math.isfinite(float(s.value)), s.key
-
-
-def test_params_defaults_and_knobs():
-    # The page's own knobs; the engine's groups are checked where they are declared.
-    engine = set(knobs_of(ServingKnobs))
-    for name, knob in knobs_of(Params).items():
-        if name in engine:
-            continue
-        default = getattr(Params(), name)
-        assert knob.label and knob.help, name
-        if isinstance(default, str):
-            continue
-        assert knob.draw, name
-        lo, hi = knob.draw
-        assert knob.min <= lo <= hi <= knob.max, name
-        assert knob.min <= default <= knob.max, name
-
-
-@pytest.mark.parametrize(("field", "value", "label"), [
-    ("qps", 1e6, "Query rate"),
-    ("cache_hit_rate", 1.0, "Answer-cache hit rate"),
-    ("passages_in_prompt", 0, "Passages in the prompt"),
-])
-def test_out_of_range_knob_names_its_label(field, value, label):
-    with pytest.raises(ValidationError) as err:
-        Params(**{field: value})
-    assert label in str(err.value)
 
 
 def test_unknown_choice_is_rejected():
@@ -554,43 +488,15 @@ def test_unknown_choice_is_rejected():
 # --- content ----------------------------------------------------------------------------------
 
 
-def test_content_placeholders_and_drills_resolve():
+def test_the_page_draws_its_figures_and_teaches_the_bf16_and_double_prompt_variants():
     c = load_content(CONTENT)
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    for text in [c.hook, c.intro, *(s.body for s in c.sections)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    for drill in c.drills:
-        assert drill.key in d, drill.key
-        for m in PLACEHOLDER.finditer(drill.prompt):
-            assert m.group(1) in names, (drill.key, m.group(1))
-    for key, _label in c.metrics:
-        assert key in d, key
     assert set(c.directives()) == DIRECTIVES
-
-
-def test_content_shape():
-    c = load_content(CONTENT)
-    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
-    assert c.hook and len(c.metrics) <= 6
-    assert len(c.drills) >= 6
-    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
-    words = len(c.intro.split()) + sum(len(s.body.split()) for s in c.sections)
-    assert 900 <= words <= 1600, words
-    # Every issue key figure is taught in the prose, not only computed.
     prose = c.intro + "".join(s.body for s in c.sections)
-    for key in ("embedder_gpus", "reranker_gpus", "index_shards", "replicas_per_shard",
-                "llm_node_seconds_per_query", "llm_nodes_no_cache", "llm_nodes_with_cache", "latency_budget_ms",
-                "llm_nodes_no_cache_bf16", "llm_nodes_no_cache_double_prompt"):
+    for key in ("llm_nodes_no_cache_bf16", "llm_nodes_no_cache_double_prompt"):
         assert "{{" + key + "}}" in prose, key
 
 
 # --- the page -------------------------------------------------------------------------------------
-
-
-def _metric(at, label):
-    return next(m.value for m in at.metric if m.label == label)
 
 
 def test_page_precision_and_hit_rate_move_the_llm_tier(tmp_path, monkeypatch):
@@ -600,18 +506,18 @@ def test_page_precision_and_hit_rate_move_the_llm_tier(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "pages" / "serving" / "rag_10k_qps.py"), default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.get("plotly_chart")) == 4  # diagram + three charts
-    assert _metric(at, "LLM nodes, no cache") == "369 nodes"
-    assert _metric(at, "LLM nodes, with cache") == "111 nodes"
-    assert _metric(at, "Time to first token") == "217.8 ms"
+    assert metric(at, "LLM nodes, no cache") == "369 nodes"
+    assert metric(at, "LLM nodes, with cache") == "111 nodes"
+    assert metric(at, "Time to first token") == "217.8 ms"
     for knob in ("weight_precision", "kv_precision", "compute_precision"):
         at.selectbox(key=f"rag-10k-qps.{knob}").set_value("bf16").run()
         assert not at.exception, [e.value for e in at.exception]
     bf = Hand(b=2)
-    assert _metric(at, "LLM nodes, no cache") == f"{bf.nodes(10_000)} nodes"
-    assert _metric(at, "LLM nodes, with cache") == f"{bf.nodes(3_000)} nodes"
+    assert metric(at, "LLM nodes, no cache") == f"{bf.nodes(10_000)} nodes"
+    assert metric(at, "LLM nodes, with cache") == f"{bf.nodes(3_000)} nodes"
     at.slider(key="rag-10k-qps.cache_hit_rate").set_value(50.0).run()
     assert not at.exception
     # half the queries reach the model
     half = bf.nodes(5_000)
-    assert _metric(at, "LLM nodes, with cache") == f"{half} nodes"
+    assert metric(at, "LLM nodes, with cache") == f"{half} nodes"
     assert f"**{half} nodes**" in "\n".join(m.value for m in at.markdown)

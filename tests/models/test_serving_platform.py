@@ -3,15 +3,11 @@ catalog's published figures, a hand-worked variant, and properties that say whic
 number must move."""
 
 import math
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
-from models.registry import QUESTIONS
 from models.serving.serving_platform import Params, solve
 
 # Published figures, typed here on purpose so the test does not lean on the code under test.
@@ -233,27 +229,6 @@ def test_impossible_scenarios_are_refused_in_plain_words():
         Params(concurrent_users=10)
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    want = {"request_rate": "1/s", "requests_in_flight": "1", "prefill_replica_equivalents": "1",
-            "decode_busy_fraction": "%", "replicas": "1", "gpus": "1"}
-    for key, unit in want.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
-
-
-def test_every_placeholder_and_drill_resolves():
-    q = QUESTIONS["serving-platform"]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    c = q.content
-    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    assert all(dr.key in d for dr in c.drills)
-    assert len(c.drills) >= 6
-
-
 def _params(**kw):
     try:
         return Params(**kw)
@@ -311,12 +286,3 @@ def test_invariants_hold_everywhere(u, z, h, prompt, out, tpot, model, gpu, tp, 
     assert d.value("replicas_if_prefill_free") <= d.value("replicas")
     assert d.value("replicas") <= d.value("replicas_without_think_time")
     assert d.value("gpus") == d.value("replicas") * tp
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0

@@ -3,15 +3,11 @@ published figures, the KV-read variant that moves the break-even past the KV cap
 small-model variant, and properties that say which way each number must move."""
 
 import math
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
-from models.registry import QUESTIONS
 from models.serving.speculative_decoding import Params, solve
 
 # Published figures, typed here on purpose so the test does not lean on the code under test.
@@ -36,11 +32,6 @@ L8_PARAMS = _params(L8_D, L8_FFN, L8_LAYERS, L8_HEADS, L8_KV_HEADS)  # 8,029,995
 # The engine's defaults (models/engine/defaults.py): MBU 80%, decode MFU 50%, 1.9 ms a step, 6 us an
 # all-reduce, 90% of HBM usable.
 MBU, MFU, FIXED_S, AR_LATENCY_S, USABLE = 0.8, 0.5, 1.9e-3, 6e-6, 0.9
-
-KEY_FIGURES = {
-    "expected_tokens_per_pass": "1", "speedup_small_batch": "1", "optimal_draft_tokens": "1", "ridge_batch": "1",
-    "break_even_batch_weights_only": "1", "break_even_batch_with_kv": "1", "speedup_at_operating_batch": "1",
-}
 
 
 def _engine_by_hand(*, params=L70_PARAMS, layers=L70_LAYERS, d_model=L70_D, heads=L70_HEADS,
@@ -286,26 +277,6 @@ def test_every_catalog_model_and_part_solves_or_is_refused():
             assert d.value("speedup_at_operating_batch") > 0
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
-
-
-def test_every_placeholder_and_drill_resolves():
-    q = QUESTIONS["speculative-decoding"]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    c = q.content
-    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    assert len(c.drills) >= 6
-    assert {dr.key for dr in c.drills} <= set(d.keys())
-    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
-
-
 accept = st.floats(0.05, 0.99)
 ks = st.integers(1, 16)
 costs = st.floats(0.005, 0.5)
@@ -372,16 +343,3 @@ def test_a_regression_never_raises_the_speedup(ra, a):
     assume(ra <= a)
     d = solve(Params(acceptance_rate=a, regressed_acceptance=ra))
     assert d.value("speedup_at_operating_batch_regressed") <= d.value("speedup_at_operating_batch") + 1e-12
-
-
-def test_solve_is_fast():
-    # best of five rounds: the machine is shared, and a busy neighbour should not fail the test
-    p = Params()
-    solve(p)
-    rounds = []
-    for _ in range(5):
-        t = time.process_time()
-        for _ in range(50):
-            solve(p)
-        rounds.append((time.process_time() - t) / 50 * 1000)
-    assert min(rounds) < 1.0, rounds

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
+from models.content import load_content
 from models.serving.token_rate_limiter import Params, simulate, solve
-from models.units import parse_unit
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ROOT / "content" / "serving" / "token-rate-limiter.md"
@@ -145,13 +141,6 @@ def test_exact_shard_division_does_not_round_up():
     assert solve(Params(shard_ops_per_s=65_000, shard_target_utilization=0.5)).value("counter_shards") == 1
 
 
-def test_out_of_range_knob_names_the_knob():
-    with pytest.raises(ValidationError, match="max_tokens on the request"):
-        Params(max_tokens=1)
-    with pytest.raises(ValidationError):
-        Params(bogus=1)
-
-
 # --- moves the right way ----------------------------------------------------------------------
 
 scenarios = st.builds(
@@ -227,16 +216,6 @@ def test_bigger_leases_mean_fewer_renewals_but_more_stranded(l1, l2):
     assert v(b, "lease_stranded_tokens") >= v(a, "lease_stranded_tokens")
 
 
-def test_solve_is_fast():
-    p = Params()
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    assert statistics.median(times) < 1e-3
-
-
 # --- the live trace against the arithmetic --------------------------------------------------------
 
 
@@ -306,68 +285,14 @@ def test_trace_backs_the_ten_reservation_rule(burst_seconds, lo, hi):
     assert lo <= statistics.mean(ratios) <= hi
 
 
-# --- contract and content -----------------------------------------------------------------------
-
-KEY_FIGURES = {
-    "cost_ratio_large_to_small": "1", "input_refill_per_s": "1/s", "output_refill_per_s": "1/s",
-    "over_reservation_factor": "1", "admits_per_min_reserving": "1/min", "admits_per_min_settled": "1/min",
-    "counter_ops_per_s": "1/s", "counter_shards": "1", "oversubscription_ratio": "1",
-}
+# --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) ---
 
 
-def test_issue_key_figures_are_steps_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
-        assert d[key].is_numeric, key
-    assert d["admits_per_min_settled"].noun == "requests"  # per minute: the unit is 1/min
-    assert d["input_refill_per_s"].noun == "tokens"
-
-
-def test_every_step_parses_and_renders():
-    d = solve(Params())
-    for s in d:
-        parse_unit(s.unit)
-        assert s.formula and s.worked(), s.key
-        if s.is_numeric:
-            assert math.isfinite(float(s.value)), s.key
-
-
-def test_knobs_have_ranges_draws_and_help():
-    p = Params()
-    for name, knob in knobs_of(Params).items():
-        assert knob.label and knob.help and knob.draw, name
-        assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
-        assert knob.min <= getattr(p, name) <= knob.max, name
-
-
-def test_every_placeholder_resolves():
+def test_the_page_draws_its_figures():
     c = load_content(CONTENT)
-    d = solve(Params())
-    names = set(d.keys()) | set(Params.model_fields)
-    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
-    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
-    assert not unknown, sorted(unknown)
-    for dr in c.drills:
-        assert dr.key in d and d[dr.key].is_numeric, dr.key
-    for key, _ in c.metrics:
-        assert key in d, key
     assert set(c.directives()) == {("diagram", "limiter_path"), ("chart", "admits_vs_max_tokens"),
                                    ("chart", "ramp_vs_max_tokens"), ("chart", "utilization_vs_peak_use"),
                                    ("sim", "token_trace")}
-    # Every key figure the issue names is shown to the reader.
-    assert set(KEY_FIGURES) <= c.placeholders()
-
-
-def test_content_shape():
-    c = load_content(CONTENT)
-    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
-    assert 1 <= len(c.metrics) <= 6
-    assert len(c.drills) >= 6
-    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
-    words = sum(len(s.body.split()) for s in c.sections)
-    assert 900 <= words <= 1600, words
 
 
 # --- the page -------------------------------------------------------------------------------------

@@ -2,37 +2,16 @@
 Young's interval checked as a true minimum, and properties that say which way each number moves."""
 
 import math
-import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
 from models.registry import QUESTIONS
 from models.training.training_disaster_recovery import Params, solve
 
-KEY_FIGURES = {
-    "run_gpu_hours": "h",
-    "rpo_worst_min": "min",
-    "rpo_mean_min": "min",
-    "rto_min": "min",
-    "expected_interruptions": "1",
-    "job_mtbf_h": "h",
-    "gpu_hours_lost": "h",
-    "fraction_lost": "1",
-    "young_optimal_interval_min": "min",
-}
 
 # The Llama 3 paper, section 3.3.4: 419 unexpected interruptions in 54 days on 16,384 GPUs.
 LLAMA3_PER_GPU_DAY = 419 / (54 * 16384)
-
-
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
 
 
 def test_seed_scenario_three_months_on_8000_gpus():
@@ -201,30 +180,6 @@ def test_rarer_drills_cost_less_and_risk_more(a, b):
     d_lo, d_hi = solve(Params(drill_every_days=lo)), solve(Params(drill_every_days=hi))
     assert d_hi.value("drill_gpu_hours") <= d_lo.value("drill_gpu_hours")
     assert d_hi.value("silent_break_rpo_days") >= d_lo.value("silent_break_rpo_days")
-
-
-def test_every_placeholder_resolves():
-    q = QUESTIONS["training-disaster-recovery"]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    c = q.content
-    texts = [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]
-    found = [m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)]
-    assert found
-    assert set(found) <= names, set(found) - names
-    for dr in c.drills:
-        assert dr.key in d
-    prose = {m.group(1) for t in [c.hook, *(s.body for s in c.sections)] for m in PLACEHOLDER.finditer(t)}
-    assert set(d.keys()) <= prose, set(d.keys()) - prose
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0
 
 
 def test_page_moves_prose_with_a_knob(tmp_path, monkeypatch):

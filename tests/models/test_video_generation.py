@@ -2,15 +2,11 @@
 hand-worked variant, the 480p/720p claim, and properties that say which way each number moves."""
 
 import math
-import time
 
 import pytest
 from hypothesis import given, settings, strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
-from models.core import knobs_of
-from models.registry import QUESTIONS
 from models.serving.video_generation import Params, solve
 
 # Published figures, typed here on purpose so the test does not lean on the code under test.
@@ -18,12 +14,6 @@ H100_BF16 = 989e12  # dense, H100 SXM datasheet (1,979 with sparsity)
 H100_HBM = 3.35e12
 H100_MEM = 80e9
 B200_BF16 = 2250e12  # HGX B200: 36 PFLOPS sparse / 8 GPUs / 2
-
-KEY_FIGURES = {
-    "tokens_per_pass": "1", "flops_per_pass": "FLOP", "flops_per_request": "FLOP",
-    "gpu_seconds_per_request": "s", "wall_time_s": "s", "arithmetic_intensity_batch1": "FLOP/B",
-    "gpus_for_load": "1", "jobs_in_service": "1",
-}
 
 
 def _by_hand(*, frames, height, width, t_stride, s_stride, patch, params, layers, steps, cfg, peak, mfu, sp):
@@ -180,26 +170,6 @@ def test_a_dit_too_big_for_one_gpu_is_refused_in_plain_words():
     Params(dit_params_b=50, weight_precision="fp8")  # 50 GB fits
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
-
-
-def test_every_placeholder_and_drill_resolves():
-    q = QUESTIONS["video-generation"]
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    c = q.content
-    for text in [c.hook, c.intro, *(s.body for s in c.sections), *(dr.prompt for dr in c.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    assert len(c.drills) >= 6
-    assert {dr.key for dr in c.drills} <= set(d.keys())
-    assert {"numbers", "arithmetic", "depth", "failure_modes"} <= {dr.phase for dr in c.drills}
-
-
 heights = st.integers(9, 67).map(lambda k: 16 * k)  # 144 .. 1072 px
 
 
@@ -253,19 +223,6 @@ def test_fleet_covers_the_busy_gpus_with_headroom(rate, util):
     d = solve(Params(arrival_rate=rate, target_utilization=util))
     assert d.value("jobs_in_service") == pytest.approx(rate * d.value("wall_time_s"))
     assert d.value("gpus_for_load") >= d.value("busy_gpus") / util - 1e-6
-
-
-def test_solve_is_fast():
-    # best of five rounds: the machine is shared, and a busy neighbour should not fail the test
-    p = Params()
-    solve(p)
-    rounds = []
-    for _ in range(5):
-        t = time.process_time()
-        for _ in range(50):
-            solve(p)
-        rounds.append((time.process_time() - t) / 50 * 1000)
-    assert min(rounds) < 1.0, rounds
 
 
 def test_hbm_left_for_activations_by_hand():
