@@ -2,12 +2,10 @@
 and properties that say which way each number must move."""
 
 import math
-import time
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from pydantic import ValidationError
 
 from models.serving.batched_inference_api import Params, solve
 
@@ -80,11 +78,6 @@ def test_exact_division_does_not_round_up():
     assert solve(Params(arrival_rps=1000)).value("gpus_floor") == 4
 
 
-def test_out_of_range_knob_names_the_knob():
-    with pytest.raises(ValidationError, match="Arrival rate"):
-        Params(arrival_rps=1e9)
-
-
 rates = st.floats(min_value=1, max_value=100_000)
 
 
@@ -123,16 +116,6 @@ def test_ordering_of_the_gpu_counts(rate, timeout, util):
     assert d.value("gpus_floor") <= d.value("gpus_with_timeout_flush") <= d.value("gpus_recommended")
     assert d.value("gpus_floor") <= d.value("gpus_at_target_util") <= d.value("gpus_recommended")
     assert 1 <= d.value("expected_batch_at_flush") <= 50
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    per_call_ms = (time.process_time() - t) / 200 * 1000
-    assert per_call_ms < 1.0, per_call_ms
 
 
 def test_half_fill_time_timeout_doubles_the_fleet():

@@ -1,12 +1,10 @@
 """continuous-batching: seed figures from the seed's own arithmetic, a variant worked by hand,
-properties that say which way each number moves, the content contract, and the simulation
+properties that say which way each number moves, the page's directives, and the simulation
 checked against the analytic figures it sits beside."""
 
 from __future__ import annotations
 
 import math
-import re
-import statistics
 import time
 
 import numpy as np
@@ -15,27 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
+from models.content import load_content
 from models.engine.knobs import CATALOG_ACCELERATORS, CATALOG_MODELS
 from models.registry import QUESTIONS, ROOT
-from models.serving.continuous_batching import Params, _BatchingKnobs, sim_config, simulate, solve
-from models.units import parse_unit
+from models.serving.continuous_batching import Params, sim_config, simulate, solve
 
 CONTENT = ROOT / "content" / "serving" / "continuous-batching.md"
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-KEY_FIGURES = {
-    "kv_bytes_per_token": "B",
-    "kv_budget_bytes": "B",
-    "batch_cap_kv": "1",
-    "batch_cap_tpot": "1",
-    "step_time_s": "s",
-    "tokens_per_s_per_replica": "1/s",
-    "tpot_bound_s": "s",
-    "ridge_batch": "1",
-}
-
 
 # The seed scenario, from the published figures: Llama-3-70B's shape (80 layers, d_model 8,192,
 # 64 heads and 8 KV heads of 128, SwiGLU MLP of 28,672, vocabulary 128,256, untied embeddings),
@@ -365,82 +349,17 @@ def test_more_traffic_more_live_sequences_and_slower_tokens(r1, r2):
     assert b.value("replica_load") >= a.value("replica_load")
 
 
-# --- contract --------------------------------------------------------------------------------------
+# --- the prose and the sim (the generic contract is tests/test_contract.py) ------------------------
 
 
-def test_key_figures_exist_with_their_units():
-    d = solve(Params())
-    for key, unit in KEY_FIGURES.items():
-        assert key in d, key
-        assert d[key].unit == unit, (key, d[key].unit)
-        assert parse_unit(d[key].unit) is not None
-
-
-def test_every_step_has_a_unit_a_formula_and_a_finite_value():
-    d = solve(Params())
-    for s in d:
-        parse_unit(s.unit)
-        assert s.worked()
-        if s.is_numeric:
-            assert math.isfinite(float(s.value)), s.key
-        if s.key not in ("model_params", "gpu_memory_bytes", "gpu_hbm_Bps", "gpu_peak_flops", "active_params",
-                         "bytes_per_param", "bytes_per_kv_element", "attention_flops_per_position",
-                         "link_Bps_per_direction"):
-            assert s.formula, s.key
-
-
-def test_every_placeholder_resolves_and_the_content_is_complete():
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    content = load_content(CONTENT)
-    texts = [content.hook, content.intro, *(s.body for s in content.sections), *(dr.prompt for dr in content.drills)]
-    for text in texts:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    for key, _ in content.metrics:
-        assert key in d
-    assert len(content.metrics) <= 6
-    phases = [dr.phase for dr in content.drills]
-    assert len(phases) >= 6 and {"numbers", "arithmetic", "depth", "failure_modes"} <= set(phases)
-    for dr in content.drills:
-        assert dr.key in d
+def test_the_prose_draws_the_request_path_three_charts_and_the_sim():
     assert {("diagram", "request_path"), ("chart", "caps_vs_context"), ("chart", "step_sides_vs_context"),
-            ("chart", "tpot_vs_chunk"), ("sim", "batching")} <= set(content.directives())
-    body = " ".join(s.body for s in content.sections) + content.intro
-    words = len(re.sub(r"::\w+ \S+", "", body).split())
-    assert 900 <= words <= 1600, words
-    # every key figure the issue names is in the prose
-    for key in KEY_FIGURES:
-        assert "{{" + key + "}}" in body, key
+            ("chart", "tpot_vs_chunk"), ("sim", "batching")} <= set(load_content(CONTENT).directives())
 
 
 def test_registered_with_the_batching_sim():
     q = QUESTIONS["continuous-batching"]
     assert q.written and q.sim == "batching"
-
-
-def test_every_knob_has_help_and_a_draw_inside_its_range():
-    own = knobs_of(_BatchingKnobs)  # the engine's groups carry their own help (some custom_* need none)
-    for name, knob in knobs_of(Params).items():
-        assert knob.help or name not in own, name
-        default = getattr(Params(), name)
-        if isinstance(default, (int, float)) and not isinstance(default, bool):
-            assert knob.min <= default <= knob.max, name
-            if knob.draw:
-                assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
-
-
-def test_solve_under_a_millisecond():
-    p = Params()
-    solve(p)
-    times = []
-    for _ in range(200):
-        t = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t)
-    median = statistics.median(times)
-    print(f"\nsolve median {median * 1e6:.0f} µs")
-    assert median < 1e-3
 
 
 # --- the simulation beside the analytic figures ---------------------------------------------------------

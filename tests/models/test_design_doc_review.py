@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
+from models.content import load_content
 from models.product.design_doc_review import (
     CHECKLIST,
     DISPLAY_ORDER,
@@ -356,48 +353,23 @@ def test_raising_a_probability_never_lowers_that_risk_in_the_order(key, p1, p2):
     assert pos(d_hi) <= pos(d_lo)
 
 
-# --- contract: key figures, units, content ---------------------------------------------------------
+# --- the risks and the prose (the generic contract is tests/test_contract.py) ----------------------
 
 
-def test_issue_key_figures_are_steps_with_their_units():
+def test_every_risk_has_a_cost_step_and_the_ranking_is_not_the_documents_order():
     d = solve(Params())
-    units = {"per_gpu_full_batch_rps": "1/s", "gpus_needed_at_peak": "1", "shortfall_at_peak_gpus": "1",
-             "risk_expected_annual_cost_usd": "USD", "risk_ranking": "1"}
-    units.update({f"risk_expected_annual_cost_usd_{k}": "USD" for k in RISK_KEYS})
-    for key, unit in units.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
+    for key in RISK_KEYS:
+        assert d[f"risk_expected_annual_cost_usd_{key}"].unit == "USD", key
     assert isinstance(v(d, "risk_ranking"), str)
     assert set(DISPLAY_ORDER) == set(RISK_KEYS) and list(DISPLAY_ORDER) != reference_order(costs_of(d))
 
 
-def test_knobs_have_ranges_help_and_draws():
-    for name, knob in knobs_of(Params).items():
-        assert knob.help, name
-        assert knob.draw is not None, name
-        assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
-
-
-def test_out_of_range_knob_names_its_label():
-    with pytest.raises(ValidationError, match="Peak traffic"):
-        Params(peak_rps=1e7)
-
-
-def test_content_references_resolve():
-    content = load_content(CONTENT)
-    d = solve(Params())
-    names = set(d.keys()) | set(knobs_of(Params))
-    texts = [content.hook, content.intro, *(s.body for s in content.sections), *(dr.prompt for dr in content.drills)]
-    unknown = {m.group(1) for t in texts for m in PLACEHOLDER.finditer(t)} - names
-    assert not unknown
-    assert {dr.key for dr in content.drills} <= set(d.keys())
-    assert len(content.drills) >= 6
-    assert {dr.phase for dr in content.drills} >= {"numbers", "arithmetic", "depth", "failure_modes"}
-    assert all(d[dr.key].is_numeric for dr in content.drills)
-    assert ("sim", "review") in [(k, n) for k, n in _directives(content)]
+def test_the_prose_asks_for_the_review_simulation():
+    assert ("sim", "review") in list(_directives(load_content(CONTENT)))
 
 
 def _directives(content):
+    """Content.directives() reads the sections only; this page puts its review simulation in the intro."""
     from models.content import DIRECTIVE
 
     for text in [content.intro, *(s.body for s in content.sections)]:
@@ -416,15 +388,6 @@ def test_presets_differ_from_the_seed_and_teach_what_they_say():
     timer = solve(Params(**by_name["Timer at the fill time"]))
     assert v(timer, "shortfall_at_peak_gpus") == 0 and v(timer, "top_risk") == "rollback"
     assert v(solve(Params(**by_name["A peak that may not come"])), "top_risk") == "rollback"
-
-
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    t = time.process_time()
-    for _ in range(200):
-        solve(p)
-    assert (time.process_time() - t) / 200 * 1000 < 1.0
 
 
 # --- the page, through AppTest ----------------------------------------------------------------------

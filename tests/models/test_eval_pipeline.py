@@ -1,22 +1,17 @@
-"""Eval pipeline: seed figures, hand-worked variants, directions, contract, content."""
+"""Eval pipeline: seed figures, hand-worked variants, directions, refusals, content."""
 
 from __future__ import annotations
 
 import math
-import statistics
-import time
 from pathlib import Path
-from typing import Literal, get_origin
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER, load_content
-from models.core import knobs_of
-from models.training.eval_pipeline import Params, _EvalKnobs, solve
-from models.units import parse_unit
+from models.content import load_content
+from models.training.eval_pipeline import Params, solve
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTENT = ROOT / "content" / "training" / "eval-pipeline.md"
@@ -324,55 +319,12 @@ def test_a_bigger_largest_eval_never_finishes_sooner_by_eval(values, bigger):
     assert v(b, "makespan_by_tokens_s") == pytest.approx(v(a, "makespan_by_tokens_s"))  # tokens do not care
 
 
-def test_solve_is_fast():
-    p = Params()
-    solve(p)
-    times = []
-    for _ in range(200):
-        t0 = time.process_time()
-        solve(p)
-        times.append(time.process_time() - t0)
-    median = statistics.median(times)
-    print(f"\nsolve median {median * 1e6:.0f} µs")
-    assert median < 1e-3
+# --- the seed's knobs and the scenarios refused -------------------------------------------------
 
 
-# --- contract -----------------------------------------------------------------------------------
-
-
-def test_issue_figures_are_steps_with_their_units():
-    d = solve(Params())
-    expected = {
-        "prompts_per_checkpoint": "1", "tokens_per_checkpoint": "1", "tokens_per_s_per_gpu": "1/s",
-        "gpu_hours_per_checkpoint": "h", "replicas_fast": "1", "replicas_slow": "1", "gpus_fast": "1",
-        "gpus_slow": "1",
-    }
-    for key, unit in expected.items():
-        assert key in d, key
-        assert d[key].unit == unit, key
-        parse_unit(unit)
-
-
-def test_every_step_has_a_parsable_unit_and_a_formula():
-    d = solve(Params())
-    for s in d:
-        parse_unit(s.unit)
-        assert s.worked()
-        if s.is_numeric:
-            assert math.isfinite(float(s.value)), s.key
-
-
-def test_params_defaults_and_knobs():
+def test_params_defaults():
     p = Params()
     assert (p.evals, p.prompts_per_eval, p.fast_turnaround_h, p.slow_turnaround_h) == (2000, 5000, 4, 48)
-    # the page's own knobs; the engine's groups are held to the contract on their own
-    for name, knob in knobs_of(_EvalKnobs).items():
-        value = getattr(p, name)
-        if get_origin(Params.model_fields[name].annotation) is Literal:
-            continue  # a choice (select box), drawn from its options
-        if isinstance(value, (int, float)):
-            assert knob.help and knob.draw, name
-            assert knob.min <= knob.draw[0] <= knob.draw[1] <= knob.max, name
 
 
 def test_impossible_scenarios_are_refused_in_plain_words():
@@ -386,38 +338,11 @@ def test_impossible_scenarios_are_refused_in_plain_words():
         Params(gpu="A100 80GB", compute_precision="fp8")
 
 
-# --- content ----------------------------------------------------------------------------------
+# --- content (the generic contract is tests/test_contract.py) -------------------------------------
 
 
-def test_content_references_resolve():
-    c = load_content(CONTENT)
-    d = solve(Params())
-    names = set(d.keys()) | set(Params.model_fields)
-    unknown = c.placeholders() - names
-    assert not unknown, sorted(unknown)
-    for text in [c.hook, *(dr.prompt for dr in c.drills)]:
-        for m in PLACEHOLDER.finditer(text):
-            assert m.group(1) in names, m.group(1)
-    for drill in c.drills:
-        assert drill.key in d, drill.key
-    for key, _label in c.metrics:
-        assert key in d, key
-    assert set(c.directives()) == DIRECTIVES
-
-
-def test_content_shape():
-    c = load_content(CONTENT)
-    assert [s.title for s in c.sections] == ["Numbers", "Shape", "Arithmetic", "Depth", "Failure modes", "Takeaways"]
-    assert 4 <= len(c.metrics) <= 6
-    assert len(c.drills) >= 6
-    assert {dr.phase for dr in c.drills} == {"numbers", "shape", "arithmetic", "depth", "failure_modes"}
-    assert 2 <= len(c.presets) <= 3
-    words = sum(len(s.body.split()) for s in c.sections)
-    assert 900 <= words <= 1600, words
-    # Every key figure the issue names is in the prose.
-    for key in ("prompts_per_checkpoint", "tokens_per_checkpoint", "tokens_per_s_per_gpu",
-                "gpu_hours_per_checkpoint", "replicas_fast", "replicas_slow", "gpus_fast", "gpus_slow"):
-        assert key in c.placeholders(), key
+def test_the_prose_draws_the_pipeline_and_its_three_charts():
+    assert set(load_content(CONTENT).directives()) == DIRECTIVES
 
 
 def test_presets_are_valid_and_teach_something():
