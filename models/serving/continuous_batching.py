@@ -417,17 +417,8 @@ def solve(p: Params) -> Derivation:
     # --- the replica under load -----------------------------------------------------------------
     O = p.output_tokens
     c_avg = p.chunk_tokens
-    mid = max(0.0, cached + new / 2 - c_avg / 2)  # a chunk centred on the middle of the prefilled part
-    d.step("chunk_avg_start_tokens", "Where a typical chunk starts in its prompt", mid, "1", noun="tokens",
-           formula="max(0, {cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − {chunk_tokens} / 2)")
-    d.step("chunk_avg_flops", "A typical chunk (from the middle of a mean prompt)", r.prefill_flops(c_avg, mid),
-           "FLOP", formula="{chunk_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
-                           "({chunk_tokens} × {chunk_avg_start_tokens} + {chunk_tokens} × ({chunk_tokens} − 1) / 2)")
-    d.step("chunk_avg_prefix_read_s", "Reading that chunk's prefix KV", kv * mid / bw, "s",
-           formula="{kv_bytes_per_token} × {chunk_avg_start_tokens} / {replica_hbm_Bps}")
-    d.step("chunk_avg_compute_s", "That chunk's FLOP at the prefill MFU",
-           r.prefill_flops(c_avg, mid) / (r.peak_flops * r.prefill_mfu), "s",
-           formula="{chunk_avg_flops} / {replica_prefill_flops}")
+    mid = _typical_chunk_steps(d, r, "chunk_avg", "chunk_tokens", c_avg, cached, new, kv, bw,
+                               "", "A typical chunk (from the middle of a mean prompt)")
     plain, with_chunk = r.step_lines(avg_ctx), r.step_lines(avg_ctx, chunk_tokens=c_avg, chunk_start=mid)
     sat = d.step("saturated_step_s", "Step of a saturated replica: the planned batch plus one chunk",
                  with_chunk.step_s(batch), "s",
@@ -455,19 +446,8 @@ def solve(p: Params) -> Derivation:
     best = d.step("best_chunk_tokens", "Chunk that maximizes capacity within the TPOT budget",
                   max(1, min(big, math.floor(bal))), "1", noun="tokens",
                   formula="max(1, min({largest_chunk_tokens}, floor({balanced_chunk_tokens})))")
-    mid_best = max(0.0, cached + new / 2 - best / 2)
-    d.step("best_chunk_avg_start_tokens", "Where a typical chunk of that size starts in its prompt", mid_best, "1",
-           noun="tokens", formula="max(0, {cached_prompt_tokens} + {uncached_prompt_tokens} / 2 − "
-                                  "{best_chunk_tokens} / 2)")
-    d.step("best_chunk_avg_flops", "A typical chunk of that size", r.prefill_flops(best, mid_best), "FLOP",
-           formula="{best_chunk_tokens} × {weight_flops_per_token} + {attention_flops_per_position} × "
-                   "({best_chunk_tokens} × {best_chunk_avg_start_tokens} + {best_chunk_tokens} × "
-                   "({best_chunk_tokens} − 1) / 2)")
-    d.step("best_chunk_avg_prefix_read_s", "Reading that chunk's prefix KV", kv * mid_best / bw, "s",
-           formula="{kv_bytes_per_token} × {best_chunk_avg_start_tokens} / {replica_hbm_Bps}")
-    d.step("best_chunk_avg_compute_s", "That chunk's FLOP at the prefill MFU",
-           r.prefill_flops(best, mid_best) / (r.peak_flops * r.prefill_mfu), "s",
-           formula="{best_chunk_avg_flops} / {replica_prefill_flops}")
+    mid_best = _typical_chunk_steps(d, r, "best_chunk_avg", "best_chunk_tokens", best, cached, new, kv, bw,
+                                    " of that size", "A typical chunk of that size")
     sat_best = d.step("saturated_step_best_chunk_s", "Step of a saturated replica carrying that chunk",
                       r.step_lines(avg_ctx, chunk_tokens=best, chunk_start=mid_best).step_s(batch), "s",
                       formula="max({step_memory_s} + {best_chunk_avg_prefix_read_s}, {step_compute_s} + "
@@ -603,3 +583,23 @@ def sim_config(p: Params, horizon_scale: float = 1.0) -> batching.Config:
 
 def simulate(p: Params, seed: int = 0, horizon_scale: float = 1.0) -> batching.BatchingResult:
     return batching.simulate(sim_config(p, horizon_scale), seed)
+
+
+def _typical_chunk_steps(d: Derivation, r, prefix: str, chunk_key: str, chunk: float, cached: float, new: float,
+                         kv: float, bw: float, size_words: str, flops_label: str) -> float:
+    """Where a chunk of `chunk` tokens centred on the middle of the prefilled part starts, its FLOP,
+    its prefix-KV read and its compute time, as steps `{prefix}_start_tokens`, `_flops`,
+    `_prefix_read_s`, `_compute_s`. The knob chunk and the best chunk are sized the same way."""
+    start = max(0.0, cached + new / 2 - chunk / 2)
+    c, s0 = "{" + chunk_key + "}", "{" + prefix + "_start_tokens}"
+    d.step(f"{prefix}_start_tokens", f"Where a typical chunk{size_words} starts in its prompt", start, "1",
+           noun="tokens", formula=f"max(0, {{cached_prompt_tokens}} + {{uncached_prompt_tokens}} / 2 − {c} / 2)")
+    flops = r.prefill_flops(chunk, start)
+    d.step(f"{prefix}_flops", flops_label, flops, "FLOP",
+           formula=f"{c} × {{weight_flops_per_token}} + {{attention_flops_per_position}} × "
+                   f"({c} × {s0} + {c} × ({c} − 1) / 2)")
+    d.step(f"{prefix}_prefix_read_s", "Reading that chunk's prefix KV", kv * start / bw, "s",
+           formula=f"{{kv_bytes_per_token}} × {s0} / {{replica_hbm_Bps}}")
+    d.step(f"{prefix}_compute_s", "That chunk's FLOP at the prefill MFU", flops / (r.peak_flops * r.prefill_mfu),
+           "s", formula=f"{{{prefix}_flops}} / {{replica_prefill_flops}}")
+    return start
