@@ -44,8 +44,8 @@ def cases() -> list[tuple[str, str, Callable[[], object]]]:
         ("batching (continuous-batching)", "10x horizon", lambda: cb.simulate(cb.Params(), horizon_scale=10)),
         ("kv tiers (kv-cache-tiers)", "default", lambda: kv.simulate(kv.Params())),
         ("kv tiers (kv-cache-tiers)", "10x conversations", lambda: kv.simulate(kv.Params(conversations_per_min=60))),
-        ("failover (multi-region-failover)", "default", lambda: failover.run(failover.FailoverConfig())),
-        ("failover (multi-region-failover)", "10x replicas", lambda: failover.run(failover.FailoverConfig(replicas_per_region=400))),
+        ("failover (multi-region-failover)", "default", lambda: failover.run(failover.Config(), 0)),
+        ("failover (multi-region-failover)", "10x replicas", lambda: failover.run(failover.Config(replicas_per_region=400), 0)),
     ]
     try:
         from models.platform import research_cluster_fair_share as fs

@@ -9,6 +9,7 @@
     unit = "s"            # the unit the answer is asked in, said once: shown as "(s)" after the prompt
     phase = "arithmetic"
     tol = 0.05
+    when = "tree_fanout > 1"  # optional: asked only where every condition holds
     +++
     ## Numbers
     ...
@@ -25,6 +26,8 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from models.core import Drill
 
@@ -83,9 +86,11 @@ class Content:
         return {m.group(1) for m in PLACEHOLDER.finditer(text)}
 
     def directives(self) -> list[tuple[str, str]]:
+        """(kind, name) of every `::chart`/`::sim`/`::diagram` line, the intro's first (the page
+        draws it there too, above the first section)."""
         out = []
-        for s in self.sections:
-            for line in s.body.splitlines():
+        for text in (self.intro, *(s.body for s in self.sections)):
+            for line in text.splitlines():
                 m = DIRECTIVE.match(line.strip())
                 if m:
                     out.append((m.group(1), m.group(2)))
@@ -106,7 +111,7 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         front = tomllib.loads(front_text)
     except tomllib.TOMLDecodeError as e:
         raise ContentError(f"{path}: front matter is not valid TOML: {e}") from None
-    drills = tuple(Drill(**d) for d in front.get("drills", []))
+    drills = tuple(_drill_entry(d, path) for d in front.get("drills", []))
     chunks = re.split(r"^## +(.+?)\s*$", body, flags=re.M)
     intro = chunks[0].strip()
     sections = tuple(Section(chunks[i].strip(), chunks[i + 1].strip("\n")) for i in range(1, len(chunks), 2))
@@ -120,6 +125,28 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         presets=tuple(_preset_entry(p, path) for p in front.get("presets", [])),
         front=front,
     )
+
+
+def _drill_entry(entry, path: Path) -> Drill:
+    """`[[drills]] key, prompt, phase, unit, tol`, and `when`: one condition or a list of them
+    (`when = "stream_policy == 'cut'"`), each "name op value"; the drill is asked only where all hold."""
+    if not isinstance(entry, dict):
+        raise ContentError(f"{path}: a drill is a table of key, prompt, phase and unit, not {entry!r}")
+    entry = dict(entry)
+    when = entry.get("when", ())
+    if isinstance(when, str):
+        when = (when,)
+    if not isinstance(when, (list, tuple)) or not all(isinstance(c, str) for c in when):
+        raise ContentError(f"{path}: drill '{entry.get('key')}': when is a condition or a list of them, "
+                           f"each a string like \"stream_policy == 'cut'\", not {when!r}")
+    entry["when"] = tuple(when)
+    try:
+        return Drill(**entry)
+    except ValidationError as e:
+        where = f"drill '{entry.get('key')}': "
+        problems = "; ".join(err["msg"].removeprefix("Value error, ").removeprefix(where)
+                             + (f" ({'.'.join(map(str, err['loc']))})" if err["loc"] else "") for err in e.errors())
+        raise ContentError(f"{path}: {where}{problems}") from None
 
 
 def _metric_entry(entry, path: Path) -> tuple[str, str]:

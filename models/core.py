@@ -414,6 +414,12 @@ class Drill(StrictModel):
     phase: Phase
     unit: str
     tol: float = 0.05  # relative; full marks within tol, half within 3 x tol
+    # Conditions the scenario must meet for the prompt to make sense, all of them: "name op value",
+    # name a knob or a step, op one of == != < <= > >=, value a number, 'text', true/false or another
+    # name ("stream_policy == 'cut'", "shortfall_at_peak_gpus > 0"). A round asks the drill only when
+    # they hold (models.mock.drills_for), so it never asks how long until a stream is cut when the
+    # drawn policy blocks, nor for a shortfall that is zero.
+    when: tuple[str, ...] = ()
 
     @property
     def question(self) -> str:
@@ -424,7 +430,71 @@ class Drill(StrictModel):
     def _tol_positive(self) -> "Drill":
         if not (0 < self.tol < 1):
             raise ValueError(f"drill '{self.key}': tol must be a fraction between 0 and 1")
+        for condition in self.when:
+            parse_condition(condition, f"drill '{self.key}'")
         return self
+
+    def applies(self, lookup: Callable[[str], Any]) -> bool:
+        """Do the `when` conditions hold, reading each name through `lookup` (a knob or a step)?"""
+        return all(_holds(parse_condition(c), lookup) for c in self.when)
+
+
+_CONDITION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|!=|<=|>=|<|>)\s*(.+?)\s*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+@dataclass(frozen=True)
+class Condition:
+    name: str
+    op: str
+    value: Any  # a number, a string or a bool; or a _Ref to another name
+    text: str
+
+
+@dataclass(frozen=True)
+class _Ref:
+    name: str
+
+
+@lru_cache(maxsize=None)
+def parse_condition(text: str, where: str = "a condition") -> Condition:
+    """`"name op value"` as a Condition; a ValueError in plain words for anything else."""
+    m = _CONDITION.match(text) if isinstance(text, str) else None
+    if not m:
+        raise ValueError(f"{where}: the condition {text!r} is not 'name op value' with op one of "
+                         "== != < <= > >= (e.g. \"stream_policy == 'cut'\" or \"shortfall_gpus > 0\")")
+    name, op, raw = m.groups()
+    value: Any
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        value = raw[1:-1]
+    elif raw in ("true", "false"):
+        value = raw == "true"
+    elif _NAME.match(raw):
+        value = _Ref(raw)
+    else:
+        try:
+            value = float(raw.replace("_", ""))
+        except ValueError:
+            raise ValueError(f"{where}: in {text!r}, {raw!r} is neither a number, a 'quoted text', "
+                             "true/false nor a name") from None
+    if isinstance(value, (str, bool)) and op not in ("==", "!="):
+        raise ValueError(f"{where}: in {text!r}, text and true/false compare only with == or !=")
+    return Condition(name, op, value, text)
+
+
+def _holds(c: Condition, lookup: Callable[[str], Any]) -> bool:
+    left = lookup(c.name)
+    right = lookup(c.value.name) if isinstance(c.value, _Ref) else c.value
+    if isinstance(left, str) != isinstance(right, str):
+        return c.op == "!="  # a word against a number: never equal
+    try:
+        return bool(_COMPARE[c.op](left, right))
+    except TypeError:
+        return False
 
 
 Solver = Callable[[Any], Derivation]

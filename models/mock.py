@@ -7,6 +7,7 @@ do arithmetic with (2,000 not 1,873.4). The seed is kept, so an attempt replays 
 from __future__ import annotations
 
 import math
+import numbers
 import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Literal, Sequence
@@ -55,9 +56,12 @@ def _round_to_step(x: float, step: float, lo: float, hi: float) -> float:
 def draw_value(knob, annotation, default: Any, rng: np.random.Generator) -> Any:
     if knob.only_if is not None:  # a custom part's number: a drawn scenario names a catalog part
         return default
-    if typing.get_origin(annotation) is Literal:
+    literal = typing.get_origin(annotation) is Literal
+    if literal or knob.draw_choices:
+        # A count a deployment picks from a few values (GPUs per node: 4 or 8, never 5 or 6) is an
+        # int knob with draw_choices; a Literal knob draws from its options or its draw_choices.
         choices = knob.draw_choices or typing.get_args(annotation)
-        if knob.draw and all(isinstance(c, (int, float)) for c in choices):
+        if knob.draw and all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in choices):
             inside = [c for c in choices if knob.draw[0] <= c <= knob.draw[1]]
             choices = tuple(inside) or choices
         return choices[int(rng.integers(len(choices)))]
@@ -66,23 +70,78 @@ def draw_value(knob, annotation, default: Any, rng: np.random.Generator) -> Any:
     lo, hi = knob.draw if knob.draw else (knob.min, knob.max)
     if lo == hi:
         return default
+    raw = math.exp(rng.uniform(math.log(lo), math.log(hi))) if knob.log and lo > 0 else rng.uniform(lo, hi)
+    return round_drawn(knob, annotation, raw)
+
+
+def round_drawn(knob, annotation, raw: Any, within_draw: bool = True) -> Any:
+    """A raw draw rounded as the knob's scenarios are said out loud, inside the knob's draw range
+    (or, `within_draw=False`, its whole range); for a choice knob, the nearest of its options."""
+    if typing.get_origin(annotation) is Literal or knob.draw_choices:
+        options = typing.get_args(annotation) if typing.get_origin(annotation) is Literal else knob.draw_choices
+        if raw in options or not all(isinstance(c, (int, float)) and c > 0 for c in options):
+            return raw
+        return min(options, key=lambda c: abs(math.log(c / raw)))
+    lo, hi = knob.draw if knob.draw and within_draw else (knob.min, knob.max)
     if knob.log and lo > 0:
-        raw = math.exp(rng.uniform(math.log(lo), math.log(hi)))
         value = nice_round(raw)
+    elif knob.percent:
+        value = _round_to_step(raw, 0.05, lo, hi)
+    elif knob.step:
+        # Coarser than the slider's step: a drawn scenario should be easy to say out loud.
+        coarse = knob.step * max(1, 10 ** math.floor(math.log10(max((hi - lo) / knob.step, 1)) - 1))
+        value = _round_to_step(raw, coarse, lo, hi)
     else:
-        raw = rng.uniform(lo, hi)
-        if knob.percent:
-            value = _round_to_step(raw, 0.05, lo, hi)
-        elif knob.step:
-            # Coarser than the slider's step: a drawn scenario should be easy to say out loud.
-            coarse = knob.step * max(1, 10 ** math.floor(math.log10(max((hi - lo) / knob.step, 1)) - 1))
-            value = _round_to_step(raw, coarse, lo, hi)
-        else:
-            value = nice_round(raw)
+        value = nice_round(raw)
     value = min(max(value, knob.min if knob.min is not None else value), knob.max if knob.max is not None else value)
     if annotation is int:
         return int(round(value))
     return float(value)
+
+
+def _draw_values(params_cls: type, knobs: dict, rng: np.random.Generator) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, info in params_cls.model_fields.items():
+        if name in knobs:
+            values[name] = draw_value(knobs[name], info.annotation, info.default, rng)
+    # Knobs that only make sense together (a fleet sized for the demand its tenants bring) are
+    # drawn by the model: `Params.draw_together(values, rng)` returns raw values for some knobs,
+    # rounded here like any draw. Drawn independently, 431 of 1,000 token-rate-limiter scenarios
+    # had tenants asking for more than the fleet could serve.
+    together = getattr(params_cls, "draw_together", None)
+    if together is not None:
+        for name, raw in together(dict(values), rng).items():
+            values[name] = round_drawn(knobs[name], params_cls.model_fields[name].annotation, raw, within_draw=False)
+    return values
+
+
+def draw_solved(params_cls: type, seed: int, tries: int = 200,
+                solve: Callable[[Any], Derivation] | None = None) -> tuple[Any, Derivation | None] | None:
+    """The draw of `draw_scenario` with the values-only derivation that accepted it (None without
+    a solve), or None after `tries` rejections: a caller that checks the drawn scenario's steps
+    (`drills_for`) need not solve it again."""
+    rng = np.random.default_rng(seed)
+    knobs = knobs_of(params_cls)
+    for _ in range(tries):
+        try:
+            params = params_cls(**_draw_values(params_cls, knobs, rng))
+        except ValidationError:
+            continue
+        if solve is None:
+            return params, None
+        with values_only():
+            d = solve(params)
+        if d.feasible:
+            return params, d
+    return None
+
+
+def draw_scenario_or_none(params_cls: type, seed: int, tries: int = 200,
+                          solve: Callable[[Any], Derivation] | None = None) -> Any | None:
+    """As `draw_scenario`, but None where it would fall back to the seed scenario: a caller (or a
+    test) can tell a drawn scenario from the fallback even when the defaults were drawn."""
+    drawn = draw_solved(params_cls, seed, tries, solve)
+    return None if drawn is None else drawn[0]
 
 
 def draw_scenario(params_cls: type, seed: int, tries: int = 200,
@@ -94,23 +153,36 @@ def draw_scenario(params_cls: type, seed: int, tries: int = 200,
     the seed. Given the question's `solve`, a scenario whose solve declares a broken condition
     (`Derivation.violations`: a replica asked for more than all of its time, say) is redrawn the
     same way, so a mock never states an impossible scenario. After `tries` rejections the seed
-    scenario is used.
+    scenario is used (`draw_scenario_or_none` says so instead).
     """
-    rng = np.random.default_rng(seed)
-    knobs = knobs_of(params_cls)
-    for _ in range(tries):
-        values: dict[str, Any] = {}
-        for name, info in params_cls.model_fields.items():
-            if name in knobs:
-                values[name] = draw_value(knobs[name], info.annotation, info.default, rng)
-        try:
-            params = params_cls(**values)
-        except ValidationError:
+    drawn = draw_solved(params_cls, seed, tries, solve)
+    return params_cls() if drawn is None else drawn[0]
+
+
+def drills_for(question: Any, params: Any, derivation: Derivation) -> tuple[Drill, ...]:
+    """The question's drills that this scenario can ask, in their order: each one's `when`
+    conditions hold (read from the derivation's steps, then the params' knobs), and its step is a
+    finite number, so it has an answer to type. `question` is a registry Question (or anything
+    with `.drills`); `derivation` is `question.solve(params)`, full or values-only."""
+
+    def lookup(name: str) -> Any:
+        if name in derivation:
+            return derivation.value(name)
+        if name in type(params).model_fields:
+            return getattr(params, name)
+        raise KeyError(f"a drill's condition names '{name}', which is neither a knob nor a step of "
+                       f"{getattr(question, 'slug', 'this question')}")
+
+    kept = []
+    for drill in question.drills:
+        if drill.key not in derivation:
             continue
-        if solve is not None and not feasible(solve, params):
+        value = derivation.value(drill.key)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
             continue
-        return params
-    return params_cls()
+        if drill.applies(lookup):
+            kept.append(drill)
+    return tuple(kept)
 
 
 def feasible(solve: Callable[[Any], Derivation], params: Any) -> bool:

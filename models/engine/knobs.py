@@ -13,6 +13,7 @@ scenario cannot run (a format the part lacks, a TP wider than its fabric, weight
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from typing import Annotated, Any, Literal
 
@@ -196,6 +197,21 @@ def with_defaults(group: type[StrictModel], **defaults: Any) -> type[StrictModel
     for name, value in defaults.items():
         info = group.model_fields[name]
         fields[name] = (info.annotation, FieldInfo.merge_field_infos(info, default=value))
+    return create_model(group.__name__, __base__=group, **fields)
+
+
+def with_draws(group: type[StrictModel], **draws: dict[str, Any]) -> type[StrictModel]:
+    """`group` with other mock draws for some knobs (`model={"draw_choices": ("Kimi-K2 1T",
+    "DeepSeek-V3")}`): a 1T-MoE question draws 1T MoE models, not the dense ones other pages draw.
+    Only `draw` and `draw_choices` change; label, range and help stay declared once."""
+    fields = {}
+    for name, change in draws.items():
+        if not set(change) <= {"draw", "draw_choices"}:
+            raise ValueError(f"with_draws changes only draw and draw_choices, not {sorted(change)}")
+        info = group.model_fields[name]
+        merged = FieldInfo.merge_field_infos(info)
+        merged.metadata = [dataclasses.replace(m, **change) if isinstance(m, Knob) else m for m in info.metadata]
+        fields[name] = (info.annotation, merged)
     return create_model(group.__name__, __base__=group, **fields)
 
 

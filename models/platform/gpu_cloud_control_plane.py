@@ -306,7 +306,7 @@ class Params(StrictModel):
     gpus_per_node: Annotated[
         int,
         Knob("GPUs per node", "GPUs", 1, 16, 1,
-             help="8 on an HGX server, 4 on a GB200 compute tray.", draw=(4, 8)),
+             help="8 on an HGX server, 4 on a GB200 compute tray.", draw=(4, 8), draw_choices=(4, 8)),
     ] = 8
     reconcile_interval_s: Annotated[
         float,

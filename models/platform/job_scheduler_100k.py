@@ -217,7 +217,7 @@ class Params(StrictModel):
         int,
         Knob("GPUs in the cluster", "GPUs", 256, 200_000, log=True,
              help="Sets the number of GPU-size classes (1, 2, 4, … GPUs) the indexed queue keeps.",
-             draw=(5000, 50_000)),
+             draw=(5000, 50_000), draw_choices=(5000, 8000, 10000, 16000, 20000, 32000, 50000)),
     ] = 10_000
     busy_fraction: Annotated[
         float,
@@ -245,7 +245,7 @@ class Params(StrictModel):
         int,
         Knob("GPUs the urgent job needs", "GPUs", 8, 256, 8,
              help="A high-priority job arrives when the 256-GPU block it must land in is full.",
-             draw=(32, 128)),
+             draw=(32, 128), draw_choices=(32, 64, 128)),
     ] = 64
     checkpoint_interval_min: Annotated[
         float,

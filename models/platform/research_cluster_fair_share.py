@@ -44,7 +44,7 @@ class Params(StrictModel):
     total_gpus: Annotated[
         int,
         Knob("GPUs in the cluster", "GPUs", 64, 8192, step=8, log=True,
-             help="Every GPU the quota tree divides; whole jobs are placed on them.", draw=(512, 4096)),
+             help="Every GPU the quota tree divides; whole jobs are placed on them.", draw=(512, 4096), draw_choices=(512, 1024, 1536, 2048, 3072, 4096)),
     ] = 512
     share_pretrain: Annotated[
         float,
@@ -103,7 +103,7 @@ class Params(StrictModel):
         float,
         Knob("Evals holds", "", 0.0, 1.0, 0.05, percent=True,
              help="Part of its guarantee Evals keeps allocated whether or not anything runs on it (hoarding).",
-             draw=(0.0, 1.0)),
+             draw=(0.6, 1.0)),
     ] = 1.0
     half_life_hours: Annotated[
         float,
@@ -119,7 +119,7 @@ class Params(StrictModel):
     job_gpus: Annotated[
         int,
         Knob("GPUs per job", "GPUs", 8, 128, 8,
-             help="Every job is gang-scheduled on whole 8-GPU nodes; one size for all teams.", draw=(8, 32)),
+             help="Every job is gang-scheduled on whole 8-GPU nodes; one size for all teams.", draw=(8, 32), draw_choices=(8, 16, 32)),
     ] = 16
     job_hours: Annotated[
         float,
@@ -506,7 +506,7 @@ def team_specs(p: Params) -> list[fs.TeamSpec]:
     ]
 
 
-def _run_kwargs(p: Params, seed: int) -> dict:
+def _run_kwargs(p: Params) -> dict:
     return dict(
         hours=p.sim_days * 24,
         tick_h=p.tick_minutes / 60,
@@ -516,12 +516,11 @@ def _run_kwargs(p: Params, seed: int) -> dict:
         victim_policy=VICTIM_POLICIES[p.victim_policy],
         checkpoint_on_signal=p.checkpoint_on_signal,
         charge_by_allocation=p.charge_by_allocation,
-        seed=seed,
     )
 
 
 def simulate(p: Params, seed: int = 0) -> fs.FairShareResult:
-    return fs.run(p.total_gpus, team_specs(p), **_run_kwargs(p, seed))
+    return fs.run(fs.Config(p.total_gpus, team_specs(p), **_run_kwargs(p)), seed)
 
 
 def simulate_scaled(p: Params, factor: float, seed: int = 0) -> fs.FairShareResult:
@@ -533,4 +532,4 @@ def simulate_scaled(p: Params, factor: float, seed: int = 0) -> fs.FairShareResu
                 initial_usage_gpu_h=t.initial_usage_gpu_h * factor)
         for t in team_specs(p)
     ]
-    return fs.run(int(round(p.total_gpus * factor)), specs, **_run_kwargs(p, seed))
+    return fs.run(fs.Config(int(round(p.total_gpus * factor)), specs, **_run_kwargs(p)), seed)

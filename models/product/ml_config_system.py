@@ -166,7 +166,7 @@ class Params(StrictModel):
         int, Knob("Sweep: seeds", "seeds", 1, 10, 1, help="Seeds per point, to see noise.", draw=(1, 5)),
     ] = 3
     sweep_gpus_per_run: Annotated[
-        int, Knob("Sweep: GPUs per run", "GPUs", 1, 256, 1, log=True, help="A proxy run's size.", draw=(4, 64)),
+        int, Knob("Sweep: GPUs per run", "GPUs", 1, 256, 1, log=True, help="A proxy run's size.", draw=(4, 64), draw_choices=(4, 8, 16, 32, 64)),
     ] = 8
     sweep_run_hours: Annotated[
         float, Knob("Sweep: hours per run", "h", 0.5, 72, 0.5, log=True, help="Wall-clock per proxy run.",

@@ -52,12 +52,12 @@ class _BatchingKnobs(StrictModel):
         int,
         Knob("Max context (prompt + output)", "tokens", 1024, 131072, log=True,
              help="The longest sequence the replica accepts; the KV cap is computed at this length.",
-             draw=(4096, 32768)),
+             draw=(4096, 32768), draw_choices=(4096, 8192, 16384, 32768)),
     ] = 8192
     chunk_tokens: Annotated[
         int,
         Knob("Prefill chunk", "tokens", 16, 8192, log=True,
-             help="Prompt tokens fused into one decode step (chunked prefill).", draw=(128, 1024)),
+             help="Prompt tokens fused into one decode step (chunked prefill).", draw=(128, 1024), draw_choices=(128, 256, 512, 1024)),
     ] = 256
     kv_overcommit: Annotated[
         float,
@@ -73,7 +73,8 @@ class _BatchingKnobs(StrictModel):
     stream_policy: Annotated[
         Literal["cut", "block"],
         Knob("When a client's buffer is full", help="cut: drop the stream and free its slot. "
-             "block: the engine waits for the client (the design to avoid).", simulation=True),
+             "block: the engine waits for the client (the design to avoid).", simulation=True,
+             draw_choices=("cut",)),
     ] = "cut"
     policy: Annotated[
         Literal["chunked", "continuous", "static"],
@@ -582,7 +583,7 @@ def sim_config(p: Params, horizon_scale: float = 1.0) -> batching.Config:
 
 
 def simulate(p: Params, seed: int = 0, horizon_scale: float = 1.0) -> batching.BatchingResult:
-    return batching.simulate(sim_config(p, horizon_scale), seed)
+    return batching.run(sim_config(p, horizon_scale), seed)
 
 
 def _typical_chunk_steps(d: Derivation, r, prefix: str, chunk_key: str, chunk: float, cached: float, new: float,

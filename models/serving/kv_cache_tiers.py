@@ -74,7 +74,7 @@ class _TierKnobs(StrictModel):
     ssd_drives_per_node: Annotated[
         int,
         Knob("NVMe drives for KV per node", "", 1, 16, 1,
-             help="Gen5 drives the node's SSD tier stripes across; the node's replicas share them.", draw=(2, 8)),
+             help="Gen5 drives the node's SSD tier stripes across; the node's replicas share them.", draw=(2, 8), draw_choices=(2, 4, 8)),
     ] = 1
     ssd_efficiency: Annotated[
         float,

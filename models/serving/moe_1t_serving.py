@@ -40,7 +40,8 @@ from pydantic import model_validator
 
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, without
+from models.engine import hardware
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, with_draws, without
 from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
 from models.engine.roofline import ATTENTION_FLOPS_PER_MAC, Replica, floor_batch
@@ -93,7 +94,7 @@ class _ExpertParallelKnobs(StrictModel):
         int,
         Knob("KV heads of the GQA comparison", "heads", 1, 64, 1,
              help="The cache the same model would carry with grouped-query attention instead of MLA.",
-             draw=(4, 16)),
+             draw=(4, 16), draw_choices=(4, 8, 16)),
     ] = 8
 
 
@@ -103,6 +104,11 @@ class _ExpertParallelKnobs(StrictModel):
 # MFU or tensor-parallel all-reduce latency to show.
 _Engine = without(with_defaults(EngineKnobs, model="Kimi-K2 1T", gpu="GB200 (NVL72)", tp_degree=72,
                                 weight_precision="fp8", compute_precision="fp8"), "prefill_mfu", "allreduce_latency_us")
+# A mock draws a trillion-scale MoE in FP8 on a part that serves one (not the dense models and
+# H100s other pages draw, which either are refused or leave Mixtral as the only MoE that fits).
+_Engine = with_draws(_Engine, model={"draw_choices": ("Kimi-K2 1T", "DeepSeek-V3")},
+                     gpu={"draw_choices": ("GB200 (NVL72)", "B200", "H200")},
+                     weight_precision={"draw_choices": ("fp8",)}, compute_precision={"draw_choices": ("fp8", "bf16")})
 
 
 class Params(_Engine, _ExpertParallelKnobs):
@@ -110,6 +116,12 @@ class Params(_Engine, _ExpertParallelKnobs):
 
     `tp_degree` is the replica's GPU count as everywhere; here those GPUs split the experts and
     run attention data-parallel, so no tensor-parallel all-reduce is paid."""
+
+    @classmethod
+    def draw_together(cls, values: dict, rng) -> dict:
+        """A mock's replica is the drawn part's whole NVLink domain (72 on GB200 NVL72, 8 on an
+        HGX node), the group a deployment spreads the experts over, never 5 GPUs."""
+        return {"tp_degree": hardware.named(values["gpu"]).scale_up_domain}
 
     @model_validator(mode="after")
     def _fits(self) -> "Params":

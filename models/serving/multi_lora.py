@@ -100,7 +100,7 @@ class _LoraKnobs(StrictModel):
     lora_rank: Annotated[
         int,
         Knob("LoRA rank", "", 1, 256, 1, log=True,
-             help="r: the inner width of each adapter's A (d_in x r) and B (r x d_out).", draw=(4, 64)),
+             help="r: the inner width of each adapter's A (d_in x r) and B (r x d_out).", draw=(4, 64), draw_choices=(4, 8, 16, 32, 64)),
     ] = 8
     targets: Annotated[
         Targets,
@@ -110,7 +110,7 @@ class _LoraKnobs(StrictModel):
     heavy_rank: Annotated[
         int,
         Knob("Rank of the heavy comparison adapter", "", 1, 256, 1, log=True,
-             help="A second adapter, on all seven projections, shown beside yours.", draw=(8, 64)),
+             help="A second adapter, on all seven projections, shown beside yours.", draw=(8, 64), draw_choices=(8, 16, 32, 64)),
     ] = 16
     total_tokens_per_s: Annotated[
         float,

@@ -151,6 +151,29 @@ class Params(StrictModel):
              draw=(10_000, 1_000_000)),
     ] = 100_000
 
+    @classmethod
+    def draw_together(cls, values: dict, rng) -> dict:
+        """A mock's fleet is sized for the demand its tenants bring, as a real one is: busy 35-85%
+        at the peak minute. Drawn on its own, the fleet could not serve the peak in 431 of 1,000
+        scenarios; the slider keeps its whole range."""
+        demand = values["tenants"] * values["output_tpm_limit"] / 60 * values["peak_use_fraction"]
+        busy = rng.uniform(0.35, 0.85)
+        out = {"fleet_replicas": demand / (busy * values["replica_output_tokens_per_s"])}
+        # A response's mean output is under the max_tokens it asks for (5-50% of it when a draw put
+        # it above): at or over the cap, no reservation would overstate anything.
+        mean_out, short = values["mean_output_tokens"], rng.uniform(0.05, 0.5) * values["max_tokens"]
+        if mean_out >= values["max_tokens"]:
+            out["mean_output_tokens"] = mean_out = short
+        # And the largest tenant's key must fit on one counter shard (a key cannot be split by
+        # adding shards): at most 30-90% of a shard's operations.
+        admitted = demand / mean_out
+        reject = values["reject_fraction"]
+        ops = admitted * values["counter_ops_per_admit"] + admitted * reject / (1 - reject)
+        fits = rng.uniform(0.3, 0.9) * values["shard_ops_per_s"] / ops
+        if values["largest_tenant_share"] > fits:
+            out["largest_tenant_share"] = fits
+        return out
+
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
@@ -425,7 +448,7 @@ def solve(p: Params) -> Derivation:
 def simulate(p: Params, seed: int = 0, seconds: float = 180.0):
     from models.sim import token_bucket
 
-    return token_bucket.compare_modes(
+    return token_bucket.run(token_bucket.Config(
         input_tpm=p.input_tpm_limit,
         output_tpm=p.output_tpm_limit,
         burst_seconds=p.burst_seconds,
@@ -434,5 +457,4 @@ def simulate(p: Params, seed: int = 0, seconds: float = 180.0):
         mean_output_tokens=min(p.mean_output_tokens, p.max_tokens),
         stream_tokens_per_s=p.stream_tokens_per_s,
         seconds=seconds,
-        seed=seed,
-    )
+    ), seed)

@@ -87,25 +87,25 @@ class _VideoKnobs(StrictModel):
     frames: Annotated[
         int,
         Knob("Frames", "frames", 17, 481, 4, help="Output frames (81 at 16 fps is about 5 s).",
-             draw=(49, 161)),
+             draw=(49, 161), draw_choices=(49, 81, 121, 161)),
     ] = 81
     fps: Annotated[
-        int, Knob("Frame rate", "frames/s", 8, 60, 1, help="Frames per second of the output video.", draw=(16, 24)),
+        int, Knob("Frame rate", "frames/s", 8, 60, 1, help="Frames per second of the output video.", draw=(16, 24), draw_choices=(16, 24)),
     ] = 16
     height_px: Annotated[
         int,
         Knob("Resolution (height)", "px", 144, 2160, 16,
              help="Vertical pixels: 480 is 480p, 720 is 720p. The width follows from the aspect ratio.",
-             draw=(360, 720)),
+             draw=(360, 720), draw_choices=(360, 480, 720)),
     ] = 480
     aspect: Annotated[Aspect, Knob("Aspect ratio", help="Width over height.")] = "16:9"
     vae_spatial_stride: Annotated[
         int, Knob("VAE spatial stride", "px", 4, 32, 4, help="Pixels per latent cell along each side (8 in most video VAEs).",
-                  draw=(8, 16)),
+                  draw=(8, 16), draw_choices=(8, 16)),
     ] = 8
     vae_temporal_stride: Annotated[
         int, Knob("VAE temporal stride", "frames", 1, 8, 1, help="Frames per latent frame (4 in most video VAEs).",
-                  draw=(4, 8)),
+                  draw=(4, 8), draw_choices=(4, 8)),
     ] = 4
     patch_size: Annotated[
         int, Knob("Patch size", "cells", 1, 4, 1, help="Latent cells per token along each side (2 × 2 patches).",
@@ -121,7 +121,7 @@ class _VideoKnobs(StrictModel):
     sp_degree: Annotated[
         int, Knob("GPUs per job", "GPUs", 1, 32, 1,
                   help="Sequence-parallel degree: the tokens of one video are split across this many GPUs.",
-                  draw=(4, 8)),
+                  draw=(4, 8), draw_choices=(4, 8)),
     ] = 8
     dit_mfu: Annotated[
         float, Knob("DiT MFU (sequence-parallel comms included)", "", 0.1, 0.8, 0.01, percent=True,

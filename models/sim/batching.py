@@ -1,5 +1,7 @@
 """One serving replica, iteration by iteration: admission queue, scheduler, engine, stream.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (a BatchingResult).
+
 The engine policies (`static`, `continuous`, `chunked`) advance one model iteration at a time.
 Each iteration the scheduler admits from the queue, the engine runs one step over the live
 batch, and the step's duration comes from the roofline of what it touches:
@@ -33,7 +35,11 @@ Policies:
     chunked     continuous, but every step carries all decoding sequences plus at most
                 `chunk_tokens` prompt tokens, so a long prompt never stalls the decodes.
 
-`fixed_contract` is a different engine: the batched-inference-API contract (flush at
+Each policy is a small object in the `POLICIES` registry holding its decisions (how many queue
+heads join, who decodes while a prompt prefills, how many prompt tokens a step takes); `_engine`
+does the rest identically for all three.
+
+`fixed-contract` is a different engine: the batched-inference-API contract (flush at
 `max_inputs` or when the oldest input has waited `timeout_s`; every call takes `call_s`;
 `gpus` workers take sealed batches first come, first served), run on the shared queue engine.
 
@@ -61,11 +67,90 @@ import numpy as np
 from models.sim.queue import fifo
 
 Policy = Literal["static", "continuous", "chunked", "fixed-contract"]
-POLICIES: tuple[str, ...] = ("static", "continuous", "chunked", "fixed-contract")
 
 QUEUED, RUNNING, DONE, CUT = 0, 1, 2, 3
 MAX_ITERATIONS = 40_000  # a safety stop; the callers size the horizon for a few thousand
 WARMUP_FRACTION = 0.25  # steady-state figures skip the first quarter of a run
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduling policies: the decisions that tell static, continuous and chunked batching apart.
+# The engine (`_engine`) does the rest (KV blocks, preemption, step time, streaming) the same way
+# for all three; `paged` says which KV memory model a policy runs on.
+
+
+class StaticBatching:
+    """Whole batches: admit only when the engine is idle, prefill every prompt in one step, and
+    keep finished members as padding (no paging: KV is reserved at full context)."""
+
+    name = "static"
+    paged = False
+
+    def admit(self, cfg: "Config", running: int, heads, free_blocks: int) -> int:
+        """How many queue heads join the batch now. `heads` yields (tokens to hold, tokens to
+        prefill) per head, in queue order; `free_blocks` is the free KV in blocks."""
+        if running:
+            return 0
+        return sum(1 for _, _ in zip(range(cfg.max_running), heads))
+
+    def decoders(self, pre: np.ndarray) -> np.ndarray:
+        """In a step where some sequence still prefills (`pre` > 0 prompt tokens left), which
+        sequences decode: none, the whole step is the batch's prefill."""
+        return np.zeros(pre.size, bool)
+
+    def prompt_take(self, cfg: "Config", prefilling: np.ndarray) -> np.ndarray:
+        """Prompt tokens each prefilling sequence runs this step: all that are left."""
+        return prefilling
+
+
+class ContinuousBatching(StaticBatching):
+    """Admit at every step while a slot and the prompt's KV blocks are free; newly admitted
+    prompts (up to `max_prefill_tokens` in one step) run as a prefill-only step."""
+
+    name = "continuous"
+    paged = True
+
+    def prefill_budget(self, cfg: "Config") -> int:
+        return cfg.max_prefill_tokens
+
+    def admit(self, cfg: "Config", running: int, heads, free_blocks: int) -> int:
+        room = cfg.max_running - running
+        prefill_room = self.prefill_budget(cfg)
+        k = 0
+        for need, prefill in heads:
+            if room <= 0:
+                break
+            blk = -(-need // cfg.block_tokens)
+            # the first admitted prompt may exceed the budget: it must run some time
+            if blk > free_blocks or (k and prefill > prefill_room):
+                break
+            free_blocks -= blk
+            room -= 1
+            prefill_room -= prefill
+            k += 1
+        return k
+
+
+class ChunkedPrefill(ContinuousBatching):
+    """Continuous, but every step carries all decoding sequences plus at most `chunk_tokens`
+    prompt tokens (first come, first served), so a long prompt never stalls the decodes."""
+
+    name = "chunked"
+
+    def prefill_budget(self, cfg: "Config") -> int:
+        return 1 << 62  # admission is bounded by slots and KV only: the chunk paces the prefill
+
+    def decoders(self, pre: np.ndarray) -> np.ndarray:
+        return pre == 0
+
+    def prompt_take(self, cfg: "Config", prefilling: np.ndarray) -> np.ndarray:
+        before = np.cumsum(prefilling) - prefilling
+        return np.minimum(np.maximum(cfg.chunk_tokens - before, 0), prefilling)
+
+
+POLICIES: dict[str, StaticBatching] = {p.name: p for p in (StaticBatching(), ContinuousBatching(), ChunkedPrefill())}
+# `fixed-contract` is not an iteration policy but a different engine (request-level batches on many GPUs)
+POLICY_NAMES: tuple[str, ...] = (*POLICIES, "fixed-contract")
 
 
 @dataclass(frozen=True)
@@ -113,8 +198,8 @@ class Config:
     horizon_s: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        if self.policy not in POLICY_NAMES:
+            raise ValueError(f"policy must be one of {', '.join(POLICY_NAMES)}; got {self.policy!r}")
         if self.stream_policy not in ("cut", "block"):
             raise ValueError("stream_policy is 'cut' or 'block'")
         if self.max_running < 1 or self.block_tokens < 1 or self.chunk_tokens < 1:
@@ -320,6 +405,9 @@ class BatchingResult:
         }
 
 
+Result = BatchingResult
+
+
 # ---------------------------------------------------------------------------------------------
 # Workload
 
@@ -369,9 +457,10 @@ def workload(cfg: Config, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 # Engine policies
 
 
-def simulate(cfg: Config, seed: int = 0) -> BatchingResult:
+def run(cfg: Config, seed: int = 0) -> BatchingResult:
+    """The module's one entry point, as in every module of models/sim: one seeded run."""
     if cfg.policy == "fixed-contract":
-        return simulate_contract(cfg, seed)
+        return _run_contract(cfg, seed)
     arr, prompt, output, slow = workload(cfg, seed)
     return _engine(cfg, arr, prompt, output, slow)
 
@@ -380,8 +469,8 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
     n = arr.size
     T = cfg.horizon_s
     B = cfg.block_tokens
-    static = cfg.policy == "static"
-    chunked = cfg.policy == "chunked"
+    policy = POLICIES[cfg.policy]
+    paged = policy.paged
     W, kvb, Wf, af = cfg.weight_bytes, cfg.kv_bytes_per_token, cfg.weight_flops_per_token, cfg.attn_flops_per_position
     BW, FL, FLp, ovh = cfg.replica_Bps, cfg.replica_flops, cfg.prompt_flops, cfg.overhead_s
     ar0, ar1 = cfg.allreduce_fixed_s, cfg.allreduce_per_token_s
@@ -454,66 +543,41 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
             now = arr_list[ptr]
             continue
 
-        # --- admission ----------------------------------------------------------------------
-        if static:
-            if nl == 0:
-                idx = np.array([queue.popleft() for _ in range(min(cfg.max_running, len(queue)))], np.int64)
-                q_wait[idx] += now - q_enter[idx]
-                status[idx] = RUNNING
-                rid, pre, left = idx, prompt[idx] - cached[idx], output[idx].copy()
-                ctx = cached[idx].copy()
-                nblk = np.zeros(idx.size, np.int64)  # static reserves full context: no paging
-                pad = np.zeros(idx.size, bool)
-                slw = slow[idx]
-                n_pf, n_slow = idx.size, int(slw.sum())
-        elif queue and nl < cfg.max_running:
-            room = cfg.max_running - nl
-            prefill_room = cfg.max_prefill_tokens if not chunked else 1 << 62
-            admitted: list[int] = []
-            needs: list[int] = []
-            while queue and room > 0:
-                r = queue[0]
-                need = prompt_list[r] + int(gen[r])  # a preempted request recomputes what it had
-                blk = -(-need // B)
-                if blk > free_blocks or (admitted and need - cached_list[r] > prefill_room):
-                    break
-                queue.popleft()
-                free_blocks -= blk
-                room -= 1
-                prefill_room -= need - cached_list[r]
-                admitted.append(r)
-                needs.append(need)
-            if admitted:
-                idx = np.array(admitted, np.int64)
-                nd = np.array(needs, np.int64)
+        # --- admission: the policy says how many queue heads join -----------------------------
+        if queue:
+            # a preempted request recomputes what it had: it holds prompt + generated tokens
+            heads = ((prompt_list[r] + int(gen[r]), prompt_list[r] + int(gen[r]) - cached_list[r]) for r in queue)
+            k = policy.admit(cfg, nl, heads, free_blocks)
+            if k:
+                idx = np.array([queue.popleft() for _ in range(k)], np.int64)
+                nd = prompt[idx] + gen[idx]
                 q_wait[idx] += now - q_enter[idx]
                 status[idx] = RUNNING
                 rid = np.concatenate([rid, idx])
                 ctx = np.concatenate([ctx, cached[idx]])
                 pre = np.concatenate([pre, nd - cached[idx]])
                 left = np.concatenate([left, output[idx] - gen[idx]])
-                nblk = np.concatenate([nblk, -(-nd // B)])
-                pad = np.concatenate([pad, np.zeros(idx.size, bool)])
+                if paged:
+                    blocks = -(-nd // B)
+                    free_blocks -= int(blocks.sum())
+                else:
+                    blocks = np.zeros(k, np.int64)  # reserved at full context: no paging
+                nblk = np.concatenate([nblk, blocks])
+                pad = np.concatenate([pad, np.zeros(k, bool)])
                 s_new = slow[idx]
                 slw = np.concatenate([slw, s_new])
-                n_pf += idx.size
+                n_pf += k
                 n_slow += int(s_new.sum())
         nl = rid.size
 
         # --- which sequences decode this step; KV blocks for their new tokens ----------------
-        if static:
-            all_decode = n_pf == 0  # padding members are computed too
+        if n_pf == 0:
+            all_decode = True  # (static: padding members are computed too)
             dec = None
-        elif n_pf == 0:
-            all_decode = True
-            dec = None
-        elif chunked:
-            all_decode = False
-            dec = pre == 0
         else:
             all_decode = False
-            dec = np.zeros(nl, bool)  # a prefill-only step: the decodes wait
-        if not static and (all_decode or chunked):
+            dec = policy.decoders(pre)
+        if paged:
             grow = ctx % B == 0
             if dec is not None:
                 grow &= dec
@@ -563,20 +627,10 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
             p_tokens = p_positions = 0
             take = None
         else:
-            if static:
-                take = pre.copy()
-                ctx_dec = ctx[:0]
-            else:
-                pf = ~dec
-                p_pf = pre[pf]
-                if chunked:
-                    before = np.cumsum(p_pf) - p_pf
-                    t_pf = np.minimum(np.maximum(cfg.chunk_tokens - before, 0), p_pf)
-                else:
-                    t_pf = p_pf
-                take = np.zeros(nl, np.int64)
-                take[pf] = t_pf
-                ctx_dec = ctx[dec]
+            pf = ~dec
+            take = np.zeros(nl, np.int64)
+            take[pf] = policy.prompt_take(cfg, pre[pf])
+            ctx_dec = ctx[dec]
             sum_ctx = int(ctx_dec.sum())
             s0 = ctx[take > 0]
             tk = take[take > 0]
@@ -592,7 +646,7 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
         ts_t.append(now)
         ts_dt.append(dt)
         ts_batch.append(nl)
-        ts_kv.append(int(ctx.sum()) if static else (total_blocks - free_blocks) * B)
+        ts_kv.append((total_blocks - free_blocks) * B if paged else int(ctx.sum()))
         ts_q.append(len(queue))
         q_area += len(queue) * dt + area_until(end)
         busy += dt
@@ -601,15 +655,15 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
         # --- advance: KV grows, tokens stream out ---------------------------------------------
         if all_decode:
             ctx += 1
-            emit = ~pad if static else None
+            emit = None if paged else ~pad
         else:
-            if dec is not None and dec.any():
+            if dec.any():
                 ctx[dec] += 1
             ctx += take
             pre -= take
             done_pf = (take > 0) & (pre == 0)
             n_pf -= int(np.count_nonzero(done_pf))
-            emit = done_pf if dec is None else (dec | done_pf)
+            emit = dec | done_pf
         er = rid if emit is None else rid[emit]
         ts_tok.append(int(er.size))
         if er.size:
@@ -647,10 +701,11 @@ def _engine(cfg: Config, arr: np.ndarray, prompt: np.ndarray, output: np.ndarray
             if cut is not None:
                 status[rid[cut]] = CUT
                 finish_t[rid[cut]] = end
-            if static:
+            if not paged:
                 pad = pad | gone
-                if pad.all():
-                    rid = rid[:0]
+                if pad.all():  # the whole batch is done: the engine is idle and admits anew
+                    rid, ctx, pre, left = rid[:0], ctx[:0], pre[:0], left[:0]
+                    nblk, pad, slw = nblk[:0], pad[:0], slw[:0]
                     n_pf = n_slow = 0
             else:
                 free_blocks += int(nblk[gone].sum())
@@ -714,7 +769,7 @@ def form_batches(arr: np.ndarray, max_inputs: int, timeout_s: float) -> tuple[np
     return np.array(starts, np.int64), np.array(seals)
 
 
-def simulate_contract(cfg: Config, seed: int = 0) -> BatchingResult:
+def _run_contract(cfg: Config, seed: int = 0) -> BatchingResult:
     rng = np.random.default_rng(seed)
     arr = arrivals(rng, cfg)
     n = arr.size
@@ -765,7 +820,7 @@ def _waiting_at(arr: np.ndarray, start_r: np.ndarray, times: np.ndarray) -> np.n
 
 def contract_backlog(cfg: Config, seed: int, at_s: np.ndarray) -> np.ndarray:
     """Requests waiting (arrived, not yet in a call) at each time in `at_s`."""
-    r = simulate_contract(cfg, seed)
+    r = _run_contract(cfg, seed)
     start_r = np.where(r.status == QUEUED, np.inf, r.arrival_s + r.queue_wait_s)
     return _waiting_at(r.arrival_s, start_r, np.asarray(at_s, float))
 
@@ -777,7 +832,7 @@ def contract_backlog(cfg: Config, seed: int, at_s: np.ndarray) -> np.ndarray:
 def kv_capped_batch(cfg: Config, min_context: int) -> int:
     """Most sequences that can share a step: the scheduler's limit, or what the KV blocks hold
     when every sequence is at `min_context` (static reserves nothing per block: its limit)."""
-    if cfg.policy == "static":
+    if cfg.policy in POLICIES and not POLICIES[cfg.policy].paged:
         return cfg.max_running
     blocks_each = max(1, -(-min_context // cfg.block_tokens))
     return max(1, min(cfg.max_running, (cfg.kv_budget_tokens // cfg.block_tokens) // blocks_each))

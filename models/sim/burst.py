@@ -1,5 +1,7 @@
 """A traffic burst against a fleet whose new replicas take a cold start to become useful.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (BurstConfig, BurstResult).
+
 A fluid time-step model, seeded with `numpy.random.default_rng(seed)`:
 
 - **Traffic.** Base rate, then at `start_s` a linear ramp to the peak over `ramp_s`, the peak
@@ -134,6 +136,10 @@ class BurstResult:
     def replica_seconds(self) -> float:
         """Paid replica time, booting included."""
         return float(np.sum(self.ready + self.booting) * self.step_s)
+
+
+Config = BurstConfig
+Result = BurstResult
 
 
 def run(cfg: BurstConfig, seed: int = 0) -> BurstResult:

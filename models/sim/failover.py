@@ -1,5 +1,8 @@
 """N serving regions, one of them (or part of one) drops: what the next five minutes look like.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (FailoverConfig,
+FailoverResult).
+
 Time advances in 100 ms steps over five minutes; region 0 is the one that drops, at 20 s.
 Requests are a fluid: new arrivals are Poisson counts per step and home region, and every later
 split (routing, admission, shedding, service, retry) divides those counts in proportion, so a
@@ -236,6 +239,10 @@ class FailoverResult:
         return int(min(len(self.t_s) - 1, max(0, math.floor(t_s / self.config.step_s + 1e-9))))
 
 
+Config = FailoverConfig
+Result = FailoverResult
+
+
 def _pending_after(pending: np.ndarray, spread: np.ndarray | None, rate: np.ndarray, steps: int) -> float:
     """Retries scheduled to arrive after the horizon."""
     if spread is None:
@@ -245,300 +252,350 @@ def _pending_after(pending: np.ndarray, spread: np.ndarray | None, rate: np.ndar
     return float(tail.sum())
 
 
-def run(cfg: FailoverConfig, seed: int = 0) -> FailoverResult:
-    rng = np.random.default_rng(seed)
-    dt = cfg.step_s
-    n = cfg.regions
-    retries_max = cfg.max_retries
-    attempts = retries_max + 1
-    steps = int(round(cfg.horizon_s / dt))
-    t_drop = int(round(cfg.drop_at_s / dt))
-    t_detect = t_drop + int(round(cfg.detection_s / dt))
-    ramp_steps = 0 if cfg.shift == "immediate" else max(1, int(round(cfg.ramp_s / dt)))
-    p_done = dt / cfg.request_s
-    cap_rps = cfg.replicas_per_region * cfg.replica_rps
-    load_rps = cfg.utilization * cap_rps
-    whole_region = cfg.drop_fraction >= 1.0
-    s_keep = keep_share(n, cfg.drop_fraction, cfg.residency_fraction)
-    slots_per_replica = cfg.replica_rps * cfg.request_s
+class _Fleet:
+    """One run's state; the phases of a step (the module docstring's list) are its methods."""
 
-    # Home classes: paid portable, paid resident, free portable, free resident.
-    p, r = cfg.paid_fraction, cfg.residency_fraction
-    home_share = np.array([p * (1 - r), p * r, (1 - p) * (1 - r), (1 - p) * r])
-    new = rng.poisson(load_rps * dt * home_share, size=(steps, n, 4)).astype(float)
+    def __init__(self, cfg: FailoverConfig, seed: int) -> None:
+        self.cfg = cfg
+        rng = np.random.default_rng(seed)
+        self.dt = dt = cfg.step_s
+        self.n = n = cfg.regions
+        self.retries_max = retries_max = cfg.max_retries
+        self.attempts = retries_max + 1
+        self.steps = steps = int(round(cfg.horizon_s / dt))
+        self.t_drop = int(round(cfg.drop_at_s / dt))
+        self.t_detect = self.t_drop + int(round(cfg.detection_s / dt))
+        self.ramp_steps = 0 if cfg.shift == "immediate" else max(1, int(round(cfg.ramp_s / dt)))
+        self.p_done = dt / cfg.request_s
+        self.cap_rps = cfg.replicas_per_region * cfg.replica_rps
+        load_rps = cfg.utilization * self.cap_rps
+        self.whole_region = cfg.drop_fraction >= 1.0
+        self.s_keep = keep_share(n, cfg.drop_fraction, cfg.residency_fraction)
+        self.slots_per_replica = cfg.replica_rps * cfg.request_s
 
-    # Retries waiting to fire, by retry number, step, home region and home class.
-    cap_steps = int(math.ceil(BACKOFF_CAP_S / dt)) + 2
-    pending = np.zeros((max(retries_max, 1), steps + cap_steps + 1, n, 4))
-    delay_steps = [max(1, int(round(backoff_s(cfg.retry_policy, cfg.retry_base_s, a) / dt)))
-                   for a in range(1, retries_max + 1)]
-    jitter = cfg.retry_policy == "backoff_jitter"
-    # Full jitter spreads a failure evenly over m future steps: kept as a difference array of
-    # retry rates (add at the first step, take away after the last), so a spread costs two small
-    # additions however long it is. `rate` is the running sum: the retries arriving this step.
-    spread = np.zeros_like(pending) if jitter else None
-    rate = np.zeros((max(retries_max, 1), n, 4))
+        # Home classes: paid portable, paid resident, free portable, free resident.
+        p, r = cfg.paid_fraction, cfg.residency_fraction
+        home_share = np.array([p * (1 - r), p * r, (1 - p) * (1 - r), (1 - p) * r])
+        self.new = rng.poisson(load_rps * dt * home_share, size=(steps, n, 4)).astype(float)
 
-    replicas = np.full(n, float(cfg.replicas_per_region))
-    slots = replicas * slots_per_replica
-    busy = np.zeros((n, 6))
-    busy[:, NATIVE] = load_rps * cfg.request_s * home_share  # start in steady state
-    queue = np.zeros((n, 6))
-    initial_in_service = float(busy.sum())
+        # Retries waiting to fire, by retry number, step, home region and home class.
+        cap_steps = int(math.ceil(BACKOFF_CAP_S / dt)) + 2
+        self.pending = np.zeros((max(retries_max, 1), steps + cap_steps + 1, n, 4))
+        self.delay_steps = [max(1, int(round(backoff_s(cfg.retry_policy, cfg.retry_base_s, a) / dt)))
+                            for a in range(1, retries_max + 1)]
+        self.jitter = cfg.retry_policy == "backoff_jitter"
+        # Full jitter spreads a failure evenly over m future steps: kept as a difference array of
+        # retry rates (add at the first step, take away after the last), so a spread costs two small
+        # additions however long it is. `rate` is the running sum: the retries arriving this step.
+        self.spread = np.zeros_like(self.pending) if self.jitter else None
+        self.rate = np.zeros((max(retries_max, 1), n, 4))
 
-    offered = np.zeros((steps, n))
-    served = np.zeros((steps, n))
-    shed_rec = np.zeros((steps, n))
-    failed_rec = np.zeros((steps, n))
-    queued_rec = np.zeros((steps, n))
-    busy_rec = np.zeros((steps, n))
-    capacity = np.zeros((steps, n))
-    moved_first = np.zeros(steps)  # first attempts the router moved out of region 0
-    shed_paid_t = np.zeros(steps)
-    shed_free_t = np.zeros(steps)
-    failed_portable_t = np.zeros(steps)
+        self.replicas = np.full(n, float(cfg.replicas_per_region))
+        self.busy = np.zeros((n, 6))
+        self.busy[:, NATIVE] = load_rps * cfg.request_s * home_share  # start in steady state
+        self.queue = np.zeros((n, 6))
+        self.initial_in_service = float(self.busy.sum())
 
-    shed_final = np.zeros(2)  # paid, free
-    lost_final = np.zeros(2)  # portable, resident
-    in_flight_lost = 0.0
-    cold_at = -1
-    cold_add = np.zeros(n)
-    warm_added = cold_added = 0.0
+        self.offered = np.zeros((steps, n))
+        self.served = np.zeros((steps, n))
+        self.shed_rec = np.zeros((steps, n))
+        self.failed_rec = np.zeros((steps, n))
+        self.queued_rec = np.zeros((steps, n))
+        self.busy_rec = np.zeros((steps, n))
+        self.capacity = np.zeros((steps, n))
+        self.moved_first = np.zeros(steps)  # first attempts the router moved out of region 0
+        self.shed_paid_t = np.zeros(steps)
+        self.shed_free_t = np.zeros(steps)
+        self.failed_portable_t = np.zeros(steps)
 
-    def schedule(t: int, fail: np.ndarray, dead_last: np.ndarray | None) -> None:
+        self.shed_final = np.zeros(2)  # paid, free
+        self.lost_final = np.zeros(2)  # portable, resident
+        self.in_flight_lost = 0.0
+        self.cold_at = -1
+        self.cold_add = np.zeros(n)
+        self.warm_added = self.cold_added = 0.0
+
+        self._limits()
+        self.demand = np.empty((self.attempts, n, 4))
+        self.arr = np.zeros((self.attempts, n, 6))
+        self.fail = np.zeros((self.attempts, n, 4))
+        self.queued = False  # is anything waiting anywhere (skips work on quiet steps)
+
+    def _limits(self) -> None:
+        """Slots, the paid queue bound, the load below which nobody is shed, and capacity."""
+        cfg = self.cfg
+        slots_now = self.replicas * self.slots_per_replica
+        qlimit_now = cfg.queue_limit_s * slots_now / cfg.request_s
+        self.slots, self.qlimit = slots_now, qlimit_now
+        self.no_shed_below = np.minimum(cfg.ceiling * slots_now, slots_now + qlimit_now) + _TINY
+        self.cap_now = self.replicas * cfg.replica_rps
+
+    def _schedule(self, t: int, fail: np.ndarray, dead_last: np.ndarray | None) -> None:
         """Send this step's failures to their retry slot, or to the books if out of retries.
 
         `fail` is (attempt, home, home class); `dead_last` the part of its last attempt that hit
         dead capacity, given up as lost rather than shed."""
-        active = fail.reshape(attempts, -1).any(axis=1)
+        active = fail.reshape(self.attempts, -1).any(axis=1)
         if active[-1]:
             last = fail[-1].sum(axis=0)  # by home class
             if dead_last is not None:
-                lost_final[0] += dead_last[PORTABLE_HOME].sum()
-                lost_final[1] += dead_last[RESIDENT_HOME].sum()
+                self.lost_final[0] += dead_last[PORTABLE_HOME].sum()
+                self.lost_final[1] += dead_last[RESIDENT_HOME].sum()
                 last = last - dead_last
-            shed_final[0] += last[0] + last[1]
-            shed_final[1] += last[2] + last[3]
-        for a in range(retries_max):
+            self.shed_final[0] += last[0] + last[1]
+            self.shed_final[1] += last[2] + last[3]
+        for a in range(self.retries_max):
             if not active[a]:
                 continue
-            m = delay_steps[a]
-            if jitter:
+            m = self.delay_steps[a]
+            if self.jitter:
                 share = fail[a] / m
-                spread[a, t + 1] += share
-                spread[a, t + 1 + m] -= share
+                self.spread[a, t + 1] += share
+                self.spread[a, t + 1 + m] -= share
             else:
-                pending[a, t + m] += fail[a]
+                self.pending[a, t + m] += fail[a]
 
-    add = np.add.reduce  # the bare reduction: ndarray.sum's wrapper costs a microsecond a call
+    # --- the phases of a step --------------------------------------------------------------
 
-    def limits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        slots_now = replicas * slots_per_replica
-        qlimit_now = cfg.queue_limit_s * slots_now / cfg.request_s
-        fast = np.minimum(cfg.ceiling * slots_now, slots_now + qlimit_now) + _TINY
-        return slots_now, qlimit_now, fast, replicas * cfg.replica_rps
-
-    slots, qlimit, no_shed_below, cap_now = limits()
-    demand = np.empty((attempts, n, 4))
-    arr = np.zeros((attempts, n, 6))
-    fail = np.zeros((attempts, n, 4))
-    queued = False  # is anything waiting anywhere (skips work on quiet steps)
-    for t in range(steps):
-        # --- events -------------------------------------------------------------------------
-        if t == t_drop:
+    def events(self, t: int) -> None:
+        """The drop, the detection (and the autoscaler's order), the cold replicas joining."""
+        cfg, n = self.cfg, self.n
+        if t == self.t_drop:
             f = cfg.drop_fraction
+            busy, queue = self.busy, self.queue
             lost = (busy[0] + queue[0]) * f  # only own classes live in region 0 before the shift
             busy[0] *= 1 - f
             queue[0] *= 1 - f
-            queued = bool(queue.any())
-            in_flight_lost = float(lost.sum())
-            replicas[0] *= 1 - f
-            slots, qlimit, no_shed_below, cap_now = limits()
+            self.queued = bool(queue.any())
+            self.in_flight_lost = float(lost.sum())
+            self.replicas[0] *= 1 - f
+            self._limits()
+            fail = self.fail
             fail[:] = 0.0
             fail[0, 0] = lost[NATIVE]
-            failed_portable_t[t] += lost[0] + lost[3]
-            failed_rec[t, 0] += in_flight_lost
-            schedule(t, fail, fail[-1, 0].copy() if retries_max == 0 else None)
-        if t == t_detect:
+            self.failed_portable_t[t] += lost[0] + lost[3]
+            self.failed_rec[t, 0] += self.in_flight_lost
+            self._schedule(t, fail, fail[-1, 0].copy() if self.retries_max == 0 else None)
+        if t == self.t_detect:
             affected, other = steady_loads(n, cfg.utilization, cfg.drop_fraction, cfg.residency_fraction)
-            expect = np.full(n, other * cap_rps)
-            expect[0] = affected * cap_rps
+            expect = np.full(n, other * self.cap_rps)
+            expect[0] = affected * self.cap_rps
             # Never size above the admission ceiling: capacity admission control would not use.
             need = np.ceil(expect / (cfg.replica_rps * min(cfg.autoscale_target, cfg.ceiling)) - 1e-9)
-            extra = np.maximum(need - replicas, 0)
-            if whole_region:
+            extra = np.maximum(need - self.replicas, 0)
+            if self.whole_region:
                 extra[0] = 0.0
             warm = np.minimum(extra, cfg.warm_pool_replicas)
-            cold_add = extra - warm
-            warm_added, cold_added = float(warm.sum()), float(cold_add.sum())
-            replicas += warm
-            slots, qlimit, no_shed_below, cap_now = limits()
-            cold_at = t + int(round(cfg.cold_start_s / dt)) if cold_added > 0 else -1
-        if t == cold_at:
-            replicas += cold_add
-            slots, qlimit, no_shed_below, cap_now = limits()
+            self.cold_add = extra - warm
+            self.warm_added, self.cold_added = float(warm.sum()), float(self.cold_add.sum())
+            self.replicas += warm
+            self._limits()
+            self.cold_at = t + int(round(cfg.cold_start_s / self.dt)) if self.cold_added > 0 else -1
+        if t == self.cold_at:
+            self.replicas += self.cold_add
+            self._limits()
 
-        # --- demand and routing: latency routing sends everyone home until the shift --------
-        demand[0] = new[t]
-        if jitter:
-            rate += spread[:, t]
-            pending[:, t] = rate  # what arrives this step, kept for the retry series
-            demand[1:] = rate
-        elif retries_max:
-            demand[1:] = pending[:, t]
+    def route(self, t: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """New requests and due retries, sent home until the shift, then partly moved out of
+        region 0. Returns the arrivals by (region, class) and what hit a dead region."""
+        demand, arr, n = self.demand, self.arr, self.n
+        demand[0] = self.new[t]
+        if self.jitter:
+            self.rate += self.spread[:, t]
+            self.pending[:, t] = self.rate  # what arrives this step, kept for the retry series
+            demand[1:] = self.rate
+        elif self.retries_max:
+            demand[1:] = self.pending[:, t]
         arr[:, :, NATIVE] = demand
-        if t >= t_detect and s_keep < 1:
-            progress = 1.0 if ramp_steps == 0 else min(1.0, (t - t_detect + 1) / ramp_steps)
-            moved = demand[:, 0, PORTABLE_HOME] * (progress * (1 - s_keep))  # (attempt, tier)
+        if t >= self.t_detect and self.s_keep < 1:
+            progress = 1.0 if self.ramp_steps == 0 else min(1.0, (t - self.t_detect + 1) / self.ramp_steps)
+            moved = demand[:, 0, PORTABLE_HOME] * (progress * (1 - self.s_keep))  # (attempt, tier)
             arr[:, 0, [0, 3]] -= moved
             arr[:, 1:, SPILLED] = (moved / (n - 1))[:, None, :]
-            moved_first[t] = moved[0].sum()
-        by_class = add(arr, axis=0)  # (region, class)
-        offered[t] = add(by_class, axis=1)
+            self.moved_first[t] = moved[0].sum()
+        by_class = _add(arr, axis=0)  # (region, class)
+        self.offered[t] = _add(by_class, axis=1)
 
         dead = None
-        if whole_region and t >= t_drop:
+        if self.whole_region and t >= self.t_drop:
             dead = arr[:, 0, NATIVE]  # (attempt, home class): every request sent there fails
             by_class[0] = 0.0
-            failed_rec[t, 0] += offered[t, 0]
-            failed_portable_t[t] += dead[:, PORTABLE_HOME].sum()
+            self.failed_rec[t, 0] += self.offered[t, 0]
+            self.failed_portable_t[t] += dead[:, PORTABLE_HOME].sum()
+        return by_class, dead
 
-        # --- completions ------------------------------------------------------------------------
-        done = busy * p_done
+    def complete(self, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Requests in service finish; returns (slots in use, free slots, queued) per region."""
+        busy = self.busy
+        done = busy * self.p_done
         busy -= done
-        served[t] = add(done, axis=1)
-        in_use = add(busy, axis=1)
-        free_slots = np.maximum(slots - in_use, 0.0)
-        queued_now = add(queue, axis=1)
+        self.served[t] = _add(done, axis=1)
+        in_use = _add(busy, axis=1)
+        return in_use, np.maximum(self.slots - in_use, 0.0), _add(self.queue, axis=1)
 
-        # --- admission control: free tier only below the ceiling, paid up to the queue bound -
-        arriving = offered[t] if dead is None else add(by_class, axis=1)
-        shed = None
-        if cfg.admission_control and (in_use + queued_now + arriving > no_shed_below).any():
-            tiers = by_class.reshape(n, 2, 3).sum(axis=2)  # (region, tier)
-            room = np.maximum(free_slots + qlimit - queued_now, 0.0)
-            admit = np.empty((n, 2))
-            np.minimum(tiers[:, 0], room, out=admit[:, 0])
-            free_room = np.minimum(room - admit[:, 0], cfg.ceiling * slots - in_use - queued_now - admit[:, 0])
-            np.minimum(tiers[:, 1], np.maximum(free_room, 0.0), out=admit[:, 1])
-            refused = tiers - admit
-            if refused.max() > _TINY:
-                share = np.divide(refused, tiers, out=np.zeros_like(refused), where=tiers > 0)
-                shed = arr * np.repeat(share, 3, axis=1)[None]  # (attempt, region, class)
-                if dead is not None:
-                    shed[:, 0] = 0.0
-                by_class = by_class - shed.sum(axis=0)
-                arriving = admit.sum(axis=1)
-                shed_rec[t] = refused.sum(axis=1)
-                shed_paid_t[t], shed_free_t[t] = refused.sum(axis=0)
+    def admission(self, t: int, by_class: np.ndarray, arriving: np.ndarray, dead: np.ndarray | None,
+                  in_use: np.ndarray, free_slots: np.ndarray, queued_now: np.ndarray):
+        """The free tier only below the ceiling, paid up to the queue bound. Returns what is
+        admitted by (region, class), its total per region, and the shed attempts (or None)."""
+        cfg, n = self.cfg, self.n
+        if not (cfg.admission_control and (in_use + queued_now + arriving > self.no_shed_below).any()):
+            return by_class, arriving, None
+        tiers = by_class.reshape(n, 2, 3).sum(axis=2)  # (region, tier)
+        room = np.maximum(free_slots + self.qlimit - queued_now, 0.0)
+        admit = np.empty((n, 2))
+        np.minimum(tiers[:, 0], room, out=admit[:, 0])
+        free_room = np.minimum(room - admit[:, 0], cfg.ceiling * self.slots - in_use - queued_now - admit[:, 0])
+        np.minimum(tiers[:, 1], np.maximum(free_room, 0.0), out=admit[:, 1])
+        refused = tiers - admit
+        if refused.max() <= _TINY:
+            return by_class, arriving, None
+        share = np.divide(refused, tiers, out=np.zeros_like(refused), where=tiers > 0)
+        shed = self.arr * np.repeat(share, 3, axis=1)[None]  # (attempt, region, class)
+        if dead is not None:
+            shed[:, 0] = 0.0
+        self.shed_rec[t] = refused.sum(axis=1)
+        self.shed_paid_t[t], self.shed_free_t[t] = refused.sum(axis=0)
+        return by_class - shed.sum(axis=0), admit.sum(axis=1), shed
 
-        # --- service: free slots take the queue, paid first ---------------------------------
+    def serve(self, by_class: np.ndarray, arriving: np.ndarray, free_slots: np.ndarray,
+              queued_now: np.ndarray) -> None:
+        """Free slots take the queue, paid first."""
+        busy, queue, n = self.busy, self.queue, self.n
         if (queued_now + arriving <= free_slots).all():
-            if queued:
+            if self.queued:
                 busy += queue  # everything waiting starts now
                 queue[:] = 0.0
-                queued = False
+                self.queued = False
             busy += by_class
+            return
+        self.queued = True
+        queue += by_class
+        pool = queue.reshape(n, 2, 3).sum(axis=2)  # (region, tier)
+        starting = np.empty((n, 2))
+        np.minimum(free_slots, pool[:, 0], out=starting[:, 0])
+        np.minimum(free_slots - starting[:, 0], pool[:, 1], out=starting[:, 1])
+        frac = np.divide(starting, pool, out=np.zeros_like(pool), where=pool > 0)
+        starts = queue * np.repeat(frac, 3, axis=1)
+        queue -= starts
+        busy += starts
+
+    def send_back(self, t: int, shed: np.ndarray | None, dead: np.ndarray | None) -> None:
+        """Failures go back to their clients: by home region, through the router again."""
+        if shed is None and dead is None:
+            return
+        fail = self.fail
+        dead_last = None
+        if shed is not None:
+            fail[:] = shed[:, :, NATIVE]
+            fail[:, 0, PORTABLE_HOME] += shed[:, :, SPILLED].sum(axis=1)
         else:
-            queued = True
-            queue += by_class
-            pool = queue.reshape(n, 2, 3).sum(axis=2)  # (region, tier)
-            starting = np.empty((n, 2))
-            np.minimum(free_slots, pool[:, 0], out=starting[:, 0])
-            np.minimum(free_slots - starting[:, 0], pool[:, 1], out=starting[:, 1])
-            frac = np.divide(starting, pool, out=np.zeros_like(pool), where=pool > 0)
-            starts = queue * np.repeat(frac, 3, axis=1)
-            queue -= starts
-            busy += starts
+            fail[:] = 0.0
+        if dead is not None:
+            fail[:, 0] += dead
+            dead_last = dead[-1].copy()
+        self._schedule(t, fail, dead_last)
 
-        # --- failures go back to their clients: by home region, through the router again ------
-        if shed is not None or dead is not None:
-            dead_last = None
-            if shed is not None:
-                fail[:] = shed[:, :, NATIVE]
-                fail[:, 0, PORTABLE_HOME] += shed[:, :, SPILLED].sum(axis=1)
-            else:
-                fail[:] = 0.0
-            if dead is not None:
-                fail[:, 0] += dead
-                dead_last = dead[-1].copy()
-            schedule(t, fail, dead_last)
+    def record(self, t: int) -> None:
+        if self.queued:
+            self.queued_rec[t] = _add(self.queue, axis=1)
+        self.busy_rec[t] = _add(self.busy, axis=1)
+        self.capacity[t] = self.cap_now
 
-        if queued:
-            queued_rec[t] = add(queue, axis=1)
-        busy_rec[t] = add(busy, axis=1)
-        capacity[t] = cap_now
+    def step(self, t: int) -> None:
+        self.events(t)
+        by_class, dead = self.route(t)
+        in_use, free_slots, queued_now = self.complete(t)
+        arriving = self.offered[t] if dead is None else _add(by_class, axis=1)
+        by_class, arriving, shed = self.admission(t, by_class, arriving, dead, in_use, free_slots, queued_now)
+        self.serve(by_class, arriving, free_slots, queued_now)
+        self.send_back(t, shed, dead)
+        self.record(t)
 
-    # --- summary ------------------------------------------------------------------------------
-    retries = pending[:, :steps].sum(axis=(0, 2, 3)) if retries_max else np.zeros(steps)
-    first = new.sum(axis=2)
-    first[:, 0] -= moved_first
-    first[:, 1:] += moved_first[:, None] / (n - 1)
+    def result(self) -> FailoverResult:
+        """The summary figures and the books, from the recorded series."""
+        cfg, dt, steps, n, t_drop = self.cfg, self.dt, self.steps, self.n, self.t_drop
+        retries_max, moved_first, capacity = self.retries_max, self.moved_first, self.capacity
+        retries = self.pending[:, :steps].sum(axis=(0, 2, 3)) if retries_max else np.zeros(steps)
+        first = self.new.sum(axis=2)
+        first[:, 0] -= moved_first
+        first[:, 1:] += moved_first[:, None] / (n - 1)
 
-    live = capacity > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        utilization = np.where(live, busy_rec / (capacity * cfg.request_s), np.nan)
-        latency = np.where(live, cfg.request_s + queued_rec / capacity, np.nan)
-        w = max(1, int(round(SMOOTH_S / dt)))
-        csum = np.cumsum(offered, axis=0)
-        smooth = csum.copy()
-        smooth[w:] = csum[w:] - csum[:-w]
-        smooth /= np.minimum(np.arange(1, steps + 1), w)[:, None] * dt
-        offered_util = np.where(live, smooth / capacity, np.nan)
-    util_after = offered_util[t_drop:]
-    peak_util = float(np.nanmax(util_after)) if np.isfinite(util_after).any() else 0.0
-    over = np.nan_to_num(util_after, nan=0.0) > 1 + 1e-9
-    seconds_over = float(over.any(axis=1).sum() * dt)
+        live = capacity > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            utilization = np.where(live, self.busy_rec / (capacity * cfg.request_s), np.nan)
+            latency = np.where(live, cfg.request_s + self.queued_rec / capacity, np.nan)
+            w = max(1, int(round(SMOOTH_S / dt)))
+            csum = np.cumsum(self.offered, axis=0)
+            smooth = csum.copy()
+            smooth[w:] = csum[w:] - csum[:-w]
+            smooth /= np.minimum(np.arange(1, steps + 1), w)[:, None] * dt
+            offered_util = np.where(live, smooth / capacity, np.nan)
+        util_after = offered_util[t_drop:]
+        peak_util = float(np.nanmax(util_after)) if np.isfinite(util_after).any() else 0.0
+        over = np.nan_to_num(util_after, nan=0.0) > 1 + 1e-9
+        seconds_over = float(over.any(axis=1).sum() * dt)
 
-    wait = np.nan_to_num(latency - cfg.request_s, nan=0.0)
-    bad = (shed_rec.sum(axis=1) > _TINY) | (failed_portable_t > _TINY) | (wait > RECOVERED_WAIT_S).any(axis=1)
-    bad[:t_drop] = False
-    bad_steps = np.nonzero(bad)[0]
-    if bad_steps.size == 0:
-        recover = 0.0
-    elif bad_steps[-1] >= steps - 1:
-        recover = math.inf
-    else:
-        recover = (bad_steps[-1] + 1) * dt - cfg.drop_at_s
+        wait = np.nan_to_num(latency - cfg.request_s, nan=0.0)
+        bad = ((self.shed_rec.sum(axis=1) > _TINY) | (self.failed_portable_t > _TINY)
+               | (wait > RECOVERED_WAIT_S).any(axis=1))
+        bad[:t_drop] = False
+        bad_steps = np.nonzero(bad)[0]
+        if bad_steps.size == 0:
+            recover = 0.0
+        elif bad_steps[-1] >= steps - 1:
+            recover = math.inf
+        else:
+            recover = (bad_steps[-1] + 1) * dt - cfg.drop_at_s
 
-    settle = t_detect + ramp_steps
-    steady = float(first[settle:, 1:].mean() / dt / cap_rps) if settle < steps else math.nan
+        settle = self.t_detect + self.ramp_steps
+        steady = float(first[settle:, 1:].mean() / dt / self.cap_rps) if settle < steps else math.nan
+        cold_at = self.cold_at
 
-    return FailoverResult(
-        config=cfg,
-        t_s=np.arange(steps) * dt,
-        offered=offered,
-        offered_first=first,
-        served=served,
-        shed=shed_rec,
-        failed=failed_rec,
-        queued=queued_rec,
-        in_service=busy_rec,
-        capacity_rps=capacity,
-        retries=retries,
-        shed_paid=shed_paid_t,
-        shed_free=shed_free_t,
-        utilization=utilization,
-        offered_utilization=offered_util,
-        latency_proxy_s=latency,
-        offered_total=float(new.sum()) + initial_in_service,
-        initial_in_service=initial_in_service,
-        served_total=float(served.sum()),
-        in_service_end=float(busy.sum()),
-        queued_end=float(queue.sum()),
-        retry_pending_end=_pending_after(pending, spread, rate, steps) if retries_max else 0.0,
-        shed_paid_total=float(shed_final[0]),
-        shed_free_total=float(shed_final[1]),
-        lost_total=float(lost_final.sum()),
-        lost_resident_total=float(lost_final[1]),
-        in_flight_lost=in_flight_lost,
-        retry_attempts=float(retries.sum()),
-        peak_retry_rate_per_s=float(retries.max() / dt),
-        peak_utilization=peak_util,
-        seconds_over_capacity=seconds_over,
-        time_to_recover_s=recover,
-        steady_survivor_utilization=steady,
-        capacity_added_s=cold_at * dt if cold_at >= 0 else math.nan,
-        replicas_added_warm=warm_added,
-        replicas_added_cold=cold_added,
-    )
+        return FailoverResult(
+            config=cfg,
+            t_s=np.arange(steps) * dt,
+            offered=self.offered,
+            offered_first=first,
+            served=self.served,
+            shed=self.shed_rec,
+            failed=self.failed_rec,
+            queued=self.queued_rec,
+            in_service=self.busy_rec,
+            capacity_rps=capacity,
+            retries=retries,
+            shed_paid=self.shed_paid_t,
+            shed_free=self.shed_free_t,
+            utilization=utilization,
+            offered_utilization=offered_util,
+            latency_proxy_s=latency,
+            offered_total=float(self.new.sum()) + self.initial_in_service,
+            initial_in_service=self.initial_in_service,
+            served_total=float(self.served.sum()),
+            in_service_end=float(self.busy.sum()),
+            queued_end=float(self.queue.sum()),
+            retry_pending_end=_pending_after(self.pending, self.spread, self.rate, steps) if retries_max else 0.0,
+            shed_paid_total=float(self.shed_final[0]),
+            shed_free_total=float(self.shed_final[1]),
+            lost_total=float(self.lost_final.sum()),
+            lost_resident_total=float(self.lost_final[1]),
+            in_flight_lost=self.in_flight_lost,
+            retry_attempts=float(retries.sum()),
+            peak_retry_rate_per_s=float(retries.max() / dt),
+            peak_utilization=peak_util,
+            seconds_over_capacity=seconds_over,
+            time_to_recover_s=recover,
+            steady_survivor_utilization=steady,
+            capacity_added_s=cold_at * dt if cold_at >= 0 else math.nan,
+            replicas_added_warm=self.warm_added,
+            replicas_added_cold=self.cold_added,
+        )
+
+
+_add = np.add.reduce  # the bare reduction: ndarray.sum's wrapper costs a microsecond a call
+
+
+def run(cfg: FailoverConfig, seed: int = 0) -> FailoverResult:
+    fleet = _Fleet(cfg, seed)
+    for t in range(fleet.steps):
+        fleet.step(t)
+    return fleet.result()

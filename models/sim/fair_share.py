@@ -1,5 +1,7 @@
 """A shared research cluster: a quota tree, a decayed fair-share factor, lending and preemption.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (a FairShareResult).
+
 `total_gpus` GPUs are owned through a two-level quota tree: the org splits into divisions, a
 division into teams. A team's *share* is a weight (normalized over all teams); its *guarantee*
 is `guaranteed_fraction x share x total_gpus` GPUs. Time moves in ticks of `tick_h` hours
@@ -295,178 +297,219 @@ def _decay(tick_h: float, half_life_h: float) -> float:
     return 2.0 ** (-tick_h / half_life_h)
 
 
-def run(
-    total_gpus: int,
-    teams: Sequence[TeamSpec],
-    *,
-    hours: float,
-    tick_h: float = 5 / 60,
-    half_life_h: float = 24.0,
-    guaranteed_fraction: float = 1.0,
-    save_h: float = 2 / 60,
-    victim_policy: VictimPolicy = "checkpoint",
-    checkpoint_on_signal: bool = True,
-    charge_by_allocation: bool = True,
-    seed: int = 0,
-) -> FairShareResult:
-    if total_gpus < 1 or not teams:
-        raise ValueError("need at least one GPU and one team")
-    if tick_h <= 0 or hours <= 0:
-        raise ValueError("tick and horizon must be positive")
-    if victim_policy not in ("checkpoint", "random"):
-        raise ValueError(f"unknown victim policy {victim_policy!r}")
-    n = len(teams)
-    names = tuple(t.name for t in teams)
-    div_names: list[str] = []
-    for t in teams:
-        if t.division not in div_names:
-            div_names.append(t.division)
-    div_of = np.array([div_names.index(t.division) for t in teams])
-    n_div = len(div_names)
-    shares = np.array([t.share for t in teams], dtype=float)
-    if np.any(shares <= 0):
-        raise ValueError("every team needs a positive share")
-    shares = shares / shares.sum()
-    d_shares = np.bincount(div_of, weights=shares, minlength=n_div)
-    guar = total_gpus * guaranteed_fraction * shares
-    guar_l = guar.tolist()
-    hold = [min(float(t.hold_gpus), guar_l[i]) for i, t in enumerate(teams)]
-    ckpt_of_team = [float(t.checkpoint_h) for t in teams]
-    if min(ckpt_of_team) <= 0 or min(t.job_hours for t in teams) <= 0 or min(t.job_gpus for t in teams) < 1:
-        raise ValueError("jobs need positive GPUs, duration and checkpoint interval")
+@dataclass(frozen=True)
+class Config:
+    total_gpus: int
+    teams: tuple[TeamSpec, ...]  # a list is accepted and kept as a tuple
+    hours: float
+    tick_h: float = 5 / 60
+    half_life_h: float = 24.0
+    guaranteed_fraction: float = 1.0
+    save_h: float = 2 / 60
+    victim_policy: VictimPolicy = "checkpoint"
+    checkpoint_on_signal: bool = True
+    charge_by_allocation: bool = True
 
-    T = int(math.ceil(hours / tick_h - 1e-9))
-    r = _decay(tick_h, half_life_h)
-    root = np.random.default_rng(seed)
-    arr_rng, victim_rng, cf_rng = root.spawn(3)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "teams", tuple(self.teams))  # frozen and hashable, whatever was passed
+        if self.total_gpus < 1 or not self.teams:
+            raise ValueError("need at least one GPU and one team")
+        if self.tick_h <= 0 or self.hours <= 0:
+            raise ValueError("tick and horizon must be positive")
+        if self.victim_policy not in ("checkpoint", "random"):
+            raise ValueError(f"unknown victim policy {self.victim_policy!r}")
 
-    # --- jobs, drawn up front so a policy change never changes the arrivals -----------------
-    j_team, j_arr, j_work, j_init = [], [], [], []
-    for i, t in enumerate(teams):
-        n0 = int(math.floor(t.initial_running_gpus / t.job_gpus + 1e-9))
-        nb = int(math.ceil(t.burst_gpus / t.job_gpus - 1e-9)) if t.burst_gpus > 0 else 0
-        rate = t.offered_gpus / (t.job_gpus * t.job_hours)
-        span = max(0.0, hours - t.start_h)
-        npois = int(arr_rng.poisson(rate * span)) if rate > 0 and span > 0 else 0
-        times = np.concatenate([np.zeros(n0), np.full(nb, float(t.start_h)),
-                                np.sort(t.start_h + arr_rng.uniform(0.0, span, npois))])
-        j_team.append(np.full(times.size, i))
-        j_arr.append(times)
-        j_work.append(arr_rng.exponential(t.job_hours, times.size))
-        j_init.append(np.arange(times.size) < n0)
-    team_of = np.concatenate(j_team).astype(np.int64)
-    arrival_h = np.concatenate(j_arr)
-    work_h = np.maximum(np.concatenate(j_work), 1e-6)
-    initial = np.concatenate(j_init)
-    gpus_of = np.array([teams[i].job_gpus for i in team_of], dtype=np.int64)
-    ckpt_of = np.array([ckpt_of_team[i] for i in team_of])
-    psi = arr_rng.uniform(0.0, 1.0, team_of.size) * ckpt_of
-    arr_tick = np.ceil(arrival_h / tick_h - 1e-9).astype(np.int64)
-    # jobs running at t = 0 first, then by tick, team and arrival time
-    order = np.lexsort((arrival_h, team_of, ~initial, arr_tick))
-    team_of, arrival_h, work_h, initial = team_of[order], arrival_h[order], work_h[order], initial[order]
-    gpus_of, ckpt_of, psi, arr_tick = gpus_of[order], ckpt_of[order], psi[order], arr_tick[order]
-    N = team_of.size
-    start_gpus = [float(gpus_of[initial & (team_of == i)].sum()) for i in range(n)]
-    if sum(max(start_gpus[i], hold[i]) for i in range(n)) > total_gpus + _EPS:
-        raise ValueError("the jobs running at t = 0 and the holds do not fit in the cluster")
 
-    # plain Python lists in the loop: indexing numpy scalars one at a time is several times slower
-    t_team = team_of.tolist()
-    t_gpus = gpus_of.tolist()
-    t_work = work_h.tolist()
-    t_ckpt = ckpt_of.tolist()
-    t_psi = psi.tolist()
-    t_arr_tick = arr_tick.tolist()
-    p0 = [0.0] * N  # progress when the current run started (or when queued)
-    saved0 = [0.0] * N  # checkpointed progress at that moment
-    run_start = [0] * N
-    run_id = [0] * N
-    state = [0] * N
-    first_start = [-1] * N
-    finish_tick = [-1] * N
-    n_pre = [0] * N
+Result = FairShareResult
 
-    save_ticks = int(math.ceil(save_h / tick_h - 1e-9)) if checkpoint_on_signal and save_h > 0 else 0
-    ready = [0] * N  # a preempted job cannot restart before its checkpoint is written
-    saving = [0.0] * n  # GPUs of victims still writing their checkpoint, by victim team
-    incoming = [0.0] * n  # the same GPUs, by the owner they will go to
-    drains: list[tuple[int, int, float, int]] = []
-    queues = [deque() for _ in range(n)]
-    running_sets: list[set[int]] = [set() for _ in range(n)]
-    running = [0.0] * n
-    queued = [0.0] * n
-    heap: list[tuple[int, int, int]] = []
-    usage = [float(t.initial_usage_gpu_h) for t in teams]
-    share_l = shares.tolist()
-    d_share_l = d_shares.tolist()
-    members = [[i for i in range(n) if div_of[i] == d] for d in range(n_div)]
 
-    rec_alloc: list[list[float]] = []
-    rec_busy: list[list[float]] = []
-    rec_saving: list[list[float]] = []
-    rec_incoming: list[list[float]] = []
-    rec_target: list[list[float]] = []
-    rec_demand: list[list[float]] = []
-    rec_queued: list[list[float]] = []
-    rec_factor: list[list[float]] = []
-    rec_usage: list[list[float]] = []
-    out_pre = np.zeros((T, n))
-    out_lost_nw = np.zeros(T)
-    out_lost_sig = np.zeros(T)
-    ev: list[tuple] = []
-    lost_applied = 0.0
-    slack = 0.0
+class _Cluster:
+    """One run's state; each phase of a tick (the module docstring's numbered list) is a method.
 
-    def alloc_of(i: int) -> float:
-        busy = running[i] + saving[i]
-        return busy if busy > hold[i] else hold[i]
+    Per-job and per-team state lives in plain Python lists: indexing numpy scalars one at a time
+    in the loop is several times slower."""
 
-    def settled(i: int) -> float:
+    def __init__(self, cfg: Config, seed: int) -> None:
+        self.cfg = cfg
+        teams, total_gpus, tick_h = cfg.teams, cfg.total_gpus, cfg.tick_h
+        self.n = n = len(teams)
+        self.names = tuple(t.name for t in teams)
+        div_names: list[str] = []
+        for t in teams:
+            if t.division not in div_names:
+                div_names.append(t.division)
+        self.div_names = div_names
+        self.div_of = div_of = np.array([div_names.index(t.division) for t in teams])
+        self.n_div = n_div = len(div_names)
+        shares = np.array([t.share for t in teams], dtype=float)
+        if np.any(shares <= 0):
+            raise ValueError("every team needs a positive share")
+        self.shares = shares = shares / shares.sum()
+        d_shares = np.bincount(div_of, weights=shares, minlength=n_div)
+        self.guar = guar = total_gpus * cfg.guaranteed_fraction * shares
+        self.guar_l = guar_l = guar.tolist()
+        self.hold = hold = [min(float(t.hold_gpus), guar_l[i]) for i, t in enumerate(teams)]
+        self.ckpt_of_team = [float(t.checkpoint_h) for t in teams]
+        if min(self.ckpt_of_team) <= 0 or min(t.job_hours for t in teams) <= 0 or min(t.job_gpus for t in teams) < 1:
+            raise ValueError("jobs need positive GPUs, duration and checkpoint interval")
+
+        self.T = int(math.ceil(cfg.hours / tick_h - 1e-9))
+        self.r = _decay(tick_h, cfg.half_life_h)
+        root = np.random.default_rng(seed)
+        arr_rng, self.victim_rng, self.cf_rng = root.spawn(3)
+        self._draw_jobs(arr_rng)
+        N = self.N
+        start_gpus = [float(self.gpus_of[self.initial & (self.team_of == i)].sum()) for i in range(n)]
+        if sum(max(start_gpus[i], hold[i]) for i in range(n)) > total_gpus + _EPS:
+            raise ValueError("the jobs running at t = 0 and the holds do not fit in the cluster")
+
+        self.t_team = self.team_of.tolist()
+        self.t_gpus = self.gpus_of.tolist()
+        self.t_work = self.work_h.tolist()
+        self.t_ckpt = self.ckpt_of.tolist()
+        self.t_psi = self.psi.tolist()
+        self.t_arr_tick = self.arr_tick.tolist()
+        self.p0 = [0.0] * N  # progress when the current run started (or when queued)
+        self.saved0 = [0.0] * N  # checkpointed progress at that moment
+        self.run_start = [0] * N
+        self.run_id = [0] * N
+        self.state = [0] * N
+        self.first_start = [-1] * N
+        self.finish_tick = [-1] * N
+        self.n_pre = [0] * N
+
+        save_h = cfg.save_h
+        self.save_ticks = int(math.ceil(save_h / tick_h - 1e-9)) if cfg.checkpoint_on_signal and save_h > 0 else 0
+        self.ready = [0] * N  # a preempted job cannot restart before its checkpoint is written
+        self.saving = [0.0] * n  # GPUs of victims still writing their checkpoint, by victim team
+        self.incoming = [0.0] * n  # the same GPUs, by the owner they will go to
+        self.drains: list[tuple[int, int, float, int]] = []
+        self.queues = [deque() for _ in range(n)]
+        self.running_sets: list[set[int]] = [set() for _ in range(n)]
+        self.running = [0.0] * n
+        self.queued = [0.0] * n
+        self.heap: list[tuple[int, int, int]] = []
+        self.usage = [float(t.initial_usage_gpu_h) for t in teams]
+        self.share_l = shares.tolist()
+        self.d_share_l = d_shares.tolist()
+        self.members = [[i for i in range(n) if div_of[i] == d] for d in range(n_div)]
+
+        self.rec: dict[str, list[list[float]]] = {k: [] for k in (
+            "alloc", "busy", "saving", "incoming", "target", "demand", "queued", "factor", "usage")}
+        self.out_pre = np.zeros((self.T, n))
+        self.out_lost_nw = np.zeros(self.T)
+        self.out_lost_sig = np.zeros(self.T)
+        self.ev: list[tuple] = []
+        self.lost_applied = 0.0
+        self.slack = 0.0
+
+        # jobs running at t = 0: place them before the first tick
+        self.ptr = 0
+        while self.ptr < N and self.t_arr_tick[self.ptr] <= 0 and self.initial[self.ptr]:
+            self._enqueue(self.ptr)
+            self._start(self.ptr, 0)
+            self.ptr += 1
+
+    def _draw_jobs(self, arr_rng: np.random.Generator) -> None:
+        """Every job of the run, drawn up front so a policy change never changes the arrivals."""
+        teams, hours, tick_h = self.cfg.teams, self.cfg.hours, self.cfg.tick_h
+        j_team, j_arr, j_work, j_init = [], [], [], []
+        for i, t in enumerate(teams):
+            n0 = int(math.floor(t.initial_running_gpus / t.job_gpus + 1e-9))
+            nb = int(math.ceil(t.burst_gpus / t.job_gpus - 1e-9)) if t.burst_gpus > 0 else 0
+            rate = t.offered_gpus / (t.job_gpus * t.job_hours)
+            span = max(0.0, hours - t.start_h)
+            npois = int(arr_rng.poisson(rate * span)) if rate > 0 and span > 0 else 0
+            times = np.concatenate([np.zeros(n0), np.full(nb, float(t.start_h)),
+                                    np.sort(t.start_h + arr_rng.uniform(0.0, span, npois))])
+            j_team.append(np.full(times.size, i))
+            j_arr.append(times)
+            j_work.append(arr_rng.exponential(t.job_hours, times.size))
+            j_init.append(np.arange(times.size) < n0)
+        team_of = np.concatenate(j_team).astype(np.int64)
+        arrival_h = np.concatenate(j_arr)
+        work_h = np.maximum(np.concatenate(j_work), 1e-6)
+        initial = np.concatenate(j_init)
+        gpus_of = np.array([teams[i].job_gpus for i in team_of], dtype=np.int64)
+        ckpt_of = np.array([self.ckpt_of_team[i] for i in team_of])
+        psi = arr_rng.uniform(0.0, 1.0, team_of.size) * ckpt_of
+        arr_tick = np.ceil(arrival_h / tick_h - 1e-9).astype(np.int64)
+        # jobs running at t = 0 first, then by tick, team and arrival time
+        order = np.lexsort((arrival_h, team_of, ~initial, arr_tick))
+        self.team_of, self.arrival_h, self.work_h = team_of[order], arrival_h[order], work_h[order]
+        self.initial, self.gpus_of, self.ckpt_of = initial[order], gpus_of[order], ckpt_of[order]
+        self.psi, self.arr_tick = psi[order], arr_tick[order]
+        self.N = team_of.size
+
+    # --- small pieces the phases share -----------------------------------------------------
+
+    def alloc_of(self, i: int) -> float:
+        busy = self.running[i] + self.saving[i]
+        return busy if busy > self.hold[i] else self.hold[i]
+
+    def settled(self, i: int) -> float:
         """What a team will hold once its victims have finished saving."""
-        return running[i] if running[i] > hold[i] else hold[i]
+        return self.running[i] if self.running[i] > self.hold[i] else self.hold[i]
 
-    def free_gpus() -> float:
-        return total_gpus - sum(alloc_of(i) for i in range(n))
+    def free_gpus(self) -> float:
+        return self.cfg.total_gpus - sum(self.alloc_of(i) for i in range(self.n))
 
-    def start(j: int, t: int) -> None:
-        i = t_team[j]
-        if queues[i][0] == j:
-            queues[i].popleft()
+    def _enqueue(self, j: int) -> None:
+        i = self.t_team[j]
+        self.state[j] = _QUEUED
+        self.queues[i].append(j)
+        self.queued[i] += self.t_gpus[j]
+
+    def _start(self, j: int, t: int) -> None:
+        i = self.t_team[j]
+        q = self.queues[i]
+        if q[0] == j:
+            q.popleft()
         else:
-            queues[i].remove(j)
-        queued[i] -= t_gpus[j]
-        running[i] += t_gpus[j]
-        running_sets[i].add(j)
-        state[j] = _RUNNING
-        run_start[j] = t
-        if first_start[j] < 0:
-            first_start[j] = t
-        ticks = max(1, math.ceil((t_work[j] - p0[j]) / tick_h - 1e-9))
-        heapq.heappush(heap, (t + ticks, j, run_id[j]))
+            q.remove(j)
+        g = self.t_gpus[j]
+        self.queued[i] -= g
+        self.running[i] += g
+        self.running_sets[i].add(j)
+        self.state[j] = _RUNNING
+        self.run_start[j] = t
+        if self.first_start[j] < 0:
+            self.first_start[j] = t
+        ticks = max(1, math.ceil((self.t_work[j] - self.p0[j]) / self.cfg.tick_h - 1e-9))
+        heapq.heappush(self.heap, (t + ticks, j, self.run_id[j]))
 
-    def loss_now(j: int, t: int) -> tuple[float, float]:
+    def _finish(self, ft: int, j: int) -> None:
+        """A job whose work ended at tick `ft`: it held its GPUs to the tick (the slack)."""
+        self.slack += self.t_gpus[j] * ((ft - self.run_start[j]) * self.cfg.tick_h - (self.t_work[j] - self.p0[j]))
+        self.p0[j] = self.t_work[j]
+        self.state[j] = _DONE
+        self.finish_tick[j] = ft
+
+    def loss_now(self, j: int, t: int) -> tuple[float, float]:
         """(progress now, hours of work since the last checkpoint) of a running job."""
-        p = p0[j] + (t - run_start[j]) * tick_h
-        saved = p - ((p + t_psi[j]) % t_ckpt[j])
-        if saved < saved0[j]:
-            saved = saved0[j]
+        p = self.p0[j] + (t - self.run_start[j]) * self.cfg.tick_h
+        saved = p - ((p + self.t_psi[j]) % self.t_ckpt[j])
+        if saved < self.saved0[j]:
+            saved = self.saved0[j]
         return p, p - saved
 
-    def pick(need: float, owner: int, t: int, how: str, rng) -> list[int] | None:
-        cands = [j for k in range(n) if k != owner and settled(k) > guar_l[k] + _EPS for j in running_sets[k]]
+    def pick(self, need: float, owner: int, t: int, how: str, rng) -> list[int] | None:
+        """Victims freeing `need` GPUs for `owner`, none leaving its team below its guarantee."""
+        running, hold, guar_l, t_gpus = self.running, self.hold, self.guar_l, self.t_gpus
+        cands = [j for k in range(self.n) if k != owner and self.settled(k) > guar_l[k] + _EPS
+                 for j in self.running_sets[k]]
         if not cands:
             return None
         cands.sort()  # sets iterate in hash order: sort so a seed always replays the same run
         if how == "checkpoint":
-            cands.sort(key=lambda j: (loss_now(j, t)[1], j))
+            cands.sort(key=lambda j: (self.loss_now(j, t)[1], j))
         else:
             cands = [cands[x] for x in rng.permutation(len(cands))]
         taken: list[int] = []
-        lose = [0.0] * n
+        lose = [0.0] * self.n
         freed = 0.0
         for j in cands:
-            k = t_team[j]
+            k = self.t_team[j]
             after = running[k] - lose[k] - t_gpus[j]
             if (after if after > hold[k] else hold[k]) < guar_l[k] - _EPS:
                 continue
@@ -477,92 +520,93 @@ def run(
                 return taken
         return None
 
-    def preempt(victims: list[int], t: int, owner: int) -> tuple[float, float]:
-        nonlocal lost_applied
+    def preempt(self, victims: list[int], t: int, owner: int) -> tuple[float, float]:
         lost_nw = lost_sig = 0.0
+        save_h = self.cfg.save_h
         for j in victims:
-            k = t_team[j]
-            p, lost = loss_now(j, t)
-            g = t_gpus[j]
+            k = self.t_team[j]
+            p, lost = self.loss_now(j, t)
+            g = self.t_gpus[j]
             lost_nw += g * lost
             lost_sig += g * save_h
-            if checkpoint_on_signal:
-                p0[j] = saved0[j] = p
+            if self.cfg.checkpoint_on_signal:
+                self.p0[j] = self.saved0[j] = p
             else:
-                p0[j] = saved0[j] = p - lost
-                lost_applied += g * lost
-            running[k] -= g
-            running_sets[k].discard(j)
-            if save_ticks:
+                self.p0[j] = self.saved0[j] = p - lost
+                self.lost_applied += g * lost
+            self.running[k] -= g
+            self.running_sets[k].discard(j)
+            if self.save_ticks:
                 # the victim keeps its GPUs while it writes the checkpoint; they are the owner's after
-                saving[k] += g
-                incoming[owner] += g
-                heapq.heappush(drains, (t + save_ticks, k, g, owner))
-                ready[j] = t + save_ticks
-            queued[k] += g
-            queues[k].appendleft(j)
-            state[j] = _QUEUED
-            run_id[j] += 1
-            n_pre[j] += 1
-            out_pre[t, k] += g
+                self.saving[k] += g
+                self.incoming[owner] += g
+                heapq.heappush(self.drains, (t + self.save_ticks, k, g, owner))
+                self.ready[j] = t + self.save_ticks
+            self.queued[k] += g
+            self.queues[k].appendleft(j)
+            self.state[j] = _QUEUED
+            self.run_id[j] += 1
+            self.n_pre[j] += 1
+            self.out_pre[t, k] += g
         return lost_nw, lost_sig
 
-    # jobs running at t = 0: place them before the first tick
-    ptr = 0
-    while ptr < N and t_arr_tick[ptr] <= 0 and initial[ptr]:
-        i = t_team[ptr]
-        state[ptr] = _QUEUED
-        queues[i].append(ptr)
-        queued[i] += t_gpus[ptr]
-        start(ptr, 0)
-        ptr += 1
+    # --- the phases of a tick --------------------------------------------------------------
 
-    team_range = range(n)
-    for t in range(T):
-        # 1. completions
+    def complete(self, t: int) -> None:
+        """1. Jobs whose work ended release their GPUs; finished checkpoint saves hand theirs over."""
+        heap, drains = self.heap, self.drains
         while heap and heap[0][0] <= t:
             ft, j, rid = heapq.heappop(heap)
-            if rid != run_id[j] or state[j] != _RUNNING:
+            if rid != self.run_id[j] or self.state[j] != _RUNNING:
                 continue
-            i = t_team[j]
-            slack += t_gpus[j] * ((ft - run_start[j]) * tick_h - (t_work[j] - p0[j]))
-            p0[j] = t_work[j]
-            state[j] = _DONE
-            finish_tick[j] = ft
-            running[i] -= t_gpus[j]
-            running_sets[i].discard(j)
+            i = self.t_team[j]
+            self._finish(ft, j)
+            self.running[i] -= self.t_gpus[j]
+            self.running_sets[i].discard(j)
         while drains and drains[0][0] <= t:
             _, k, g, owner = heapq.heappop(drains)
-            saving[k] -= g
-            incoming[owner] -= g
-        # 2. arrivals
-        while ptr < N and t_arr_tick[ptr] <= t:
-            i = t_team[ptr]
-            state[ptr] = _QUEUED
-            queues[i].append(ptr)
-            queued[i] += t_gpus[ptr]
-            ptr += 1
-        # 3. fair-share factors from the usage so far
+            self.saving[k] -= g
+            self.incoming[owner] -= g
+
+    def arrive(self, t: int) -> None:
+        """2. Jobs submitted during the last tick join their team's queue."""
+        while self.ptr < self.N and self.t_arr_tick[self.ptr] <= t:
+            self._enqueue(self.ptr)
+            self.ptr += 1
+
+    def factors(self) -> tuple[list[float], list[float]]:
+        """3. Fair-share factors of teams and divisions from the usage so far."""
+        usage, share_l, n = self.usage, self.share_l, self.n
         total_u = sum(usage)
         if total_u > 0:
-            f_l = [2.0 ** (-(usage[i] / total_u) / share_l[i]) for i in team_range]
-            fd_l = [2.0 ** (-(sum(usage[i] for i in m) / total_u) / d_share_l[d]) for d, m in enumerate(members)]
+            f_l = [2.0 ** (-(usage[i] / total_u) / share_l[i]) for i in range(n)]
+            fd_l = [2.0 ** (-(sum(usage[i] for i in m) / total_u) / self.d_share_l[d])
+                    for d, m in enumerate(self.members)]
         else:
             f_l = [1.0] * n
-            fd_l = [1.0] * n_div
-        # 4. targets
+            fd_l = [1.0] * self.n_div
+        return f_l, fd_l
+
+    def targets(self, f_l: list[float], fd_l: list[float]) -> tuple[list[float], list[float]]:
+        """4. Demand, and the targets: guarantees first, then weighted max-min down the tree."""
+        n = self.n
         # a hoarder's queued jobs start inside its hold, so the hold is a floor, not an addend
-        demand = [max(running[i] + queued[i], hold[i]) for i in team_range]
-        target = _allocate(total_gpus, demand, guar_l, [share_l[i] * f_l[i] for i in team_range], members,
-                           [d_share_l[d] * fd_l[d] for d in range(n_div)])
-        rec_demand.append(demand)
-        rec_target.append(target)
-        rec_factor.append(f_l)
-        rec_usage.append(list(usage))
-        # 5. guarantees, by preemption where needed
-        owners = [i for i in team_range
-                  if queues[i] and settled(i) + incoming[i] < min(demand[i], guar_l[i]) - _EPS]
-        owners.sort(key=lambda i: (settled(i) + incoming[i] - min(demand[i], guar_l[i]), i))
+        demand = [max(self.running[i] + self.queued[i], self.hold[i]) for i in range(n)]
+        target = _allocate(self.cfg.total_gpus, demand, self.guar_l, [self.share_l[i] * f_l[i] for i in range(n)],
+                           self.members, [self.d_share_l[d] * fd_l[d] for d in range(self.n_div)])
+        self.rec["demand"].append(demand)
+        self.rec["target"].append(target)
+        self.rec["factor"].append(f_l)
+        self.rec["usage"].append(list(self.usage))
+        return demand, target
+
+    def enforce_guarantees(self, t: int, demand: list[float]) -> None:
+        """5. A team below min(demand, guarantee) takes free GPUs, or preempts borrowers."""
+        guar_l, hold, running, incoming, queues, t_gpus = (self.guar_l, self.hold, self.running, self.incoming,
+                                                           self.queues, self.t_gpus)
+        owners = [i for i in range(self.n)
+                  if queues[i] and self.settled(i) + incoming[i] < min(demand[i], guar_l[i]) - _EPS]
+        owners.sort(key=lambda i: (self.settled(i) + incoming[i] - min(demand[i], guar_l[i]), i))
         for i in owners:
             reserved = 0.0  # GPUs still being saved that earlier jobs of this owner will take
             planned = running[i]
@@ -570,11 +614,11 @@ def run(
             while k < len(queues[i]):
                 j = queues[i][k]
                 g = t_gpus[j]
-                if ready[j] > t or max(planned + g, hold[i]) > guar_l[i] + _EPS:
+                if self.ready[j] > t or max(planned + g, hold[i]) > guar_l[i] + _EPS:
                     break  # not startable yet, or past the guarantee: no right to preempt for it
-                avail = free_gpus() + (hold[i] - running[i] if hold[i] > running[i] else 0.0)
+                avail = self.free_gpus() + (hold[i] - running[i] if hold[i] > running[i] else 0.0)
                 if avail >= g - _EPS:
-                    start(j, t)
+                    self._start(j, t)
                     planned += g
                     continue
                 spare = incoming[i] - reserved
@@ -584,31 +628,44 @@ def run(
                     planned += g
                     k += 1
                     continue
-                by_ckpt = pick(need, i, t, "checkpoint", None)
-                by_rand = pick(need, i, t, "random", cf_rng)
-                chosen = by_ckpt if victim_policy == "checkpoint" else pick(need, i, t, "random", victim_rng)
-                if chosen is None:
+                if not self._claim(i, t, need):
                     break
-                lost_ck = sum(t_gpus[v] * loss_now(v, t)[1] for v in by_ckpt) if by_ckpt else math.nan
-                lost_rd = sum(t_gpus[v] * loss_now(v, t)[1] for v in by_rand) if by_rand else math.nan
-                victim_teams = tuple(t_team[v] for v in chosen)
-                lnw, lsig = preempt(chosen, t, i)
-                out_lost_nw[t] += lnw
-                out_lost_sig[t] += lsig
-                ev.append((t, i, len(chosen), float(sum(t_gpus[v] for v in chosen)), lost_ck, lost_rd, lsig,
-                           victim_teams))
-        # 6. admission up to the targets, then backfill whatever is still free
-        free = free_gpus()
-        for i in sorted((i for i in team_range if queues[i]), key=lambda i: (alloc_of(i) - target[i], i)):
+
+    def _claim(self, owner: int, t: int, need: float) -> bool:
+        """Preempt for one of the owner's jobs, and record what each victim choice would lose."""
+        t_gpus = self.t_gpus
+        by_ckpt = self.pick(need, owner, t, "checkpoint", None)
+        by_rand = self.pick(need, owner, t, "random", self.cf_rng)
+        chosen = by_ckpt if self.cfg.victim_policy == "checkpoint" else self.pick(need, owner, t, "random",
+                                                                                  self.victim_rng)
+        if chosen is None:
+            return False
+        lost_ck = sum(t_gpus[v] * self.loss_now(v, t)[1] for v in by_ckpt) if by_ckpt else math.nan
+        lost_rd = sum(t_gpus[v] * self.loss_now(v, t)[1] for v in by_rand) if by_rand else math.nan
+        victim_teams = tuple(self.t_team[v] for v in chosen)
+        lnw, lsig = self.preempt(chosen, t, owner)
+        self.out_lost_nw[t] += lnw
+        self.out_lost_sig[t] += lsig
+        self.ev.append((t, owner, len(chosen), float(sum(t_gpus[v] for v in chosen)), lost_ck, lost_rd, lsig,
+                        victim_teams))
+        return True
+
+    def admit_and_backfill(self, t: int, target: list[float], f_l: list[float]) -> None:
+        """6. Teams furthest below target start queued jobs up to it; then any free GPUs go to the
+        queue head that fits, largest remaining deficit first (work conservation)."""
+        queues, hold, running, t_gpus, ready = self.queues, self.hold, self.running, self.t_gpus, self.ready
+        team_range = range(self.n)
+        free = self.free_gpus()
+        for i in sorted((i for i in team_range if queues[i]), key=lambda i: (self.alloc_of(i) - target[i], i)):
             while queues[i]:
                 j = queues[i][0]
                 g = t_gpus[j]
                 idle_hold = hold[i] - running[i] if hold[i] > running[i] else 0.0
-                if (ready[j] > t or max(running[i] + saving[i] + g, hold[i]) > target[i] + _EPS
+                if (ready[j] > t or max(running[i] + self.saving[i] + g, hold[i]) > target[i] + _EPS
                         or free + idle_hold < g - _EPS):
                     break
-                start(j, t)
-                free = free_gpus()
+                self._start(j, t)
+                free = self.free_gpus()
         while True:
             best, best_key = -1, None
             for i in team_range:
@@ -617,78 +674,100 @@ def run(
                 idle_hold = hold[i] - running[i] if hold[i] > running[i] else 0.0
                 if free + idle_hold < t_gpus[queues[i][0]] - _EPS:
                     continue
-                key = (target[i] - alloc_of(i), f_l[i], -i)
+                key = (target[i] - self.alloc_of(i), f_l[i], -i)
                 if best_key is None or key > best_key:
                     best, best_key = i, key
             if best < 0:
                 break
-            start(queues[best][0], t)
-            free = free_gpus()
-        # 7. record and charge
-        alloc_now = [alloc_of(i) for i in team_range]
-        rec_alloc.append(alloc_now)
-        rec_busy.append(list(running))
-        rec_saving.append(list(saving))
-        rec_incoming.append(list(incoming))
-        rec_queued.append(list(queued))
-        charge = alloc_now if charge_by_allocation else running
-        usage = [usage[i] * r + charge[i] * tick_h for i in team_range]
+            self._start(queues[best][0], t)
+            free = self.free_gpus()
 
-    # jobs whose last tick was the final one finished with it
-    while heap and heap[0][0] <= T:
-        ft, j, rid = heapq.heappop(heap)
-        if rid != run_id[j] or state[j] != _RUNNING:
-            continue
-        slack += t_gpus[j] * ((ft - run_start[j]) * tick_h - (t_work[j] - p0[j]))
-        p0[j] = t_work[j]
-        state[j] = _DONE
-        finish_tick[j] = ft
-        running_sets[t_team[j]].discard(j)
-    progress = np.array([p0[j] + ((T - run_start[j]) * tick_h if state[j] == _RUNNING else 0.0) for j in range(N)])
+    def record_and_charge(self) -> None:
+        """7. Record the tick, then charge usage by allocation (or by use) and decay it."""
+        team_range = range(self.n)
+        alloc_now = [self.alloc_of(i) for i in team_range]
+        rec = self.rec
+        rec["alloc"].append(alloc_now)
+        rec["busy"].append(list(self.running))
+        rec["saving"].append(list(self.saving))
+        rec["incoming"].append(list(self.incoming))
+        rec["queued"].append(list(self.queued))
+        charge = alloc_now if self.cfg.charge_by_allocation else self.running
+        r, tick_h, usage = self.r, self.cfg.tick_h, self.usage
+        self.usage = [usage[i] * r + charge[i] * tick_h for i in team_range]
 
-    fs = np.array(first_start, dtype=float)
-    ft_arr = np.array(finish_tick, dtype=float)
-    return FairShareResult(
-        team_names=names,
-        division_names=tuple(div_names),
-        division_of=div_of,
-        total_gpus=int(total_gpus),
-        tick_h=float(tick_h),
-        shares=shares,
-        guarantee=guar,
-        t_h=np.arange(T) * tick_h,
-        alloc=np.array(rec_alloc, dtype=float).reshape(T, n),
-        busy=np.array(rec_busy, dtype=float).reshape(T, n),
-        saving=np.array(rec_saving, dtype=float).reshape(T, n),
-        incoming=np.array(rec_incoming, dtype=float).reshape(T, n),
-        target=np.array(rec_target, dtype=float).reshape(T, n),
-        demand=np.array(rec_demand, dtype=float).reshape(T, n),
-        queued=np.array(rec_queued, dtype=float).reshape(T, n),
-        factor=np.array(rec_factor, dtype=float).reshape(T, n),
-        usage_gpu_h=np.array(rec_usage, dtype=float).reshape(T, n),
-        preempted=out_pre,
-        lost_no_warning_gpu_h=out_lost_nw,
-        lost_signal_gpu_h=out_lost_sig,
-        lost_applied_gpu_h=lost_applied,
-        slack_gpu_h=slack,
-        ev_tick=np.array([e[0] for e in ev], dtype=np.int64),
-        ev_owner=np.array([e[1] for e in ev], dtype=np.int64),
-        ev_victims=np.array([e[2] for e in ev], dtype=np.int64),
-        ev_gpus=np.array([e[3] for e in ev], dtype=float),
-        ev_lost_checkpoint_gpu_h=np.array([e[4] for e in ev], dtype=float),
-        ev_lost_random_gpu_h=np.array([e[5] for e in ev], dtype=float),
-        ev_lost_signal_gpu_h=np.array([e[6] for e in ev], dtype=float),
-        ev_victim_team=tuple(e[7] for e in ev),
-        job_team=team_of,
-        job_gpus=gpus_of,
-        job_arrival_h=arrival_h,
-        job_work_h=work_h,
-        job_initial=initial,
-        job_first_start_h=np.where(fs >= 0, fs * tick_h, np.nan),
-        job_finish_h=np.where(ft_arr >= 0, ft_arr * tick_h, np.nan),
-        job_progress_h=progress,
-        job_preemptions=np.array(n_pre, dtype=np.int64),
-        job_state=np.array(state, dtype=np.int64),
-        victim_policy=victim_policy,
-        checkpoint_on_signal=bool(checkpoint_on_signal),
-    )
+    def result(self) -> FairShareResult:
+        """Close the books after the last tick and package the run."""
+        T, N, tick_h, cfg = self.T, self.N, self.cfg.tick_h, self.cfg
+        # jobs whose last tick was the final one finished with it
+        heap = self.heap
+        while heap and heap[0][0] <= T:
+            ft, j, rid = heapq.heappop(heap)
+            if rid != self.run_id[j] or self.state[j] != _RUNNING:
+                continue
+            self._finish(ft, j)
+            self.running_sets[self.t_team[j]].discard(j)
+        p0, state, run_start = self.p0, self.state, self.run_start
+        progress = np.array([p0[j] + ((T - run_start[j]) * tick_h if state[j] == _RUNNING else 0.0) for j in range(N)])
+
+        n, ev = self.n, self.ev
+        fs = np.array(self.first_start, dtype=float)
+        ft_arr = np.array(self.finish_tick, dtype=float)
+        per_tick = {k: np.array(v, dtype=float).reshape(T, n) for k, v in self.rec.items()}
+        return FairShareResult(
+            team_names=self.names,
+            division_names=tuple(self.div_names),
+            division_of=self.div_of,
+            total_gpus=int(cfg.total_gpus),
+            tick_h=float(tick_h),
+            shares=self.shares,
+            guarantee=self.guar,
+            t_h=np.arange(T) * tick_h,
+            alloc=per_tick["alloc"],
+            busy=per_tick["busy"],
+            saving=per_tick["saving"],
+            incoming=per_tick["incoming"],
+            target=per_tick["target"],
+            demand=per_tick["demand"],
+            queued=per_tick["queued"],
+            factor=per_tick["factor"],
+            usage_gpu_h=per_tick["usage"],
+            preempted=self.out_pre,
+            lost_no_warning_gpu_h=self.out_lost_nw,
+            lost_signal_gpu_h=self.out_lost_sig,
+            lost_applied_gpu_h=self.lost_applied,
+            slack_gpu_h=self.slack,
+            ev_tick=np.array([e[0] for e in ev], dtype=np.int64),
+            ev_owner=np.array([e[1] for e in ev], dtype=np.int64),
+            ev_victims=np.array([e[2] for e in ev], dtype=np.int64),
+            ev_gpus=np.array([e[3] for e in ev], dtype=float),
+            ev_lost_checkpoint_gpu_h=np.array([e[4] for e in ev], dtype=float),
+            ev_lost_random_gpu_h=np.array([e[5] for e in ev], dtype=float),
+            ev_lost_signal_gpu_h=np.array([e[6] for e in ev], dtype=float),
+            ev_victim_team=tuple(e[7] for e in ev),
+            job_team=self.team_of,
+            job_gpus=self.gpus_of,
+            job_arrival_h=self.arrival_h,
+            job_work_h=self.work_h,
+            job_initial=self.initial,
+            job_first_start_h=np.where(fs >= 0, fs * tick_h, np.nan),
+            job_finish_h=np.where(ft_arr >= 0, ft_arr * tick_h, np.nan),
+            job_progress_h=progress,
+            job_preemptions=np.array(self.n_pre, dtype=np.int64),
+            job_state=np.array(state, dtype=np.int64),
+            victim_policy=cfg.victim_policy,
+            checkpoint_on_signal=bool(cfg.checkpoint_on_signal),
+        )
+
+
+def run(cfg: Config, seed: int = 0) -> FairShareResult:
+    c = _Cluster(cfg, seed)
+    for t in range(c.T):
+        c.complete(t)
+        c.arrive(t)
+        f_l, fd_l = c.factors()
+        demand, target = c.targets(f_l, fd_l)
+        c.enforce_guarantees(t, demand)
+        c.admit_and_backfill(t, target, f_l)
+        c.record_and_charge()
+    return c.result()

@@ -1,5 +1,7 @@
 """Conversations across HBM, DRAM and SSD: one serving replica's KV cache tiers, event by event.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (a KVTiersResult).
+
 Conversations arrive as a Poisson stream. Each has `turns` turns; between two turns the user
 thinks for a lognormal time. Turn k sees a context of C_k = first + (k - 1) x growth tokens, of
 which the last `message` tokens are the user's new message and the rest, P_k, is the prefix
@@ -269,6 +271,9 @@ class _Tiers:
             assert self.used[t] <= self.cap[t], "a tier holds more than its capacity"
             assert all(self.loc[c] == t for c in keys), "location map disagrees with the tier"
         assert seen == set(self.loc), "location map lists a conversation no tier holds"
+
+
+Result = KVTiersResult
 
 
 def run(cfg: Config, seed: int = 0) -> KVTiersResult:

@@ -1,5 +1,7 @@
 """A chunked peer-to-peer swarm: one source, `hosts` peers, rarest-first from announced holdings.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (a SwarmResult).
+
 Time is discrete, one step = the time to move one chunk over a full-speed link. Every step:
 
 1. Each live peer earns upload and download credit at its speed (1 chunk/step, or `slow_speed`
@@ -173,25 +175,32 @@ def _augment(bits, U, open_d, partner_of_u, partner_of_d) -> None:
             return
 
 
-def run(
-    hosts: int,
-    chunks: int,
-    *,
-    slow_fraction: float = 0.0,
-    slow_speed: float = 0.25,
-    failed_fraction: float = 0.0,
-    seed: int = 0,
-    max_steps: int | None = None,
-) -> SwarmResult:
-    if hosts < 1 or chunks < 1:
-        raise ValueError("a swarm needs at least one peer and one chunk")
-    if not (0 < slow_speed <= 1):
-        raise ValueError("slow_speed is a fraction of link speed in (0, 1]")
-    if not (0 <= slow_fraction <= 1 and 0 <= failed_fraction < 1):
-        raise ValueError("slow_fraction and failed_fraction are fractions of the peers")
+@dataclass(frozen=True)
+class Config:
+    hosts: int
+    chunks: int
+    slow_fraction: float = 0.0
+    slow_speed: float = 0.25  # a slow peer's link, as a fraction of full speed (both directions)
+    failed_fraction: float = 0.0
+    max_steps: int | None = None  # None: far beyond any run that makes progress
 
+    def __post_init__(self) -> None:
+        if self.hosts < 1 or self.chunks < 1:
+            raise ValueError("a swarm needs at least one peer and one chunk")
+        if not (0 < self.slow_speed <= 1):
+            raise ValueError("slow_speed is a fraction of link speed in (0, 1]")
+        if not (0 <= self.slow_fraction <= 1 and 0 <= self.failed_fraction < 1):
+            raise ValueError("slow_fraction and failed_fraction are fractions of the peers")
+
+
+Result = SwarmResult
+
+
+def run(cfg: Config, seed: int = 0) -> SwarmResult:
     rng = np.random.default_rng(seed)
-    N, C = int(hosts), int(chunks)
+    N, C = int(cfg.hosts), int(cfg.chunks)
+    slow_fraction, slow_speed, failed_fraction = cfg.slow_fraction, cfg.slow_speed, cfg.failed_fraction
+    max_steps = cfg.max_steps
     SRC = N  # row N of `have` is the source, which holds everything
 
     # Who is slow and who fails: disjoint random sets, at least one survivor.

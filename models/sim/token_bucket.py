@@ -1,5 +1,8 @@
 """Per-tenant token buckets (input and output) in front of a model: a small, seeded trace.
 
+Entry point, as in every module of models/sim: `run(Config, seed) -> Result` (a Comparison: one
+workload replayed through both modes; `replay` is one mode on a given workload).
+
 A few tenants send bursty traffic; each has its own two buckets with the same limits. Time is
 discrete (`dt` seconds a step). Every step:
 
@@ -55,6 +58,31 @@ DEFAULT_TENANTS: tuple[TenantSpec, ...] = (
     TenantSpec("bursty, 80% on average", 0.8, burst_factor=5.0, burst_fraction=0.15),
     TenantSpec("twice its limit", 2.0),
 )
+
+
+@dataclass(frozen=True)
+class Config:
+    """The limits every tenant gets, the request sizes, and the trace's length."""
+
+    input_tpm: float
+    output_tpm: float
+    burst_seconds: float  # a full bucket holds this many seconds of refill
+    max_tokens: float  # reserved from the output bucket at admission
+    mean_input_tokens: float
+    mean_output_tokens: float
+    stream_tokens_per_s: float
+    seconds: float = 180.0
+    dt: float = 0.1
+    tenants: tuple[TenantSpec, ...] = DEFAULT_TENANTS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tenants", tuple(self.tenants))
+        if min(self.input_tpm, self.output_tpm, self.burst_seconds, self.max_tokens) <= 0:
+            raise ValueError("limits, burst and max_tokens must be positive")
+        if min(self.mean_input_tokens, self.mean_output_tokens, self.stream_tokens_per_s) <= 0:
+            raise ValueError("request sizes and stream speed must be positive")
+        if self.seconds <= 0 or self.dt <= 0:
+            raise ValueError("the trace and its step must be positive")
 
 
 @dataclass(frozen=True)
@@ -158,16 +186,10 @@ def workload(
                     inputs, outputs, bursts)
 
 
-def run(
-    w: Workload,
-    *,
-    input_tpm: float,
-    output_tpm: float,
-    burst_seconds: float,
-    max_tokens: float,
-    stream_tokens_per_s: float,
-    settle: bool,
-) -> BucketRun:
+def replay(cfg: Config, w: Workload, settle: bool) -> BucketRun:
+    """One mode (reserve-only, or reserve-then-settle) over a given workload."""
+    input_tpm, output_tpm, burst_seconds = cfg.input_tpm, cfg.output_tpm, cfg.burst_seconds
+    max_tokens, stream_tokens_per_s = cfg.max_tokens, cfg.stream_tokens_per_s
     n_t, steps, dt = len(w.tenants), w.steps, w.dt
     in_r, out_r = input_tpm / 60, output_tpm / 60
     in_cap, out_cap = in_r * burst_seconds, out_r * burst_seconds
@@ -277,29 +299,19 @@ def run(
     )
 
 
-def compare_modes(
-    *,
-    input_tpm: float,
-    output_tpm: float,
-    burst_seconds: float,
-    max_tokens: float,
-    mean_input_tokens: float,
-    mean_output_tokens: float,
-    stream_tokens_per_s: float,
-    seconds: float = 180.0,
-    dt: float = 0.1,
-    seed: int = 0,
-    tenants: tuple[TenantSpec, ...] = DEFAULT_TENANTS,
-) -> Comparison:
+Result = Comparison
+
+
+def run(cfg: Config, seed: int = 0) -> Comparison:
     """One workload, replayed through reserve-only and reserve-then-settle buckets.
 
     Tenant loads are multiples of the settled limit, output refill / mean output, so the same
     three profiles stay meaningful whatever limits the page's knobs set.
     """
-    base = output_tpm / 60 / mean_output_tokens
-    w = workload(tenants, base_rate_per_s=base, mean_input_tokens=mean_input_tokens,
-                 mean_output_tokens=mean_output_tokens, max_tokens=max_tokens, seconds=seconds, dt=dt, seed=seed)
-    kw = dict(input_tpm=input_tpm, output_tpm=output_tpm, burst_seconds=burst_seconds, max_tokens=max_tokens,
-              stream_tokens_per_s=stream_tokens_per_s)
-    return Comparison(w, run(w, settle=False, **kw), run(w, settle=True, **kw),
-                      output_capacity=output_tpm / 60 * burst_seconds, input_capacity=input_tpm / 60 * burst_seconds)
+    base = cfg.output_tpm / 60 / cfg.mean_output_tokens
+    w = workload(cfg.tenants, base_rate_per_s=base, mean_input_tokens=cfg.mean_input_tokens,
+                 mean_output_tokens=cfg.mean_output_tokens, max_tokens=cfg.max_tokens, seconds=cfg.seconds,
+                 dt=cfg.dt, seed=seed)
+    return Comparison(w, replay(cfg, w, settle=False), replay(cfg, w, settle=True),
+                      output_capacity=cfg.output_tpm / 60 * cfg.burst_seconds,
+                      input_capacity=cfg.input_tpm / 60 * cfg.burst_seconds)

@@ -259,11 +259,10 @@ def simulate(p: Params, seed: int = 0, max_chunks: int = 200) -> swarm.SwarmResu
     so coarsening only raises the simulated overhead and the result stays a conservative check
     of `swarm_estimate_s`.
     """
-    return swarm.run(
+    return swarm.run(swarm.Config(
         min(p.hosts, SIM_MAX_HOSTS),
         sim_chunks(p, max_chunks),
         slow_fraction=p.slow_peer_fraction,
         slow_speed=p.slow_peer_speed,
         failed_fraction=p.failed_peer_fraction,
-        seed=seed,
-    )
+    ), seed)

@@ -53,7 +53,7 @@ class _CheckpointKnobs(StrictModel):
         int,
         Knob("GPUs writing", "GPUs", 8, 100_000, log=True,
              help="GPUs in the job; each writes an equal, distinct share of the checkpoint.",
-             draw=(256, 16_384)),
+             draw=(256, 16_384), draw_choices=(256, 512, 1024, 2048, 4096, 8192, 16384)),
     ] = 1000
     interval_min: Annotated[
         float,

@@ -51,7 +51,7 @@ class _ClusterKnobs(StrictModel):
         int,
         Knob("GPUs the job needs", "GPUs", 1024, 100_000, 1, log=True,
              help="The training job's size; the build rounds it up to whole nodes (and pods).",
-             draw=(2000, 50_000)),
+             draw=(2000, 50_000), draw_choices=(2000, 4000, 8000, 10000, 16000, 24000, 32000, 50000)),
     ] = 10_000
     train_tokens_t: Annotated[
         float,

@@ -99,12 +99,12 @@ class _RolloutKnobs(StrictModel):
     hash_cores: Annotated[
         int,
         Knob("Cores verifying chunks", "cores", 1, 128, 1, log=True,
-             help="Chunks are independent, so verification spreads over cores.", draw=(2, 32)),
+             help="Chunks are independent, so verification spreads over cores.", draw=(2, 32), draw_choices=(2, 4, 8, 16, 32)),
     ] = 8
     nvme_drives: Annotated[
         int,
         Knob("NVMe drives striped", "drives", 1, 16, 1,
-             help="Local drives the artifact is staged on; loading reads them in parallel.", draw=(1, 8)),
+             help="Local drives the artifact is staged on; loading reads them in parallel.", draw=(1, 8), draw_choices=(1, 2, 4, 8)),
     ] = 1
     health_check_s: Annotated[
         float,

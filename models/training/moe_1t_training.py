@@ -49,7 +49,7 @@ from pydantic import model_validator
 from models.catalog import LINKS, LLAMA3_INTERRUPTIONS, TRAIN_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
 from models.engine.hardware import Hardware
-from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults
+from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults, with_draws
 from models.engine.shape import count
 from models.engine.training import STATES, TrainingStateKnobs, state_bytes
 
@@ -121,7 +121,13 @@ class _TrainingKnobs(StrictModel):
     ] = 1.25
 
 
-class Params(with_defaults(AcceleratorKnobs, model="Kimi-K2 1T"), TrainingStateKnobs, _TrainingKnobs):
+# A mock draws a trillion-scale MoE: the catalog's first four models leave Mixtral-8x7B (8 experts,
+# so no expert ever leaves its node) as the only MoE the page accepts.
+_Accelerator = with_draws(with_defaults(AcceleratorKnobs, model="Kimi-K2 1T"),
+                          model={"draw_choices": ("Kimi-K2 1T", "DeepSeek-V3")})
+
+
+class Params(_Accelerator, TrainingStateKnobs, _TrainingKnobs):
     """The job and its layout, the training-state convention, then the model and accelerator."""
 
     @model_validator(mode="after")

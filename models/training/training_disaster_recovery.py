@@ -30,7 +30,7 @@ class Params(StrictModel):
     gpus: Annotated[
         int,
         Knob("GPUs in the run", "GPUs", 512, 100_000, log=True,
-             help="GPUs the training job spans at the primary site.", draw=(2000, 32_000)),
+             help="GPUs the training job spans at the primary site.", draw=(2000, 32_000), draw_choices=(2000, 4000, 8000, 16000, 24000, 32000)),
     ] = 8000
     run_days: Annotated[
         float,
@@ -108,7 +108,7 @@ class Params(StrictModel):
         int,
         Knob("GPUs per drill", "GPUs", 64, 8192, log=True,
              help="The slice a drill resumes on (a reshard, since it is smaller than the job).",
-             draw=(128, 2048)),
+             draw=(128, 2048), draw_choices=(128, 256, 512, 1024, 2048)),
     ] = 512
     drill_hours: Annotated[
         float,

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.sim.batching import (
-    CUT, DONE, Config, contract_backlog, form_batches, simulate, tokens_per_s_ceiling,
+    CUT, DONE, Config, contract_backlog, form_batches, run, tokens_per_s_ceiling,
 )
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -90,7 +90,7 @@ def test_every_request_and_token_is_accounted_for(policy, rate, spread, max_runn
                 prompt_mean=max(1, int(prompt_share * max_context)), output_mean=output,
                 slow_fraction=slow, stream_policy=stream_policy, slow_tokens_per_s=8, stream_buffer_tokens=32,
                 horizon_s=12.0)
-    r = simulate(cfg, seed)
+    r = run(cfg, seed)
     assert_conserved(r, cfg)
     assert not r.truncated
 
@@ -102,7 +102,7 @@ def test_no_preemption_when_admission_fits_at_full_context(full_seqs, rate, spre
     # A scheduler that admits no more than fit at full context can never run out of KV.
     cfg = cfg70(policy="chunked", max_running=full_seqs, kv_budget_tokens=full_seqs * 8192, arrival_rps=rate,
                 length_spread=spread, horizon_s=15.0)
-    r = simulate(cfg, seed)
+    r = run(cfg, seed)
     assert r.preemptions_total == 0
 
 
@@ -110,7 +110,7 @@ def test_overcommit_preempts_by_recompute_and_still_conserves():
     # 20 full-context sequences of KV, 120 admitted: long prompts and outputs outgrow the blocks.
     cfg = cfg70(policy="continuous", max_running=120, kv_budget_tokens=20 * 8192, prompt_mean=3000,
                 output_mean=1500, length_spread=0.5, arrival_rps=3.0, horizon_s=60.0)
-    r = simulate(cfg, 3)
+    r = run(cfg, 3)
     assert_conserved(r, cfg)
     print(f"\npreemptions {r.preemptions_total} over {r.arrived} requests; peak KV "
           f"{r.kv_tokens.max():,} of {r.kv_budget_tokens:,} tokens")
@@ -129,7 +129,7 @@ def test_overcommit_preempts_by_recompute_and_still_conserves():
 def test_littles_law_on_the_queue(policy):
     """The queue's time average from the step series against arrival rate x mean wait."""
     cfg = cfg70(policy=policy, arrival_rps=6.0 if policy != "static" else 2.0, horizon_s=60.0)
-    r = simulate(cfg, 11)
+    r = run(cfg, 11)
     # Independent of the engine's own integral: queue length sampled at each step start,
     # weighted by the step (it misses arrivals inside a step, a small bias when the queue is long).
     L_steps = float(np.sum(r.queue_len * r.step_s)) / r.horizon_s
@@ -152,7 +152,7 @@ def prefill_s_by_hand(P: int, c: dict = R70) -> float:
 def test_near_zero_load_ttft_is_one_prefill(policy, chunk):
     cfg = cfg70(policy=policy, chunk_tokens=chunk, arrival_rps=0.05, length_spread=0, output_mean=20,
                 horizon_s=2000.0)
-    r = simulate(cfg, 5)
+    r = run(cfg, 5)
     one = prefill_s_by_hand(2000)
     print(f"\n{policy}: one prefill {one * 1000:.2f} ms; TTFT min {np.nanmin(r.ttft_s) * 1000:.2f} ms, "
           f"median {np.nanmedian(r.ttft_s) * 1000:.2f} ms over {r.arrived} requests")
@@ -164,7 +164,7 @@ def test_near_zero_load_ttft_is_one_prefill(policy, chunk):
 def test_near_zero_load_chunked_ttft_is_the_sum_of_its_chunks():
     cfg = cfg70(policy="chunked", chunk_tokens=256, arrival_rps=0.05, length_spread=0, output_mean=20,
                 horizon_s=2000.0)
-    r = simulate(cfg, 5)
+    r = run(cfg, 5)
     total = 0.0
     for s0 in range(0, 2000, 256):
         t = min(256, 2000 - s0)
@@ -179,7 +179,7 @@ def test_an_idle_decode_step_is_the_weight_read():
     # One request with fixed lengths alone: every gap after its first token is one decode step.
     cfg = cfg70(policy="chunked", arrival_rps=0.01, length_spread=0, prompt_mean=100, output_mean=5,
                 horizon_s=500.0)
-    r = simulate(cfg, 2)
+    r = run(cfg, 2)
     gaps = r.token_gaps_s
     ctx = np.array([100, 101, 102, 103])  # KV held before each decode step after the first token
     expected = (R70["weight_bytes"] + R70["kv_bytes_per_token"] * ctx) / R70["replica_Bps"] + R70["overhead_s"]
@@ -207,7 +207,7 @@ def test_throughput_never_exceeds_the_analytic_maximum_at_the_kv_capped_batch(po
         max_running = min(max_running, full_seqs)
     cfg = cfg70(policy=policy, arrival_rps=rate, max_running=max_running, kv_budget_tokens=full_seqs * 8192,
                 length_spread=spread, prompt_mean=prompt, output_mean=output, horizon_s=10.0)
-    r = simulate(cfg, seed)
+    r = run(cfg, seed)
     if not r.arrived:
         return
     ceiling = tokens_per_s_ceiling(cfg, int(r.prompt_tokens.min()))
@@ -229,8 +229,8 @@ def test_continuous_beats_static_on_mixed_output_lengths():
     gains, rows = [], []
     for seed in range(5):
         cfg = cfg70(arrival_rps=2.5, length_spread=1.0, horizon_s=60.0)
-        s = simulate(replace(cfg, policy="static"), seed)
-        c = simulate(replace(cfg, policy="continuous"), seed)
+        s = run(replace(cfg, policy="static"), seed)
+        c = run(replace(cfg, policy="continuous"), seed)
         rows.append((seed, s.steady_tokens_per_s, c.steady_tokens_per_s, s.ttft(50), c.ttft(50)))
         gains.append(c.steady_tokens_per_s - s.steady_tokens_per_s)
         assert c.ttft(50) < s.ttft(50)
@@ -245,8 +245,8 @@ def test_continuous_beats_static_on_mixed_output_lengths():
 
 def test_chunking_bounds_the_token_gap_that_whole_prompts_blow_up():
     cfg = cfg70(arrival_rps=4.0, horizon_s=40.0)
-    c = simulate(replace(cfg, policy="continuous"), 4)
-    k = simulate(replace(cfg, policy="chunked"), 4)
+    c = run(replace(cfg, policy="continuous"), 4)
+    k = run(replace(cfg, policy="chunked"), 4)
     print(f"\ntoken gap p95: continuous {c.token_gap(95) * 1000:.1f} ms, chunked {k.token_gap(95) * 1000:.1f} ms")
     assert k.token_gap(95) < 0.5 * c.token_gap(95)
     # Without chunking the p95 gap is a whole prefill plus a step: over 148 ms here.
@@ -259,8 +259,8 @@ def test_chunking_bounds_the_token_gap_that_whole_prompts_blow_up():
 def test_a_slow_client_is_cut_and_never_holds_the_engine():
     base = cfg70(policy="chunked", arrival_rps=1.0, length_spread=0, output_mean=300, slow_fraction=0.3,
                  slow_tokens_per_s=5, stream_buffer_tokens=64, horizon_s=120.0)
-    cut = simulate(base, 8)
-    block = simulate(replace(base, stream_policy="block"), 8)
+    cut = run(base, 8)
+    block = run(replace(base, stream_policy="block"), 8)
     assert_conserved(cut, base)
     assert cut.cut > 0 and block.cut == 0
     assert np.all(cut.slow[cut.status == CUT])  # only slow streams are cut
@@ -308,7 +308,7 @@ def test_eight_gpus_diverge_and_ten_hold_at_2000_rps():
     assert b10[1] <= 50 and b10[0] <= 50  # never more than one batch in formation
     assert abs(b10[1] - b10[0]) < 25
     for gpus in (8, 10):
-        r = simulate(contract(gpus, 40.0), 1)
+        r = run(contract(gpus, 40.0), 1)
         assert r.arrived == r.done + r.running + r.queued
         assert np.all(r.batch <= 50)
         assert r.busy_fraction <= 1 + 1e-9
@@ -326,7 +326,7 @@ def test_ten_gpus_wait_only_for_the_batch_to_fill():
     after it, (49 - k) / 2,000 s, so the mean is 24.5 / 2,000 = 12.25 ms. At 80% busy with
     nearly even batch arrivals, GPU queueing adds almost nothing."""
     analytic = 24.5 / 2000
-    means = np.array([simulate(contract(10, 20.0), 100 + s).queue_wait_s.mean() for s in range(8)])
+    means = np.array([run(contract(10, 20.0), 100 + s).queue_wait_s.mean() for s in range(8)])
     half = 2.365 * means.std(ddof=1) / math.sqrt(means.size)  # 95% t, 7 dof
     print(f"\nmean wait {means.mean() * 1000:.3f} ± {half * 1000:.3f} ms; closed form {analytic * 1000:.3f} ms")
     assert abs(means.mean() - analytic) <= max(half, 0.002 * analytic)
@@ -337,7 +337,7 @@ def test_ten_gpus_wait_only_for_the_batch_to_fill():
 
 
 def mean_over(cfg: Config, fn, seeds=range(3)) -> float:
-    return float(np.mean([fn(simulate(cfg, s)) for s in seeds]))
+    return float(np.mean([fn(run(cfg, s)) for s in seeds]))
 
 
 @FEW
@@ -378,7 +378,7 @@ def test_bursts_with_the_same_mean_wait_longer():
 
 def test_bursty_arrivals_keep_the_mean_rate_and_switch_off():
     cfg = cfg70(arrival_rps=10, on_fraction=0.25, burst_period_s=20.0, horizon_s=400.0)
-    r = simulate(cfg, 0)
+    r = run(cfg, 0)
     assert r.arrived / 400 == pytest.approx(10, rel=0.05)
     phase = np.mod(r.arrival_s, 20.0)
     assert np.all(phase < 5.0 + 1e-9)  # on for the first quarter of every period
@@ -389,14 +389,14 @@ def test_bursty_arrivals_keep_the_mean_rate_and_switch_off():
 
 def test_same_seed_same_run_other_seed_other_run():
     cfg = cfg70(horizon_s=15.0)
-    a, b, c = simulate(cfg, 1), simulate(cfg, 1), simulate(cfg, 2)
+    a, b, c = run(cfg, 1), run(cfg, 1), run(cfg, 2)
     assert np.array_equal(a.ttft_s, b.ttft_s, equal_nan=True) and a.tokens_out == b.tokens_out
     assert a.arrived != c.arrived or not np.array_equal(a.arrival_s, c.arrival_s)
 
 
 def test_policies_see_the_same_requests():
     cfg = cfg70(horizon_s=15.0)
-    runs = [simulate(replace(cfg, policy=p), 9) for p in ("static", "continuous", "chunked")]
+    runs = [run(replace(cfg, policy=p), 9) for p in ("static", "continuous", "chunked")]
     for r in runs[1:]:
         assert np.array_equal(r.arrival_s, runs[0].arrival_s)
         assert np.array_equal(r.output_tokens, runs[0].output_tokens)
@@ -413,9 +413,9 @@ def test_bad_config_is_a_clear_error():
 
 def test_a_default_sized_run_is_fast():
     cfg = cfg70(arrival_rps=4.0, horizon_s=50.0, slow_fraction=0.02)
-    simulate(cfg, 0)
+    run(cfg, 0)
     t = time.process_time()
-    r = simulate(cfg, 1)
+    r = run(cfg, 1)
     elapsed = time.process_time() - t
     print(f"\n50 s of one replica ({r.iterations:,} steps, {r.arrived} requests): {elapsed * 1000:.0f} ms")
     assert elapsed < 0.4  # 200 ms target with 2x slack for a shared machine

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models.sim.fair_share import (
+    Config,
     TeamSpec,
     allocate,
     expected_least_loss_fraction,
@@ -146,7 +147,7 @@ def test_waterfill_moves_the_right_way(data, w):
 
 
 def test_first_tick_reproduces_the_hand_water_filling():
-    r = run(512, morning(), hours=72, seed=0)
+    r = run(Config(512, morning(), hours=72), 0)
     # last week's usage: 320, 128, 0, 64 GPUs of a 512-GPU cluster
     f = [2 ** -(0.625 / 0.5), 2 ** -(0.25 / 0.25), 1.0, 2 ** -(0.125 / 0.125)]
     assert r.factor[0].tolist() == pytest.approx(f)
@@ -157,7 +158,7 @@ def test_first_tick_reproduces_the_hand_water_filling():
 
 
 def test_usage_follows_the_decay_recursion_exactly():
-    r = run(512, morning(), hours=48, seed=3)
+    r = run(Config(512, morning(), hours=48), 3)
     decay = 2 ** (-TICK_H / 24)
     expected = r.usage_gpu_h[:-1] * decay + r.alloc[:-1] * TICK_H  # charged by allocation
     assert np.allclose(r.usage_gpu_h[1:], expected)
@@ -170,7 +171,7 @@ def test_a_constant_hold_matches_the_geometric_sum():
     # A team that only holds 64 GPUs: U_n = U_0 r^n + 64 x tick x (1 - r^n) / (1 - r)
     teams = [TeamSpec("Idle", "A", 1, hold_gpus=64, initial_usage_gpu_h=1000.0),
              TeamSpec("Other", "A", 1)]
-    r = run(128, teams, hours=24, half_life_h=6, seed=0)
+    r = run(Config(128, teams, hours=24, half_life_h=6), 0)
     n = np.arange(r.ticks)
     dec = 2 ** (-TICK_H / 6)
     closed = 1000.0 * dec**n + 64 * TICK_H * (1 - dec**n) / (1 - dec)
@@ -181,7 +182,7 @@ def test_a_constant_hold_matches_the_geometric_sum():
 
 
 def test_half_life_zero_keeps_only_the_last_tick():
-    r = run(512, morning(), hours=30, half_life_h=0, seed=2)
+    r = run(Config(512, morning(), hours=30, half_life_h=0), 2)
     assert np.allclose(r.usage_gpu_h[1:], r.alloc[:-1] * TICK_H)
     # so the factor at a tick is a function of the previous tick's allocation alone
     a = r.alloc[:-1]
@@ -189,7 +190,7 @@ def test_half_life_zero_keeps_only_the_last_tick():
 
 
 def test_infinite_half_life_never_forgets():
-    r = run(512, morning(), hours=30, half_life_h=math.inf, seed=2)
+    r = run(Config(512, morning(), hours=30, half_life_h=math.inf), 2)
     u0 = r.usage_gpu_h[0]
     assert np.allclose(r.usage_gpu_h[1:], u0 + np.cumsum(r.alloc[:-1], axis=0) * TICK_H)
 
@@ -200,7 +201,7 @@ def test_half_life_sets_how_fast_a_past_borrower_is_forgiven():
         teams = [TeamSpec("A", "X", 1, offered_gpus=400, burst_gpus=128, initial_running_gpus=128,
                           initial_usage_gpu_h=24 * 256.0),
                  TeamSpec("B", "X", 1, offered_gpus=400, burst_gpus=128, initial_running_gpus=128)]
-        r = run(256, teams, hours=12, half_life_h=half_life_h, seed=1)
+        r = run(Config(256, teams, hours=12, half_life_h=half_life_h), 1)
         return r.factor[-1, 0]
 
     short, day, forever = factor_after(1.0), factor_after(24.0), factor_after(math.inf)
@@ -221,7 +222,7 @@ def test_every_team_saturating_gets_its_share_in_the_long_run(guaranteed_fractio
     teams = [TeamSpec(n, div, s, offered_gpus=2 * 512 * s, burst_gpus=512 * s, job_gpus=8, job_hours=4,
                       initial_usage_gpu_h=u)
              for n, div, s, u in zip("ABCD", ["X", "X", "Y", "Y"], shares, [20000.0, 3000.0, 2000.0, 0.0])]
-    r = run(512, teams, hours=10 * 24, half_life_h=12, guaranteed_fraction=guaranteed_fraction, seed=4)
+    r = run(Config(512, teams, hours=10 * 24, half_life_h=12, guaranteed_fraction=guaranteed_fraction), 4)
     late = r.t_h >= 5 * 24
     got = r.alloc[late].mean(axis=0) / 512
     print(f"\nguaranteed {guaranteed_fraction:.0%}: long-run shares {np.round(got, 4).tolist()} vs {shares}")
@@ -232,7 +233,7 @@ def test_every_team_saturating_gets_its_share_in_the_long_run(guaranteed_fractio
 
 def test_utilization_and_work_conservation_in_the_default_morning():
     for seed in range(4):
-        r = run(512, morning(), hours=72, seed=seed)
+        r = run(Config(512, morning(), hours=72), seed)
         over = r.oversubscribed
         print(f"\nseed {seed}: oversubscribed {over.mean():.0%} of ticks, min utilization there "
               f"{r.min_utilization_when_oversubscribed:.3f}")
@@ -247,7 +248,7 @@ def test_utilization_and_work_conservation_in_the_default_morning():
 
 def test_guarantees_hold_every_tick_when_jobs_divide_them():
     # An owner holds its guarantee, or GPUs being saved for it arrive at the next tick.
-    r = run(512, morning(), hours=72, seed=5)
+    r = run(Config(512, morning(), hours=72), 5)
     owed = np.minimum(r.demand, r.guarantee)
     assert np.all(r.alloc + r.incoming >= owed - 1e-9)
     # a 2-minute save fits in one 5-minute tick: one tick later the owner holds what it was owed
@@ -255,13 +256,13 @@ def test_guarantees_hold_every_tick_when_jobs_divide_them():
     assert np.all(r.alloc[1:] >= np.minimum(owed[:-1], owed[1:]) - 1e-9)
     assert np.allclose(r.incoming.sum(axis=1), r.saving.sum(axis=1))
     # killed at once, the owner has its guarantee the same tick
-    kill = run(512, morning(), hours=72, checkpoint_on_signal=False, seed=5)
+    kill = run(Config(512, morning(), hours=72, checkpoint_on_signal=False), 5)
     assert np.all(kill.alloc >= np.minimum(kill.demand, kill.guarantee) - 1e-9)
     assert np.all(kill.saving == 0)
 
 
 def test_the_owner_return_preempts_its_guarantee_back():
-    r = run(512, morning(), hours=36, seed=0)
+    r = run(Config(512, morning(), hours=36), 0)
     t = r.tick_at(24)
     before = r.alloc[t - 1]
     assert r.borrowed[t - 1].sum() == pytest.approx(64)  # Interpretability's idle guarantee was lent
@@ -288,7 +289,7 @@ def test_random_victims_lose_half_a_checkpoint_interval():
     """
     per_gpu = []
     for seed in range(40):
-        r = run(512, morning(checkpoint_h=0.5), hours=24.25, victim_policy="random", seed=seed)
+        r = run(Config(512, morning(checkpoint_h=0.5), hours=24.25, victim_policy="random"), seed)
         at = r.ev_tick == r.tick_at(24)
         per_gpu.append(float(r.ev_lost_random_gpu_h[at].sum() / r.ev_gpus[at].sum()))
     m = np.array(per_gpu)
@@ -301,15 +302,15 @@ def test_random_victims_lose_half_a_checkpoint_interval():
 def test_checkpoint_aware_victims_never_lose_more_than_random():
     # Per event, on the same state: exact (greedy is optimal for equal job sizes and per-team caps).
     for seed in range(6):
-        r = run(512, morning(), hours=72, seed=seed)
+        r = run(Config(512, morning(), hours=72), seed)
         both = ~np.isnan(r.ev_lost_random_gpu_h)
         assert both.all()
         assert np.all(r.ev_lost_checkpoint_gpu_h <= r.ev_lost_random_gpu_h + 1e-9)
     # Whole runs, same seed and the same arrivals, each policy driving its own run.
     ck_total = rd_total = 0.0
     for seed in range(10):
-        ck = run(512, morning(), hours=72, victim_policy="checkpoint", seed=seed)
-        rd = run(512, morning(), hours=72, victim_policy="random", seed=seed)
+        ck = run(Config(512, morning(), hours=72, victim_policy="checkpoint"), seed)
+        rd = run(Config(512, morning(), hours=72, victim_policy="random"), seed)
         assert np.array_equal(ck.job_arrival_h, rd.job_arrival_h)
         assert np.array_equal(ck.job_work_h, rd.job_work_h)
         print(f"\nseed {seed}: lost without warning, least-work-lost {ck.lost_no_warning_total:.2f} GPU-h, "
@@ -321,8 +322,8 @@ def test_checkpoint_aware_victims_never_lose_more_than_random():
 
 
 def test_without_the_signal_work_is_really_lost_and_redone():
-    sig = run(512, morning(), hours=72, checkpoint_on_signal=True, seed=1)
-    kill = run(512, morning(), hours=72, checkpoint_on_signal=False, seed=1)
+    sig = run(Config(512, morning(), hours=72, checkpoint_on_signal=True), 1)
+    kill = run(Config(512, morning(), hours=72, checkpoint_on_signal=False), 1)
     assert sig.lost_applied_gpu_h == 0
     assert kill.lost_applied_gpu_h == pytest.approx(kill.lost_no_warning_total)
     assert kill.lost_applied_gpu_h > 0
@@ -332,17 +333,17 @@ def test_without_the_signal_work_is_really_lost_and_redone():
 
 def test_lost_save_time_scales_with_the_save():
     # With the signal, the run does not depend on the save time: same victims, loss x save.
-    a = run(512, morning(), hours=72, save_h=1 / 60, seed=7)
-    b = run(512, morning(), hours=72, save_h=3 / 60, seed=7)
+    a = run(Config(512, morning(), hours=72, save_h=1 / 60), 7)
+    b = run(Config(512, morning(), hours=72, save_h=3 / 60), 7)
     assert np.array_equal(a.alloc, b.alloc)
     assert b.lost_signal_total == pytest.approx(3 * a.lost_signal_total)
     assert a.lost_signal_total == pytest.approx(a.preempted_gpus_total / 60)
 
 
 def test_hoarding_wastes_gpus_and_costs_the_hoarder_priority():
-    hoard = run(512, morning(hold=64), hours=72, seed=2)
-    free = run(512, morning(hold=0), hours=72, seed=2)
-    by_use = run(512, morning(hold=64, charge_usage=False), hours=72, charge_by_allocation=False, seed=2)
+    hoard = run(Config(512, morning(hold=64), hours=72), 2)
+    free = run(Config(512, morning(hold=0), hours=72), 2)
+    by_use = run(Config(512, morning(hold=64, charge_usage=False), hours=72, charge_by_allocation=False), 2)
     gap = hoard.utilization.mean() - hoard.busy_utilization.mean()
     print(f"\nbusy utilization: hoarding {hoard.busy_utilization.mean():.3f}, released "
           f"{free.busy_utilization.mean():.3f}; Evals' mean factor: charged by allocation "
@@ -371,7 +372,7 @@ def test_a_guarantee_behaves_like_a_private_cluster_erlang_c():
              TeamSpec("Y", "B", 1, offered_gpus=4 * c * size, job_gpus=size, job_hours=job_h, burst_gpus=2 * c * size)]
     sim, analytic, preempted = [], [], 0
     for seed in range(12):
-        r = run(2 * c * size, teams, hours=hours, tick_h=tick_h, checkpoint_on_signal=False, seed=seed)
+        r = run(Config(2 * c * size, teams, hours=hours, tick_h=tick_h, checkpoint_on_signal=False), seed)
         x = r.job_team == 0
         offered = x.sum() / hours * (np.ceil(r.job_work_h[x] / tick_h - 1e-9) * tick_h).mean()
         m = x & ~np.isnan(r.job_first_start_h) & (r.job_arrival_h > 5 * job_h)
@@ -409,8 +410,8 @@ scenario = st.fixed_dictionaries({
 def test_invariants_hold_for_any_scenario(s):
     teams = morning(hold=s["hold"], evals_use=s["evals_use"], checkpoint_h=s["checkpoint_h"],
                     job_gpus=s["job_gpus"], return_h=s["return_h"])
-    r = run(512, teams, hours=48, half_life_h=s["half_life_h"], guaranteed_fraction=s["guaranteed_fraction"],
-            checkpoint_on_signal=s["signal"], victim_policy=s["policy"], seed=s["seed"])
+    r = run(Config(512, teams, hours=48, half_life_h=s["half_life_h"], guaranteed_fraction=s["guaranteed_fraction"],
+            checkpoint_on_signal=s["signal"], victim_policy=s["policy"]), s["seed"])
     _assert_accounts(r, 512)
     assert r.min_utilization_when_oversubscribed >= 1 - (s["job_gpus"] - 1) / 512
     both = ~np.isnan(r.ev_lost_random_gpu_h)
@@ -423,23 +424,23 @@ def test_invariants_hold_for_any_scenario(s):
 
 
 def test_same_seed_same_run_and_seeds_differ():
-    a = run(512, morning(), hours=48, seed=11)
-    b = run(512, morning(), hours=48, seed=11)
+    a = run(Config(512, morning(), hours=48), 11)
+    b = run(Config(512, morning(), hours=48), 11)
     for name in ("alloc", "busy", "target", "factor", "preempted", "job_first_start_h"):
         assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
-    c = run(512, morning(), hours=48, seed=12)
+    c = run(Config(512, morning(), hours=48), 12)
     assert not np.array_equal(a.job_arrival_h, c.job_arrival_h)
 
 
 def test_rejects_nonsense():
     with pytest.raises(ValueError):
-        run(0, morning(), hours=1)
+        run(Config(0, morning(), hours=1))
     with pytest.raises(ValueError):
-        run(512, [TeamSpec("A", "X", 0)], hours=1)
+        run(Config(512, [TeamSpec("A", "X", 0)], hours=1))
     with pytest.raises(ValueError):
-        run(512, morning(), hours=1, victim_policy="oldest")  # type: ignore[arg-type]
+        run(Config(512, morning(), hours=1, victim_policy="oldest"))  # type: ignore[arg-type]
     with pytest.raises(ValueError):  # 600 GPUs of jobs already running on 512
-        run(512, [TeamSpec("A", "X", 1, initial_running_gpus=600)], hours=1)
+        run(Config(512, [TeamSpec("A", "X", 1, initial_running_gpus=600)], hours=1))
 
 
 def test_runtime_budget():
@@ -447,7 +448,7 @@ def test_runtime_budget():
         times = []
         for s in range(3):
             t0 = time.process_time()
-            run(512, morning(), seed=s, **kw)
+            run(Config(512, morning(), **kw), s)
             times.append(time.process_time() - t0)
         return min(times)
 

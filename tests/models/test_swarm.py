@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.sim.swarm import fill_rounds, run
+from models.sim.swarm import Config, fill_rounds, run
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -44,7 +44,7 @@ def _assert_conserved(r) -> None:
     seed=st.integers(0, 2**16),
 )
 def test_never_beats_the_download_bound_and_conserves_chunks(hosts, chunks, slow, speed, failed, seed):
-    r = run(hosts, chunks, slow_fraction=slow, slow_speed=speed, failed_fraction=failed, seed=seed)
+    r = run(Config(hosts, chunks, slow_fraction=slow, slow_speed=speed, failed_fraction=failed), seed)
     _assert_conserved(r)
     # Every surviving peer downloads every chunk at most one per step (slower if slow).
     assert r.finish_steps >= chunks
@@ -54,7 +54,7 @@ def test_never_beats_the_download_bound_and_conserves_chunks(hosts, chunks, slow
 
 @pytest.mark.parametrize(("hosts", "chunks"), [(2, 50), (5, 400), (20, 50), (100, 50), (200, 50), (400, 200)])
 def test_healthy_swarm_overhead_is_logarithmic(hosts, chunks):
-    r = run(hosts, chunks, seed=7)
+    r = run(Config(hosts, chunks), 7)
     _assert_conserved(r)
     limit = 3 * fill_rounds(hosts) + 3
     print(f"\nhosts={hosts} chunks={chunks}: finish {r.finish_steps} steps, overhead "
@@ -66,7 +66,7 @@ def test_healthy_swarm_overhead_is_logarithmic(hosts, chunks):
 @pytest.mark.parametrize("hosts", [20, 200])
 def test_overhead_matches_the_doubling_estimate(hosts):
     # The page's analytic swarm estimate charges ceil(log2(hosts + 1)) chunk-steps of fill.
-    overheads = [run(hosts, 100, seed=s).overhead_steps for s in range(5)]
+    overheads = [run(Config(hosts, 100), s).overhead_steps for s in range(5)]
     mean = float(np.mean(overheads))
     print(f"\nhosts={hosts} chunks=100: simulated overhead {mean:.1f} steps (5 seeds, "
           f"range {min(overheads)}-{max(overheads)}), estimate {fill_rounds(hosts)}")
@@ -78,7 +78,7 @@ def test_more_chunks_approach_the_bound_at_fixed_size():
     # fraction of size / link is overhead_steps / chunks.
     fractions = []
     for chunks in (10, 40, 160):
-        r = run(100, chunks, seed=3)
+        r = run(Config(100, chunks), 3)
         fractions.append(r.overhead_steps / chunks)
         print(f"\nhosts=100 chunks={chunks}: overhead {r.overhead_steps} steps = "
               f"{fractions[-1]:.1%} of size/link")
@@ -88,7 +88,7 @@ def test_more_chunks_approach_the_bound_at_fixed_size():
 
 def test_more_hosts_never_finish_sooner_on_average():
     def mean_finish(hosts):
-        return np.mean([run(hosts, 30, seed=s).finish_steps for s in range(5)])
+        return np.mean([run(Config(hosts, 30), s).finish_steps for s in range(5)])
 
     small, large = mean_finish(20), mean_finish(80)
     print(f"\nmean finish over 5 seeds: 20 hosts {small:.1f} steps, 80 hosts {large:.1f} steps")
@@ -96,8 +96,8 @@ def test_more_hosts_never_finish_sooner_on_average():
 
 
 def test_slow_peers_raise_the_finish_time():
-    base = run(60, 40, seed=1)
-    slow = run(60, 40, slow_fraction=0.2, slow_speed=0.25, seed=1)
+    base = run(Config(60, 40), 1)
+    slow = run(Config(60, 40, slow_fraction=0.2, slow_speed=0.25), 1)
     _assert_conserved(slow)
     assert slow.slow_peers == 12
     assert slow.lower_bound_steps == 160  # a slow peer downloads a chunk every 4 steps
@@ -106,7 +106,7 @@ def test_slow_peers_raise_the_finish_time():
 
 
 def test_dead_peers_lose_in_flight_chunks_but_survivors_finish():
-    r = run(100, 40, failed_fraction=0.2, seed=5)
+    r = run(Config(100, 40, failed_fraction=0.2), 5)
     _assert_conserved(r)
     assert r.failed_peers == 20 and r.survivors == 80
     assert np.all(r.fail_step[r.failed_mask] >= 1)
@@ -114,7 +114,7 @@ def test_dead_peers_lose_in_flight_chunks_but_survivors_finish():
 
 
 def test_rarest_first_spreads_the_load_off_the_source():
-    r = run(200, 100, seed=0)
+    r = run(Config(200, 100), 0)
     # The source injects each chunk about once; peers carry almost all the rest.
     assert r.source_uploads >= r.chunks
     assert r.source_share < 0.02
@@ -122,21 +122,21 @@ def test_rarest_first_spreads_the_load_off_the_source():
 
 
 def test_same_seed_same_arrays_different_seed_may_differ():
-    a = run(50, 30, slow_fraction=0.1, failed_fraction=0.1, seed=11)
-    b = run(50, 30, slow_fraction=0.1, failed_fraction=0.1, seed=11)
+    a = run(Config(50, 30, slow_fraction=0.1, failed_fraction=0.1), 11)
+    b = run(Config(50, 30, slow_fraction=0.1, failed_fraction=0.1), 11)
     for name in ("completed_per_step", "uplink_utilization", "done_step", "held_final",
                  "slow_mask", "failed_mask", "fail_step"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert (a.finish_steps, a.transfers, a.source_uploads) == (b.finish_steps, b.transfers, b.source_uploads)
-    others = [run(50, 30, slow_fraction=0.1, failed_fraction=0.1, seed=s) for s in range(12, 16)]
+    others = [run(Config(50, 30, slow_fraction=0.1, failed_fraction=0.1), s) for s in range(12, 16)]
     assert any(not np.array_equal(o.done_step, a.done_step) for o in others)
 
 
 def test_rejects_nonsense():
     with pytest.raises(ValueError):
-        run(0, 10)
+        run(Config(0, 10))
     with pytest.raises(ValueError):
-        run(10, 10, slow_speed=0)
+        run(Config(10, 10, slow_speed=0))
 
 
 def test_runtime_budget():
@@ -144,7 +144,7 @@ def test_runtime_budget():
         times = []
         for s in range(3):
             t0 = time.process_time()
-            run(hosts, chunks, seed=s)
+            run(Config(hosts, chunks), s)
             times.append(time.process_time() - t0)
         return min(times)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.sim.token_bucket import DEFAULT_TENANTS, TenantSpec, compare_modes, run, workload
+from models.sim.token_bucket import DEFAULT_TENANTS, Config, TenantSpec, replay, run, workload
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -57,9 +57,9 @@ def _check_books(r, w, max_tokens, out_cap, in_cap, seconds, out_tpm, in_tpm):
 )
 def test_conservation_in_both_modes(out_tpm, in_tpm, burst, max_tokens, mean_out, speed, seconds, seed):
     mean_out = min(mean_out, max_tokens)
-    c = compare_modes(input_tpm=in_tpm, output_tpm=out_tpm, burst_seconds=burst, max_tokens=max_tokens,
-                      mean_input_tokens=1_000, mean_output_tokens=mean_out, stream_tokens_per_s=speed,
-                      seconds=seconds, seed=seed)
+    c = run(Config(input_tpm=in_tpm, output_tpm=out_tpm, burst_seconds=burst, max_tokens=max_tokens,
+                   mean_input_tokens=1_000, mean_output_tokens=mean_out, stream_tokens_per_s=speed,
+                   seconds=seconds), seed)
     for r in (c.reserve, c.settle):
         _check_books(r, c.workload, max_tokens, c.output_capacity, c.input_capacity, seconds, out_tpm, in_tpm)
     # Both modes saw the same requests.
@@ -67,8 +67,8 @@ def test_conservation_in_both_modes(out_tpm, in_tpm, burst, max_tokens, mean_out
 
 
 def test_settle_admits_more_for_the_tenant_over_its_limit():
-    c = compare_modes(input_tpm=400_000, output_tpm=80_000, burst_seconds=60, max_tokens=4_000,
-                      mean_input_tokens=1_000, mean_output_tokens=400, stream_tokens_per_s=80, seconds=180, seed=3)
+    c = run(Config(input_tpm=400_000, output_tpm=80_000, burst_seconds=60, max_tokens=4_000,
+                   mean_input_tokens=1_000, mean_output_tokens=400, stream_tokens_per_s=80, seconds=180), 3)
     over = len(c.workload.tenants) - 1
     assert c.settle.admitted[over] > 5 * c.reserve.admitted[over]
     # The steady tenant at 60% of its settled limit is never turned away with settle.
@@ -76,9 +76,9 @@ def test_settle_admits_more_for_the_tenant_over_its_limit():
 
 
 def test_same_seed_same_run_other_seed_other_run():
-    kw = dict(input_tpm=400_000, output_tpm=80_000, burst_seconds=60, max_tokens=4_000, mean_input_tokens=1_000,
-              mean_output_tokens=400, stream_tokens_per_s=80, seconds=60)
-    a, b, c = compare_modes(seed=1, **kw), compare_modes(seed=1, **kw), compare_modes(seed=2, **kw)
+    cfg = Config(input_tpm=400_000, output_tpm=80_000, burst_seconds=60, max_tokens=4_000, mean_input_tokens=1_000,
+                 mean_output_tokens=400, stream_tokens_per_s=80, seconds=60)
+    a, b, c = run(cfg, 1), run(cfg, 1), run(cfg, 2)
     assert np.array_equal(a.settle.output_level, b.settle.output_level)
     assert np.array_equal(a.workload.input_tokens, b.workload.input_tokens)
     assert not np.array_equal(a.workload.input_tokens, c.workload.input_tokens)
@@ -100,8 +100,9 @@ def test_a_prompt_larger_than_the_bucket_is_always_rejected():
     spec = (TenantSpec("huge prompts", 0.5),)
     w = workload(spec, base_rate_per_s=1.0, mean_input_tokens=50_000, mean_output_tokens=100, max_tokens=1000,
                  seconds=120, seed=0)
-    r = run(w, input_tpm=10_000, output_tpm=1_000_000, burst_seconds=60, max_tokens=1000, stream_tokens_per_s=50,
-            settle=True)
+    cfg = Config(input_tpm=10_000, output_tpm=1_000_000, burst_seconds=60, max_tokens=1000,
+                 mean_input_tokens=50_000, mean_output_tokens=100, stream_tokens_per_s=50, seconds=120, tenants=spec)
+    r = replay(cfg, w, settle=True)
     too_big = w.input_tokens > 10_000
     assert too_big.any()
     assert not (r.admitted_mask & too_big).any()
