@@ -186,6 +186,8 @@ def _scaled(value: float, base: str) -> str:
 
 def _time_hint(seconds: float) -> str:
     a = abs(seconds)
+    if not math.isfinite(a):
+        return ""
     if a >= 2 * 86400:
         return f"≈ {format_number(seconds / 86400, 3)} days"
     if a >= 2 * 3600:
@@ -221,7 +223,15 @@ def format_quantity(
 ) -> str:
     """A value in `unit` written for a person; `target_unit` forces a conversion ("min").
 
-    `hint=False` drops the "(≈ 17.8 h)" gloss on long times, for places with little room."""
+    `hint=False` drops the "(≈ 17.8 h)" gloss on long times, for places with little room.
+
+    An infinite time (a wait past 100% busy, a break-even that never comes) reads "unbounded": a
+    magnitude, so it fits a card and a sentence ("the p99 wait is unbounded"), with no unit to
+    scale nor hint to gloss ("∞ s (≈ ∞ days)"). Other infinite quantities keep "∞" and their unit."""
+    if math.isinf(value):
+        infinite = _infinite(value, unit, noun, target_unit)
+        if infinite:
+            return infinite
     if target_unit:
         converted = (value * parse_unit(unit)).to(parse_unit(target_unit)).magnitude
         return f"{format_number(converted)} {target_unit}"
@@ -252,6 +262,28 @@ def format_quantity(
     if unit == "USD":
         return _scaled(value, "USD")
     return f"{format_number(value)} {unit}" + (f" {noun}" if noun else "")
+
+
+def _is_time(unit: str) -> bool:
+    try:
+        return parse_unit(unit).dimensionality == parse_unit("s").dimensionality
+    except Exception:  # noqa: BLE001 - a noun the registry does not know ("tokens"): not a time
+        return False
+
+
+def _infinite(value: float, unit: str, noun: str, target_unit: str | None) -> str:
+    """How an infinite value reads, or "" where the general path already writes it plainly."""
+    if unit == "h" and noun and not target_unit:  # GPU-hours: "∞ GPU-h", an amount, not a time
+        return ""
+    if value > 0 and _is_time(target_unit or unit):
+        return "unbounded"
+    if target_unit:
+        return ""
+    if unit == "USD":  # not "$∞T"
+        return ("-" if value < 0 else "") + "$∞"
+    if _SCALABLE.match(unit) or _PREFIXED_UNIT.match(unit):  # no prefix to pick: "∞ GB", not "∞ B"
+        return f"{format_number(value)} {unit}"
+    return ""
 
 
 def convert(value: float, from_unit: str, to_unit: str) -> float:

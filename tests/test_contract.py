@@ -15,7 +15,7 @@ import typing
 import pytest
 from pydantic import ValidationError
 
-from models.content import PLACEHOLDER
+from models.content import PLACEHOLDER, parse_content
 from models.core import PHASES, knobs_of
 from models.mock import draw_scenario
 from models.registry import QUESTIONS, ROOT, written
@@ -161,6 +161,35 @@ def test_every_directive_in_the_prose_is_drawn_by_the_page(q):
     page = q.page_path.read_text()
     missing = [f"::{kind} {name}" for kind, name in q.content.directives() if f'@page.{kind}("{name}")' not in page]
     assert not missing, f"{q.slug}: the prose asks for {missing}, the page registers no renderer for it"
+
+
+def test_directives_are_read_from_the_intro_as_well_as_the_sections():
+    """The directive check above reads `Content.directives()`; a `::sim` above the first section
+    (design-doc-review puts its review simulation there) must be in it, or a page could drop its
+    renderer and the check would not notice."""
+    c = parse_content("+++\nhook = 'h'\n+++\nIntro line.\n\n::sim review\n\n## Numbers\n::chart a\n"
+                      "not ::chart b\n## Shape\n  ::diagram c  \n")
+    assert c.directives() == [("sim", "review"), ("chart", "a"), ("diagram", "c")]
+    assert ("sim", "review") in QUESTIONS["design-doc-review"].content.directives()
+    assert ("diagram", "minute_plan") in QUESTIONS["interview-minute-plan"].content.directives()
+
+
+@pytest.mark.parametrize("q", WRITTEN, ids=IDS)
+def test_an_infinite_value_reads_without_a_hint_and_an_infinite_time_reads_unbounded(q):
+    """"∞ s (≈ ∞ days)" was how an infinite wait read: a time that never ends is "unbounded", and no
+    infinite figure carries a unit hint, on a card (hint=False) or in the prose."""
+    wrong = []
+    for where, p in _scenarios(q):
+        for step in q.solve(p):
+            if not step.is_numeric or not math.isinf(float(step.value)):
+                continue
+            shown = {step.display(), step.display(hint=False)}
+            if any("≈" in text for text in shown):
+                wrong.append(f"{step.key} at {where}: {shown}")
+            if step.value > 0 and parse_unit(step.unit or "1").dimensionality == parse_unit("s").dimensionality \
+                    and not (step.unit == "h" and step.noun) and shown != {"unbounded"}:
+                wrong.append(f"{step.key} at {where}: {shown}, not 'unbounded'")
+    assert not wrong, f"{q.slug}:\n" + "\n".join(wrong)
 
 
 # Pages whose prose shows every step the model computes, but for the steps listed (the engine's

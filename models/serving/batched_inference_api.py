@@ -270,13 +270,14 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
     d.step(
         "queue_wait_mean_s",
         "Mean wait of a batch for a GPU (M/D/c)",
-        queue.mdc_mean_wait_s(fleet, batch_rate, call_s),
+        # Where almost no batch waits, the roots' sum can round to -1e-16 s: a wait is never negative.
+        max(0.0, queue.mdc_mean_wait_s(fleet, batch_rate, call_s)),
         "s",
         formula=f"E[W] in {mdc}",
         kind="lookup",
         note=crommelin,
     )
-    unbounded = "∞ at 99.9% busy or more: the wait has no useful bound there."
+    unbounded = "Unbounded at 99.9% busy or more: the wait has no useful bound there."
     for pct in (95, 99):
         d.step(
             f"queue_wait_p{pct}_s",
@@ -312,7 +313,7 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
         p99_exp,
         "s",
         formula=formula,
-        note="0 when at most 1% of batches wait at all; ∞ when the fleet cannot keep up.",
+        note="0 when at most 1% of batches wait at all; unbounded when the fleet cannot keep up.",
     )
     q99 = d.value("queue_wait_p99_s")
     d.step(
@@ -367,20 +368,48 @@ class QueueRun:
     wait_p99_s: float
     mean_wait_s: float
     wait_share: float
+    # P(wait > t) among the run's batches at each t asked for (`ccdf_t_s`), for a chart beside the exact one
+    wait_ccdf: tuple[float, ...] = ()
 
 
-def simulate_gpu_queue(p: Params, seed: int = 0, batches: int = 100_000, replications: int = 1) -> list[QueueRun]:
+def simulate_gpu_queue(p: Params, seed: int = 0, batches: int = 100_000, replications: int = 1,
+                       ccdf_t_s: tuple[float, ...] = ()) -> list[QueueRun]:
     """`replications` independent runs of the M/D/c hand-off queue through the FIFO engine, from one
     seed (numpy's SeedSequence spawns a stream per run). The first 5% of each run, which starts
     empty, is dropped."""
     d = solve(p)
     c = int(d.value("gpus_recommended"))
     rate, call_s = d.value("batch_rate_per_s"), d.value("call_time_s")
+    grid = np.asarray(ccdf_t_s, dtype=float)
     out = []
     for ss in np.random.SeedSequence(seed).spawn(replications):
         rng = np.random.default_rng(ss)
         arrivals = queue.poisson_arrivals(rng, rate, batches)
         waits = queue.fifo(arrivals, np.full(batches, call_s), c).wait_s[batches // 20:]
+        ccdf = 1 - np.searchsorted(np.sort(waits), grid, side="right") / waits.size if grid.size else ()
         out.append(QueueRun(c, rate, call_s, batches, float(np.quantile(waits, 0.95)),
-                            float(np.quantile(waits, 0.99)), float(waits.mean()), float(np.mean(waits > 0))))
+                            float(np.quantile(waits, 0.99)), float(waits.mean()), float(np.mean(waits > 0)),
+                            tuple(float(x) for x in ccdf)))
     return out
+
+
+def exact_wait_ccdf(d: Derivation, t_s: tuple[float, ...]) -> list[float]:
+    """P(wait > t) for the page's M/D/c figures at each t, computed as the steps are: Crommelin's
+    distribution where the page uses it exactly, else the exponential tail with the exact share that
+    waits and the exact mean (the form the p95 and p99 steps then take)."""
+    c, rate, call_s = int(d.value("gpus_recommended")), d.value("batch_rate_per_s"), d.value("call_time_s")
+    p_wait = d.value("queue_wait_probability") / 100
+    mean = d.value("queue_wait_mean_s")
+    if not math.isfinite(d.value("queue_wait_p99_s")):  # at 99.9% busy or more the wait has no bound
+        return [1.0 for _ in t_s]
+    if queue.mdc_method(c, rate, call_s) == "exact":
+        return [1 - queue.mdc_wait_cdf(c, rate, call_s, t) if t >= 0 else 1.0 for t in t_s]
+    if mean <= 0 or p_wait <= 0:
+        return [0.0 for _ in t_s]
+    return [p_wait * math.exp(-t * p_wait / mean) for t in t_s]
+
+
+# What the page's panel runs: enough batches that the panel's p99 lands within 10% of the exact one at
+# the defaults (tests/models/test_batched_inference_api.py), in about half a second.
+PANEL_BATCHES = 100_000
+PANEL_REPLICATIONS = 4

@@ -37,6 +37,7 @@ from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, 
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
+from models.units import format_quantity
 
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
 HNSW_LINK_BYTES = 4
@@ -387,6 +388,12 @@ def solve(p: Params) -> Derivation:
         formula="{qps} × (1 − {cache_hit_rate})",
     )
     f = record_fleet(d, e_p, "llm_query_rate", s)
+    # A decode step reads every weight once, so a TPOT target shorter than that read is met at no
+    # batch (Params refuses it too, unless a fixed batch is given).
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+        f"No batch can meet this TPOT target: reading the weights once takes "
+        f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
+        "target. Loosen the target or spread the weights over more accelerators."))
     with_cache = d.step(
         "llm_nodes_with_cache", "LLM nodes with the answer cache", f.replicas, "1", noun="nodes",
         formula="{replicas}",
@@ -563,6 +570,18 @@ def solve(p: Params) -> Derivation:
         "latency_slack_ms", "Slack left under the first-token target", p.ttft_slo_ms - total, "ms",
         formula="{ttft_slo_ms} − {latency_budget_ms}",
     )
+    stages = {"network": t_net, "embedding": t_embed, "retrieval": t_retrieve, "reranking": t_rerank,
+              "the LLM queue": t_queue, "prefill and the first step": t_prefill}
+
+    def over_target() -> str:
+        big = max(stages, key=stages.get)
+        return (f"The stages do not fit the first-token target: they add up to {format_quantity(total, 'ms')} "
+                f"against {format_quantity(p.ttft_slo_ms, 'ms')}, {format_quantity(total - p.ttft_slo_ms, 'ms')} "
+                f"over, before any burst; the largest is {big}, {format_quantity(stages[big], 'ms')}. Loosen the "
+                "target, or shrink that stage (a shorter queueing allowance, fewer passages in the prompt, fewer "
+                "candidates reranked).")
+
+    d.require("latency_slack_ms", total <= p.ttft_slo_ms, over_target)
     d.step(
         "latency_cache_hit_ms", "A cache hit: everything but the LLM queue and prefill",
         t_net + t_embed + t_retrieve + t_rerank, "ms",

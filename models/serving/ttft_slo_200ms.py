@@ -45,6 +45,7 @@ from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults
 from models.engine.record import record_model
 from models.engine.roofline import Replica
 from models.sim import queue
+from models.units import format_number, format_quantity
 
 
 class _TtftKnobs(StrictModel):
@@ -426,9 +427,26 @@ def solve(p: Params) -> Derivation:
     # --- admission control ---
     admit_budget = d.step("admission_prefill_budget_s", "Prefill budget after one chunk of someone else's prompt",
                           budget - chunk_s, "s", formula="{prefill_budget_s} s − {chunk_time_s} s")
-    d.step("max_admissible_prompt_tokens", "Longest prompt admission control accepts into this SLO class",
-           max_tokens_within(r, admit_budget)[1], "1", noun="tokens",
-           formula=_FLOOR_ROOT.format(budget="{admission_prefill_budget_s}"))
+    n_admit = d.step("max_admissible_prompt_tokens", "Longest prompt admission control accepts into this SLO class",
+                     max_tokens_within(r, admit_budget)[1], "1", noun="tokens",
+                     formula=_FLOOR_ROOT.format(budget="{admission_prefill_budget_s}"))
+    # A request can land behind one chunk of the long prompt; if that chunk leaves no room for even
+    # a one-token prefill, the SLO holds for no request at all, however short.
+    def no_prompt_fits() -> str:
+        chunk = (f"the last {format_number(c_tok)}-token chunk of the {format_number(long_n)}-token prompt takes "
+                 f"{format_quantity(chunk_s, 's')}")
+        if chunk_s >= budget:
+            left = (f"{chunk}, more than the {format_quantity(budget, 's')} of the {format_quantity(p.slo_ms, 'ms')} "
+                    "SLO left for prefill")
+        else:
+            left = (f"{chunk} of the {format_quantity(budget, 's')} left for prefill, and the "
+                    f"{format_quantity(admit_budget, 's')} after it is less than a one-token prefill "
+                    f"({format_quantity(r.prefill_s(1), 's')})")
+        return (f"No request can meet this SLO behind a chunk: {left}, so admission control can accept no "
+                "prompt at all. Use smaller chunks, loosen the SLO or shrink an allowance, or send long prompts "
+                "to their own workers.")
+
+    d.require("max_admissible_prompt_tokens", n_admit >= 1, no_prompt_fits)
 
     # --- the utilization the queue allowance costs ---
     svc = d.step("service_time_s", "Prefill of the mean prompt (one replica's service time)",

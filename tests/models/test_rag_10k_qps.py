@@ -225,6 +225,15 @@ def test_seed_latency_budget_by_stage():
     assert total == pytest.approx(217.8, abs=0.1)  # 206.1 with the shards' mean (5 x H8) in place of their p95
     assert v(d, "latency_slack_ms") == pytest.approx(500 - total)
     assert v(d, "answer_complete_s") == pytest.approx(total / 1000 + 199 * h.step_s(held))
+    # The same stages against a 200 ms target: 17.8 ms over before any burst, a declared condition
+    # that names the largest stage (the 100 ms queueing allowance); at 218 ms they fit.
+    assert d.violations == []
+    over = solve(Params(ttft_slo_ms=200))
+    (key, message), = over.violations
+    assert key == "latency_slack_ms" and v(over, "latency_slack_ms") == pytest.approx(200 - total)
+    assert f"add up to {total:.1f} ms against 200 ms, {total - 200:.2f} ms over" in message
+    assert "the largest is the LLM queue, 100 ms" in message
+    assert solve(Params(ttft_slo_ms=218)).violations == []
 
 
 def test_seed_failure_mode_figures():
@@ -358,6 +367,24 @@ def test_a_scenario_the_engine_cannot_run_is_refused_in_a_sentence():
     Params(gpu="A100 80GB", compute_precision="bf16")  # fp8 weights dequantized to bf16 run
     d = solve(Params(model="Llama-3-8B", tp_degree=1))
     assert v(d, "model_params") == pytest.approx(8.03e9, rel=0.01)
+
+
+def test_a_tpot_below_one_weight_read_is_a_declared_condition():
+    # The seed's 70B in fp8 on 8 H100s: N70 bytes read at 8 x 3.35 TB/s x 80% MBU = 3.29 ms a step.
+    read_s = N70 * 1 / (8 * H100["hbm"] * MBU)
+    assert read_s == pytest.approx(3.29e-3, rel=1e-3)
+    d = solve(Params())
+    assert v(d, "weight_read_s") == pytest.approx(read_s)
+    assert v(d, "weight_read_floor_busy") == pytest.approx(100 * read_s / TPOT_S)  # 6.6%
+    assert d.violations == []
+    # A fixed batch gets past the Params check (which refuses a step over the target only when the
+    # page sizes the batch), so the condition is what says a 3 ms TPOT cannot be had.
+    d = solve(Params(tpot_target_ms=3, given_batch=16))
+    assert v(d, "weight_read_floor_busy") == pytest.approx(100 * read_s / 0.003)  # 109.7%
+    messages = dict(d.violations)
+    assert list(messages) == ["weight_read_floor_busy"]
+    assert "reading the weights once takes 3.291 ms, longer than the 3 ms target" in messages["weight_read_floor_busy"]
+    assert solve(Params(tpot_target_ms=4, given_batch=16)).violations == []  # 3.29 ms < 4 ms
 
 
 def test_harmonic_numbers():

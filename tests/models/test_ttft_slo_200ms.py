@@ -145,6 +145,39 @@ def test_seed_long_prompt_and_chunked_prefill():
     assert d.value("chunk_floor_tokens") == math.ceil(read * flops / (2 * L70_PARAMS)) == 222
 
 
+def test_a_chunk_that_overruns_the_prefill_budget_is_a_declared_condition_with_zero_tokens():
+    flops = 8 * H100_BF16 * 0.6
+    # the seed's last 512-token chunk of the 32,000-token prompt, by hand (30.37 ms, as above)
+    last = (512 * (2 * L70_PARAMS + 4 * L70_LAYERS * L70_DMODEL * (32_000 - 512 + 255.5)) / flops
+            + 160 * (6e-6 + 1.75 * 512 * 16384 / 450e9))
+    assert solve(Params()).violations == []  # 80 ms - 30.37 ms leaves 1,209 tokens (above)
+    # 100 ms of network: 200 - 100 - 10 - 50 - 20 = 20 ms for prefill, 10.4 ms short of one chunk
+    d = solve(Params(network_ms=100))
+    assert d.value("prefill_budget_s") == pytest.approx(0.020)
+    assert d.value("admission_prefill_budget_s") == pytest.approx(0.020 - last)
+    assert d.value("max_admissible_prompt_tokens") == 0  # none, not a negative count
+    messages = dict(d.violations)
+    assert list(messages) == ["max_admissible_prompt_tokens"]
+    text = messages["max_admissible_prompt_tokens"]
+    assert "512-token chunk of the 32,000-token prompt takes 30.37 ms, more than the 20 ms of the 200 ms SLO" in text
+    # A budget above the chunk but below one token's prefill (the all-reduces' 160 x 6 us = 0.96 ms
+    # come first): a 99 ms queue allowance leaves 31 ms, 0.63 ms after the chunk. Still no prompt fits.
+    d = solve(Params(queue_budget_ms=99))
+    assert d.value("admission_prefill_budget_s") == pytest.approx(0.031 - last)
+    assert 0 < 0.031 - last < 160 * 6e-6
+    assert d.value("max_admissible_prompt_tokens") == 0
+    (key, text), = d.violations
+    assert key == "max_admissible_prompt_tokens"
+    # one token: 0.96 ms of all-reduce latency + 10.2 us of ring bytes + 29.7 us of FLOP
+    one_token = prefill_s(L70_PARAMS, L70_LAYERS, L70_DMODEL, 1, flops, 8)
+    assert f"less than a one-token prefill ({one_token * 1000:.4g} ms)" in text
+    # 95 ms: 35 ms - 30.37 ms = 4.63 ms, room for a few hundred tokens, and the scenario holds
+    d = solve(Params(queue_budget_ms=95))
+    n = longest_prompt(L70_PARAMS, L70_LAYERS, L70_DMODEL, flops, 8, 0.035 - last)
+    assert d.value("max_admissible_prompt_tokens") == n > 0
+    assert d.violations == []
+
+
 def test_seed_utilization_the_slo_costs():
     d = solve(Params())
     flops = 8 * H100_BF16 * 0.6
