@@ -274,31 +274,3 @@ def givens(params: Any) -> list[tuple[str, Any, str, bool]]:
 def reference_scores(derivation: Derivation, drills: Sequence[Drill]) -> dict[str, float]:
     """Every drill answered with the reference value: the ceiling a test can check against."""
     return {d.key: 1.0 for d in drills if d.key in derivation}
-
-
-def review_markdown(
-    title: str,
-    scenario: list[tuple[str, str]],
-    total: float,
-    phases: list[PhaseScore],
-    rows: list[dict],
-    derivation_lines: list[str],
-) -> str:
-    """The review as Markdown. `rows`: prompt, typed, reference, score, worked (strings/floats)."""
-    lines = [f"# Mock interview review: {title}", "", f"**Score: {total * 100:.0f}%**", "", "## Scenario", ""]
-    lines += [f"- {label}: {value}" for label, value in scenario]
-    lines += ["", "## Score by phase", "", "| Phase | Earned | Possible |", "|---|---|---|"]
-    lines += [f"| {p.title} | {p.earned:g} | {p.possible} |" for p in phases]
-    lines += ["", "## Drills", ""]
-    for r in rows:
-        lines += [
-            f"### {r['prompt']}",
-            "",
-            f"- Your answer: {r['typed'] or '(none)'}",
-            f"- Reference: {r['reference']}",
-            f"- Score: {r['score']:g}",
-            f"- Worked: `{r['worked']}`",
-            "",
-        ]
-    lines += ["## Full derivation", ""] + [f"{i}. `{line}`" for i, line in enumerate(derivation_lines, 1)]
-    return "\n".join(lines) + "\n"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.clock import now
-from ui.mock_common import load_attempt
-from ui.mock_review import render_review
+from ui.mock_common import OPEN_ATTEMPT, load_attempt
 from ui.mock_round import render_round
 from ui.mock_start import render_start
 from ui.profile_box import profile_box, refuse_if_locked
@@ -42,6 +41,10 @@ def render() -> None:
 
             finish(store, attempt)
             attempt, _ = load_attempt(store, attempt_id)
+        if (st.session_state.get(OPEN_ATTEMPT) or {}).get("id") == attempt.id:
+            del st.session_state[OPEN_ATTEMPT]  # closed by its clock: the pages stop noting
+        from ui.mock_review import render_review  # the review's charts and readers load when a round ends
+
         render_review(store, attempt)
     else:
         render_round(store, attempt)

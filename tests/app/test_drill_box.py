@@ -90,6 +90,7 @@ def test_the_mock_reads_the_bare_number_and_reviews_in_the_asked_unit():
     at.text_input(key=f"{box}.typed").input("146.8")
     at.button(key=f"FormSubmitter:{box}.form-Save").click().run()
     at.button(key="mock.finish").click().run()
+    at.button(key="mock.finish_confirm").click().run()
     assert not at.exception, [e.value for e in at.exception]
     review = markdown(at)
     assert "Your answer: `146.8` · reference **146.9 GB** · score **1**" in review

@@ -139,6 +139,7 @@ def test_a_drawn_scenario_can_be_saved_as_a_preset_and_opened_on_the_page():
     t0 = datetime.now(timezone.utc)
     at, attempt_id = _start(t0)
     at.button(key="mock.finish").click().run()
+    at.button(key="mock.finish_confirm").click().run()  # finishing asks for a second click
     at.text_input(key="mock.preset_name").input("From my mock")
     at.button(key="FormSubmitter:mock.save_preset-Save preset").click().run()
     assert not at.exception

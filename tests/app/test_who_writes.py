@@ -127,6 +127,6 @@ def test_a_nul_in_a_mock_answer_or_note_is_refused_at_the_box(store):
     assert not at.exception
     assert "NUL character" in _warnings(at)
     assert store.latest_answers(attempt) == {}
-    at.text_area(key=f"mock.{attempt}.notes.numbers").input("8 GPUs\x00").run()
+    at.text_area(key=f"mock.{attempt}.document").input("8 GPUs\x00").run()
     assert not at.exception and "NUL character" in _warnings(at)
-    assert at.text_area(key=f"mock.{attempt}.notes.numbers").value == "8 GPUs\x00"  # nothing lost
+    assert at.text_area(key=f"mock.{attempt}.document").value == "8 GPUs\x00"  # nothing lost

@@ -57,6 +57,8 @@ def test_mock_attempt_survives_a_reload_and_ends_in_a_review(page: Page, app_url
 
     page.get_by_role("button", name="Finish and see the review").click()
     wait_idle(page)
+    page.get_by_role("button", name="Yes, finish").click()  # finishing asks for a second click
+    wait_idle(page)
     expect(page.locator("[data-testid='stMetric']").filter(has_text="Score").locator(
         "[data-testid='stMetricValue']")).to_have_text("11%")  # 1 of 9 drills
     miss = page.locator(".st-key-review-gpus_floor")

@@ -46,7 +46,7 @@ def test_payloads_in_answers_notes_and_profile_render_inert(page: Page, app_url:
     notes.fill(PAYLOADS[1] + " **bold?** [link](javascript:alert(1))")
     notes.blur()
     wait_idle(page)
-    expect(page.get_by_text(re.compile("Notes saved at"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Saved at \d\d:\d\d:\d\d UTC; saves whenever"))).to_be_visible()
     page.reload()
     wait_idle(page)
     expect(page.locator("textarea").first).to_have_value(re.compile(re.escape(PAYLOADS[1])))
