@@ -45,6 +45,8 @@ BREAKS = {
     ("continuous-batching", "replica_load"): dict(arrival_rps=6),
     ("gpu-cloud-control-plane", "reconciler_keeps_up"): dict(reconciler_workers=10),
     ("kv-cache-tiers", "ssd_link_utilization"): dict(conversations_per_min=60),
+    # worked by hand in tests/models/test_kv_cache_tiers.py: 144 GB usable - 141.1 GB of weights < 9.83 GB
+    ("kv-cache-tiers", "hbm_room_conversations"): dict(tp_degree=2),
     ("token-rate-limiter", "fleet_utilization_at_peak"): dict(peak_use_fraction=0.5),
     ("token-rate-limiter", "hot_shard_load"): dict(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.6),
     

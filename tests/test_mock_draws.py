@@ -58,6 +58,15 @@ POWERS_OF_TWO = {
     ("video-generation", "sp_degree"), ("video-generation", "vae_spatial_stride"),
     ("video-generation", "vae_temporal_stride"), ("gpu-cloud-control-plane", "gpus_per_node"),
     ("research-cluster-fair-share", "job_gpus"), ("gpu-credit-ledger", "gpus_per_job"),
+    ("ttft-slo-200ms", "chunk_tokens"),
+}
+# Sizes that come from a short list of what ships, not from a range: embedders' widths (MiniLM 384,
+# CLIP 512, BERT-base 768, BERT-large 1,024, OpenAI's 1,536 and 3,072), the HNSW degrees index configs
+# use, and the core counts CPU servers are sold with. Never 400, 600 or 750 dimensions.
+REAL_VALUES = {
+    ("rag-10k-qps", "embedding_dims"): {384, 512, 768, 1024, 1536, 3072},
+    ("rag-10k-qps", "hnsw_degree"): {8, 16, 32, 48, 64},
+    ("rag-10k-qps", "index_cores_per_node"): {8, 16, 32, 48, 64, 96, 128},
 }
 
 
@@ -206,6 +215,9 @@ def test_every_draw_is_a_scenario_an_interviewer_would_state(q):
         for slug, name in POWERS_OF_TWO:
             if slug == q.slug and (getattr(p, name) & (getattr(p, name) - 1)):
                 problems.append(f"seed {seed}: {name} = {getattr(p, name)}, not a power of two")
+        for (slug, name), real in REAL_VALUES.items():
+            if slug == q.slug and getattr(p, name) not in real:
+                problems.append(f"seed {seed}: {name} = {getattr(p, name)}, not a size that ships")
         for name, knob in knobs_of(q.Params).items():
             if knob.draw_choices and not knob.only_if and knob.draw and knob.draw[0] != knob.draw[1]:
                 value = getattr(p, name)

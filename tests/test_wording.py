@@ -32,3 +32,23 @@ def test_the_prose_says_each_noun_once_and_never_every_one(q):
             for m in (*DOUBLED.finditer(out), *EVERY_ONE.finditer(out)):
                 found.add(out[max(0, m.start() - 40):m.end() + 20].replace("\n", " "))
     assert not found, f"{q.slug}:\n" + "\n".join(sorted(found))
+
+
+# "pass that at unbounded into the ramp": a value shown as "unbounded" where the sentence wants a
+# moment, a limit or an amount. Such a sentence is chosen by the model (a text step) instead.
+UNBOUNDED_AS_NUMBER = re.compile(r"\b(?:at|below|in|of) (?:\*\*)?unbounded\b")
+DRAWS = 40  # autoscaling-warm-pool's base fleet covers the peak at seed 25, fair-share preempts nobody at 27
+
+
+@pytest.mark.parametrize("q", QUESTIONS, ids=[q.slug for q in QUESTIONS])
+def test_no_sentence_reads_unbounded_as_a_number(q):
+    scenarios = [q.Params(), *(q.Params(**p.values) for p in q.content.presets),
+                 *(draw_scenario(q.Params, seed) for seed in range(DRAWS))]
+    found = set()
+    for p in scenarios:
+        d = q.solve(p)
+        for text in _texts(q):
+            out = render(text, d, p)
+            for m in UNBOUNDED_AS_NUMBER.finditer(out):
+                found.add(out[max(0, m.start() - 60):m.end() + 30].replace("\n", " "))
+    assert not found, f"{q.slug}:\n" + "\n".join(sorted(found))

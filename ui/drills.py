@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+from typing import Any
+
 import streamlit as st
 
 from models.answers import drill_reference, score_drill
-from models.core import Derivation, Drill
+from models.core import Derivation, Drill, knobs_of, parse_condition
+from models.mock import drills_for
 from models.units import format_number
-from ui.prose import render as render_prose
+from ui.prose import render as render_prose, value_text
 from ui.safe import code_span, escape_markdown
 from ui.profile_box import is_open
 from ui.session_store import get_store, profile
@@ -47,6 +52,83 @@ def _verdict(result) -> tuple[str, str]:
     if result.fraction > 0:
         return "info", f"Half marks. {result.message}"
     return "error", f"No marks. {result.message}"
+
+
+_OP_WORDS = {"<": "below", "<=": "at most", ">": "above", ">=": "at least"}
+
+
+def _shown(name: str, derivation: Derivation, params) -> str:
+    try:
+        return value_text(name, None, derivation, params)
+    except KeyError:
+        return name
+
+
+def _named(name: str, derivation: Derivation, params) -> str:
+    """A knob's or a step's name as the page labels it, quoted."""
+    if name in derivation:
+        label = derivation[name].label
+    else:
+        knob = knobs_of(type(params)).get(name)
+        label = knob.label if knob is not None else name
+    return f"“{label}”"
+
+
+def why_hidden(drill: Drill, derivation: Derivation, params) -> str | None:
+    """Why this scenario cannot ask the drill, in the page's words; None when it can. The same tests
+    as models.mock.drills_for (the mock asks what the page shows), each named: the step missing or not
+    a finite number, else the first `when` condition that fails."""
+    if drill.key not in derivation:
+        return "its answer is not computed here"
+    value = derivation.value(drill.key)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return "its answer is not a number here"
+    if not math.isfinite(value):
+        return "its answer is unbounded here"
+
+    def lookup(name: str) -> Any:
+        if name in derivation:
+            return derivation.value(name)
+        return getattr(params, name)
+
+    for text in drill.when:
+        if drill.model_copy(update={"when": (text,)}).applies(lookup):
+            continue
+        condition = parse_condition(text)
+        subject = f"{_named(condition.name, derivation, params)} is {_shown(condition.name, derivation, params)}"
+        wanted = condition.value
+        ref = getattr(wanted, "name", None)
+        if ref is not None:  # against another name: say that one's value too
+            other = f"{_named(ref, derivation, params)} ({_shown(ref, derivation, params)})"
+            if condition.op == "!=":
+                return f"{subject}, the same as {other}"
+            return f"{subject}, not {_OP_WORDS.get(condition.op, 'equal to')} {other}"
+        if condition.op == "==" and isinstance(wanted, (str, bool)):
+            return f"{subject}, not {wanted if isinstance(wanted, str) else ('on' if wanted else 'off')}"
+        # A bare number is in the name's own unit (SI for a step), which its shown value may not be:
+        # the value says enough ("“GPUs preempted” is 0 here").
+        return f"{subject} here"
+    return None
+
+
+def applicable(question, params, derivation: Derivation) -> tuple[tuple[Drill, ...], dict[str, str]]:
+    """The drills this scenario asks (models.mock.drills_for: the page and a mock round agree), and
+    for each one it hides, why."""
+    kept = drills_for(question, params, derivation)
+    asked = {d.key for d in kept}
+    hidden = {d.key: why_hidden(d, derivation, params) or "it does not apply here"
+              for d in question.drills if d.key not in asked}
+    return kept, hidden
+
+
+def hidden_line(hidden: dict[str, str]) -> str:
+    """One line: how many drills this scenario hides, and why (each reason once)."""
+    if not hidden:
+        return ""
+    n = len(hidden)
+    reasons = "; ".join(dict.fromkeys(hidden.values()))
+    return (f"{n} drill{'s' if n != 1 else ''} {'do' if n != 1 else 'does'} not apply to this scenario: "
+            f"{reasons}.")
 
 
 def answered(slug: str) -> set[str]:

@@ -31,7 +31,7 @@ from dataclasses import replace
 from typing import Annotated, Literal
 
 from models.core import Derivation, Knob, StrictModel
-from models.units import format_number
+from models.units import format_number, format_quantity
 from models.sim import fair_share as fs
 
 TEAMS = ("Pretraining", "Post-training", "Interpretability", "Evals")
@@ -428,6 +428,13 @@ def solve(p: Params) -> Derivation:
            formula="{save_minutes} × 2 × ({candidate_jobs} + 1) / (min({victim_jobs}, {candidate_jobs}) + 1)"
            if frac > 0 else "",
            note="" if frac > 0 else "No job is preempted, so no interval breaks even.")
+    # The prose's clause about that interval, chosen here: an unbounded one is no interval to be
+    # "below", and with nobody preempted nothing is lost at any.
+    d.step("break_even_clause", "Checkpoint intervals at which killing at once beats a save",
+           f"below {format_quantity(p.save_minutes / frac, 'min')} between checkpoints, killing the least-work-lost "
+           "victims at once loses less than the save" if frac > 0
+           else "here no job is preempted, so nothing is lost at any interval",
+           formula="{break_even_checkpoint_minutes}", kind="verdict")
     d.step("signal_saving_ratio", "Without warning over with the signal",
            (ckpt_h / 2) / (p.save_minutes / 60), "1", noun="×",
            formula="({checkpoint_minutes} min / 2) / {save_minutes} min")

@@ -35,6 +35,7 @@ from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import ReplicaKnobs, take, with_defaults
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import burst
+from models.units import format_quantity
 
 
 class _WarmPoolKnobs(StrictModel):
@@ -225,6 +226,13 @@ def solve(p: Params) -> Derivation:
                    max(0.0, (cap - p.base_rps) / (peak - p.base_rps) * p.burst_ramp_s) if overrun else math.inf, "s",
                    formula="max(0, ({base_capacity_rps} − {base_rps}) / ({peak_rps} − {base_rps}) × {burst_ramp_s})"
                    if overrun else never, kind="" if overrun else "verdict")
+    # The prose's sentence about the overrun, chosen here: at an unbounded overrun_at_s there is no
+    # moment to name ("pass that at unbounded into the ramp"), and nothing piles up.
+    d.step("overrun_clause", "When arrivals pass the base fleet's throughput",
+           f"arrivals pass it {format_quantity(start, 's')} into the ramp, and from then on the excess piles up"
+           if overrun else f"even the peak, {format_quantity(peak, '1/s', noun='requests')}, stays under it, "
+                           "so nothing piles up",
+           formula="{base_capacity_rps} against {peak_rps}", kind="verdict")
     # The queue grows at rate(t) − capacity: a triangle on the ramp from the overrun to the ramp's end
     # (or the first cold replica, if sooner), then a rectangle at the peak.
     backlog_formula = ("({key_end} − {{overrun_at_s}})² × ({{peak_rps}} − {{base_rps}}) / {{burst_ramp_s}} / 2 + "

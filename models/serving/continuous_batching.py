@@ -189,6 +189,8 @@ def solve(p: Params) -> Derivation:
            formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
     budget = d.step("kv_budget_bytes", "KV budget: usable HBM minus weights", r.kv_room_bytes, "B",
                     formula="{usable_hbm_bytes} B − {weight_bytes} B")
+    d.step("kv_block_tokens", "Tokens in one paged KV block (vLLM's default)", BLOCK_TOKENS, "1", noun="tokens",
+           kind="lookup")
     blocks = d.step("kv_budget_blocks", f"KV blocks of {BLOCK_TOKENS} tokens in the budget", _blocks(r), "1",
                     noun="blocks", formula=f"floor({{kv_budget_bytes}} B / ({BLOCK_TOKENS} × {{kv_bytes_per_token}} B))")
     d.step("kv_budget_tokens", "Tokens of KV the replica holds", blocks * BLOCK_TOKENS, "1", noun="tokens",

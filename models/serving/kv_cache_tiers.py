@@ -242,6 +242,11 @@ def solve(p: Params) -> Derivation:
     tp = p.tp_degree
 
     # --- Numbers: bytes per token, per conversation, and what HBM can hold -------------------
+    # The shape the KV drill quotes, as steps: a drawn model is not always Llama-3-70B.
+    d.step("model_attention", f"{m.name}'s attention", m.attention, "1", kind="lookup")
+    d.step("model_layers", f"{m.name}'s layers", m.layers, "1", noun="layers", kind="lookup")
+    d.step("model_kv_heads", f"{m.name}'s KV heads per layer", m.kv_heads, "1", noun="KV heads", kind="lookup")
+    d.step("model_head_dim", f"{m.name}'s head dimension", m.head_dim, "1", kind="lookup")
     kv_tok = d.step("kv_bytes_per_token", f"KV cache per token ({m.name}, {p.kv_precision})",
                     r.kv_bytes_per_token, "B",
                     formula=kv_formula(p).replace("{bytes_per_kv_element}", f"{r.bytes_per_kv_element:g} B"))
@@ -261,6 +266,12 @@ def solve(p: Params) -> Derivation:
     d.step("hbm_room_conversations", "Full-length conversations that room holds, running batch included",
            n_room, "1", noun=_noun(n_room, "conversation"),
            formula="floor({hbm_kv_room_bytes} B / {conversation_kv_bytes} B)")
+    # Every tier below parks conversations that HBM runs: a replica that cannot hold one has nothing
+    # to park, and the page's reload arithmetic would describe a server that cannot serve.
+    d.require("hbm_room_conversations", n_room >= 1, lambda: (
+        f"One conversation does not fit this replica: its KV at {format_number(p.conversation_tokens)} tokens is "
+        f"{format_quantity(conv_kv, 'B')}, and {format_quantity(room, 'B')} of HBM is left after "
+        f"{format_quantity(weights, 'B')} of weights. Give the replica more GPUs, or shorten the conversations."))
     hbm = d.step("hbm_cache_bytes", "HBM for idle conversations (capped at the room)",
                  min(p.hbm_cache_gb * 1e9, room), "B", formula="min({hbm_cache_gb} GB, {hbm_kv_room_bytes} B)")
     n = _ceil_div_floor(hbm / conv_kv)

@@ -362,6 +362,16 @@ def solve(p: Params) -> Derivation:
     )
 
     # --- what one adapter weighs ----------------------------------------------------------------
+    # The shape the adapter drill quotes, as steps: a drawn model is not always Llama-3-70B.
+    dims = projection_dims(p)
+    d.step("model_layers", f"{m.name}'s layers", m.layers, "1", noun="layers", kind="lookup")
+    d.step("model_d_model", f"{m.name}'s d_model", m.d_model, "1", kind="lookup")
+    d.step("q_projection_width", "q projects to (heads × head dimension)", dims["q"][1], "1", kind="lookup")
+    d.step("kv_projection_width", "k and v project to (KV heads × head dimension)", dims["k"][1], "1",
+           kind="lookup")
+    # An MoE model has no dense MLP (its experts' width is what a LoRA there would see); "all seven"
+    # is refused on one, so this width only matters where it is the dense one.
+    d.step("mlp_width", f"{m.name}'s MLP width", m.ffn_dim or m.moe_ffn_dim or 0, "1", kind="lookup")
     per_rank = d.step(
         "lora_params_per_rank_per_layer", "LoRA params per unit rank per layer, chosen projections",
         lora_params_per_rank_per_layer(p, p.targets), "1", noun="parameters",

@@ -74,7 +74,9 @@ class _RagKnobs(StrictModel):
     )] = 335
     embedding_dims: Annotated[int, Knob(
         "Embedding dimensions", "dims", 128, 4096, log=True,
-        help="Length of each stored vector.", draw=(384, 1536),
+        help="Length of each stored vector.", draw=(384, 3072),
+        # the widths embedders ship (MiniLM 384 ... text-embedding-3-large 3072), never 600
+        draw_choices=(384, 512, 768, 1024, 1536, 3072),
     )] = 1024
     vector_format: Annotated[Literal["fp32", "fp16", "int8", "PQ 64 B"], Knob(
         "Vector storage format", "",
@@ -86,7 +88,8 @@ class _RagKnobs(StrictModel):
     )] = 1e9
     hnsw_degree: Annotated[int, Knob(
         "HNSW degree M", "links", 4, 128, 1,
-        help="Graph degree; the bottom layer keeps 2M neighbour ids per vector.", draw=(16, 64),
+        help="Graph degree; the bottom layer keeps 2M neighbour ids per vector.", draw=(8, 64),
+        draw_choices=(8, 16, 32, 48, 64),  # the values index configs use (hnswlib's default is 16)
     )] = 32
     index_node_memory_gb: Annotated[float, Knob(
         "RAM per index node", "GB", 64, 4096, log=True,
@@ -99,7 +102,8 @@ class _RagKnobs(StrictModel):
     )] = 0.6
     index_cores_per_node: Annotated[int, Knob(
         "Cores per index node", "cores", 4, 256, 1,
-        help="Search threads one index node runs in parallel.", draw=(16, 96),
+        help="Search threads one index node runs in parallel.", draw=(8, 128),
+        draw_choices=(8, 16, 32, 48, 64, 96, 128),  # the core counts CPU servers are sold with
     )] = 32
     search_cpu_ms: Annotated[float, Knob(
         "Search time per shard", "ms", 0.2, 100, log=True,

@@ -147,6 +147,8 @@ class Params(without(with_defaults(ServingKnobs, tp_degree=8, given_batch=256), 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     a, k, c = p.acceptance_rate, p.draft_tokens, p.draft_cost
+    d.step("verify_positions", "Positions the verify pass scores per sequence: the k drafts and one more", k + 1,
+           "1", noun="positions", formula="{draft_tokens} + 1")
 
     # --- the formula: tokens per pass and the small-batch speedup ---
     e_tok = d.step("expected_tokens_per_pass", "Expected tokens per target pass", expected_tokens(a, k), "1",

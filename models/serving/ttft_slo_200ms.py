@@ -96,7 +96,7 @@ class _TtftKnobs(StrictModel):
         int,
         Knob("Prefill chunk", "tokens", 64, 8192, 1, log=True,
              help="Tokens per prefill iteration; the scheduler can switch requests between chunks.",
-             draw=(256, 2048)),
+             draw=(256, 8192), draw_choices=(256, 512, 1024, 2048, 4096, 8192)),
     ] = 512
     arrival_rps: Annotated[
         float,

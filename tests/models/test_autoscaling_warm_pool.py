@@ -289,3 +289,15 @@ def test_the_largest_scenario_simulates_quickly_and_keeps_count_of_its_replicas(
     assert _time.process_time() - t0 < 5.0
     # replicas are conserved: what started, plus what was ordered, less what was released
     assert r.ready[-1] + r.booting[-1] == cfg.initial_replicas + cfg.warm_pool + r.orders - r.releases
+
+
+def test_the_overrun_sentence_reads_at_a_moment_and_when_there_is_none():
+    # Seed: 5 replicas x 100 slots / 10 s = 50 req/s; the ramp 40 -> 120 req/s over 60 s passes it
+    # at (50 - 40) / (120 - 40) x 60 = 7.5 s.
+    d = solve(Params())
+    assert d.value("overrun_clause") == ("arrivals pass it 7.5 s into the ramp, and from then on the excess "
+                                         "piles up")
+    # A 1.2x burst peaks at 48 req/s, under the same 50: no moment to name, and nothing queues.
+    d = solve(Params(burst_multiplier=1.2))
+    assert math.isinf(d.value("overrun_at_s")) and d.value("backlog_without_pool") == 0
+    assert d.value("overrun_clause") == "even the peak, 48 requests/s, stays under it, so nothing piles up"

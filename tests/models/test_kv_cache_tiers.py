@@ -405,3 +405,31 @@ def test_scaling_book_llama3_70b_kv_on_tpu_v5e():
     expect = ((W * 32_768 + A * 32_768 * 32_767 / 2) / F + AR_LATENCY_S
               + 160 * 1.75 * 8192 * 2 / 200e9 * 32_768)
     assert v(d, "recompute_s") == pytest.approx(expect)
+
+
+def test_a_replica_that_cannot_hold_one_conversation_says_so():
+    # 2 x 80 GB x 0.9 = 144 GB usable, 141.1 GB of weights: 2.9 GB left against one 30,000-token
+    # conversation of 30,000 x 327,680 B = 9.83 GB. The page names all three numbers.
+    d = solve(Params(tp_degree=2))
+    assert 144e9 - 2 * N70 < 30_000 * KV_TOKEN
+    (key, message), = d.violations
+    assert key == "hbm_room_conversations"
+    assert "9.83 GB" in message and "2.895 GB" in message and "141.1 GB" in message
+    assert solve(Params(tp_degree=4)).violations == []  # 288 - 141.1 = 146.9 GB: 14 conversations
+
+
+def test_the_kv_drill_quotes_the_drawn_models_shape():
+    from models.registry import QUESTIONS
+    from ui.prose import render
+
+    q = QUESTIONS["kv-cache-tiers"]
+    drill = next(dr for dr in q.drills if dr.key == "kv_bytes_per_token")
+    # Llama-3-8B: 32 layers, 8 KV heads of 128 (its config), not the seed's 80 layers.
+    p = Params(model="Llama-3-8B")
+    d = solve(p)
+    text = render(drill.question, d, p).replace("*", "")
+    assert "(32 layers, 8 KV heads of dimension 128)" in text and "Llama-3-70B" not in text
+    assert d.value("kv_bytes_per_token") == 2 * 32 * 8 * 128 * 2
+    # The seed's shape still reads as before.
+    seed = render(drill.question, solve(Params()), Params()).replace("*", "")
+    assert "(80 layers, 8 KV heads of dimension 128)" in seed

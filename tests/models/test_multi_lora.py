@@ -325,3 +325,21 @@ def test_page_knobs_move_metrics_and_prose(tmp_path, monkeypatch):
     assert not at.exception
     # rank 8 on all seven: 8 x 161,792 x 80 x 2 B = 207,093,760 B
     assert {m.label: m.value for m in at.metric}["One adapter"] == "207.1 MB"
+
+
+def test_the_adapter_drill_quotes_the_drawn_models_shape():
+    from models.registry import QUESTIONS
+    from ui.prose import render
+
+    q = QUESTIONS["multi-lora"]
+    drill = next(dr for dr in q.drills if dr.key == "adapter_bytes")
+    # Llama-3-8B (its config): 32 layers, d_model 4,096, 32 heads and 8 KV heads of 128, MLP 14,336.
+    p = Params(model="Llama-3-8B", lora_rank=8, targets="q,v")
+    d = solve(p)
+    text = render(drill.question, d, p).replace("*", "")
+    assert ("(32 layers, d_model 4,096; q projects to 4,096, k and v to 1,024; MLP width 14,336)" in text
+            and "Llama-3-70B" not in text)
+    # q: 4,096 + 4,096, v: 4,096 + 1,024 per unit rank per layer; x 8 x 32 layers x 2 B = 6.82 MB
+    assert d.value("adapter_bytes") == (4096 + 4096 + 4096 + 1024) * 8 * 32 * 2
+    seed = render(drill.question, solve(Params()), Params()).replace("*", "")
+    assert "(80 layers, d_model 8,192; q projects to 8,192, k and v to 1,024; MLP width 28,672)" in seed

@@ -399,3 +399,15 @@ def test_a_guarantee_smaller_than_one_gang_is_named():
     assert solve(Params(job_gpus=64)).violations == []
     # No guarantee at all is a pool, not a broken guarantee.
     assert solve(Params(guaranteed_fraction=0.0, job_gpus=128)).violations == []
+
+
+def test_the_break_even_sentence_reads_with_and_without_a_preemption():
+    # Seed: 2 min save x 2 x (27 + 1) / (4 + 1) = 22.4 min (test_the_morning_by_hand).
+    assert solve(Params()).value("break_even_clause") == (
+        "below 22.4 min between checkpoints, killing the least-work-lost victims at once loses less than the save")
+    # Pretraining at half its share leaves more GPUs free than interpretability claims: nobody is
+    # preempted, the interval is unbounded, and the sentence says why instead of "below unbounded".
+    d = solve(Params(demand_pretrain=0.5))
+    assert d.value("free_gpus") >= d.value("interp_claim_gpus") and d.value("preempted_gpus") == 0
+    assert math.isinf(d.value("break_even_checkpoint_minutes"))
+    assert d.value("break_even_clause") == "here no job is preempted, so nothing is lost at any interval"
