@@ -16,14 +16,26 @@
 
 Prose uses `{{step_key}}` (or `{{param_name}}`) for every number a model computes, optionally
 with a target unit: `{{tree_s:min}}`. `::chart name` on its own line places a chart the page
-script registers; `::sim name` a simulation panel. Pure Python: no Streamlit here.
+script registers; `::sim name` a simulation panel; `::diagram name` a page-script diagram or
+one declared here, as data, its numbers placeholders like the prose's:
+
+    [[diagrams]]
+    name = "request_path"
+    title = "Request path, with this scenario's numbers"
+    boxes = [
+      { id = "gw", title = "Gateway", detail = "{{request_rate}} · auth", col = 0, row = 0 },
+      { id = "q", title = "Queue", col = 1, row = 0, tone = "accent" },
+    ]
+    arrows = [{ src = "gw", dst = "q", label = "{{admitted_rps}}" }]
+
+Pure Python: no Streamlit here.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +81,57 @@ class Preset:
 
 SEED_PRESET = "Seed scenario"
 
+# ui/diagram.py draws these (tests/app/test_declarative_pages.py holds the two lists equal).
+DIAGRAM_TONES = ("default", "accent", "muted", "danger")
+
+
+@dataclass(frozen=True)
+class DiagramBox:
+    id: str
+    title: str
+    detail: str = ""
+    col: float = 0.0
+    row: float = 0.0
+    tone: str = "default"
+
+
+@dataclass(frozen=True)
+class DiagramArrow:
+    src: str
+    dst: str
+    label: str = ""
+    dashed: bool = False
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """Boxes and arrows whose texts are templates: `{{step_key}}` / `{{param}}` read live."""
+
+    name: str
+    title: str
+    boxes: tuple[DiagramBox, ...]
+    arrows: tuple[DiagramArrow, ...]
+    height: int | None = None
+
+    def templates(self) -> list[tuple[str, str]]:
+        """(where, text) of every text that may hold a placeholder."""
+        out = [(f"diagram '{self.name}' title", self.title)]
+        out += [(f"diagram '{self.name}' box '{b.id}'", t) for b in self.boxes for t in (b.title, b.detail)]
+        out += [(f"diagram '{self.name}' arrow {a.src}->{a.dst}", a.label) for a in self.arrows]
+        return [(where, text) for where, text in out if text]
+
+    def placeholders(self) -> set[str]:
+        return {m.group(1) for _, text in self.templates() for m in PLACEHOLDER.finditer(text)}
+
+    def check_placeholders(self, names: set[str], path: Path | str = "<content>") -> None:
+        """ContentError naming the first placeholder that is neither a step nor a knob."""
+        for where, text in self.templates():
+            for m in PLACEHOLDER.finditer(text):
+                if m.group(1) not in names:
+                    raise ContentError(f"{path}: {where}: unknown placeholder {{{{{m.group(1)}}}}} "
+                                       "(neither a step nor a knob of this question)")
+
 
 @dataclass(frozen=True)
 class Content:
@@ -80,6 +143,10 @@ class Content:
     metrics: tuple[tuple[str, str], ...]  # (step key, short label or "")
     presets: tuple[Preset, ...] = ()
     front: dict = field(default_factory=dict, repr=False)
+    diagrams: tuple[Diagram, ...] = ()
+
+    def diagram(self, name: str) -> Diagram | None:
+        return next((dg for dg in self.diagrams if dg.name == name), None)
 
     def placeholders(self) -> set[str]:
         text = self.intro + "".join(s.body for s in self.sections)
@@ -124,7 +191,70 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         metrics=tuple(_metric_entry(m, path) for m in front.get("metrics", [])),
         presets=tuple(_preset_entry(p, path) for p in front.get("presets", [])),
         front=front,
+        diagrams=_diagrams(front.get("diagrams", []), path),
     )
+
+
+def _fields(entry, cls, what: str, path: Path) -> dict:
+    """An inline table's keys checked against a dataclass's fields, and their types against its defaults."""
+    names = list(cls.__dataclass_fields__)
+    required = [n for n, f in cls.__dataclass_fields__.items() if f.default is MISSING]
+    if not isinstance(entry, dict):
+        raise ContentError(f"{path}: {what} is a table of {', '.join(names)}, not {entry!r}")
+    unknown = sorted(set(entry) - set(names))
+    if unknown:
+        raise ContentError(f"{path}: {what}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(names)}")
+    missing = [n for n in required if n not in entry]
+    if missing:
+        raise ContentError(f"{path}: {what}: missing {', '.join(missing)}")
+    for name, value in entry.items():
+        kind = cls.__dataclass_fields__[name].type
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)) if kind == "float" else \
+            isinstance(value, bool) if kind == "bool" else isinstance(value, str)
+        if not ok:
+            raise ContentError(f"{path}: {what}: {name} must be a {kind}, not {value!r}")
+    return dict(entry)
+
+
+def _diagrams(entries, path: Path) -> tuple[Diagram, ...]:
+    if not isinstance(entries, list):
+        raise ContentError(f"{path}: diagrams is a list of [[diagrams]] tables")
+    out: list[Diagram] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"]:
+            raise ContentError(f"{path}: a diagram needs a name, not {entry!r}")
+        name = entry["name"]
+        unknown = sorted(set(entry) - {"name", "title", "boxes", "arrows", "height"})
+        if unknown:
+            raise ContentError(f"{path}: diagram '{name}': unknown field(s) {', '.join(unknown)}")
+        if any(dg.name == name for dg in out):
+            raise ContentError(f"{path}: two diagrams are called '{name}'")
+        boxes = tuple(DiagramBox(**_fields(b, DiagramBox, f"diagram '{name}': a box", path))
+                      for b in entry.get("boxes", []))
+        if not boxes:
+            raise ContentError(f"{path}: diagram '{name}' has no boxes")
+        ids = [b.id for b in boxes]
+        for b in boxes:
+            if ids.count(b.id) > 1:
+                raise ContentError(f"{path}: diagram '{name}': two boxes are called '{b.id}'")
+            if b.tone not in DIAGRAM_TONES:
+                raise ContentError(f"{path}: diagram '{name}' box '{b.id}': tone '{b.tone}' is not one of "
+                                   f"{', '.join(DIAGRAM_TONES)}")
+        arrows = tuple(DiagramArrow(**_fields(a, DiagramArrow, f"diagram '{name}': an arrow", path))
+                       for a in entry.get("arrows", []))
+        for a in arrows:
+            for end in (a.src, a.dst):
+                if end not in ids:
+                    raise ContentError(f"{path}: diagram '{name}': an arrow {a.src} -> {a.dst} names no box "
+                                       f"'{end}'; the boxes are {', '.join(ids)}")
+        height = entry.get("height")
+        if height is not None and (not isinstance(height, int) or isinstance(height, bool) or height <= 0):
+            raise ContentError(f"{path}: diagram '{name}': height is a whole number of pixels, not {height!r}")
+        title = entry.get("title", "")
+        if not isinstance(title, str):
+            raise ContentError(f"{path}: diagram '{name}': title is text, not {title!r}")
+        out.append(Diagram(name, title, boxes, arrows, height))
+    return tuple(out)
 
 
 def _drill_entry(entry, path: Path) -> Drill:

@@ -154,12 +154,17 @@ def test_drills_and_placeholders_resolve(q):
                 assert m.group(1) in names, f"unknown placeholder {{{{{m.group(1)}}}}} at {where}"
         for key, _label in content.metrics:
             assert key in d, f"metric names unknown step {key} at {where}"
+        for diagram in content.diagrams:  # raises a ContentError naming the first unknown one
+            diagram.check_placeholders(names, f"{q.slug} at {where}")
 
 
 @pytest.mark.parametrize("q", WRITTEN, ids=IDS)
 def test_every_directive_in_the_prose_is_drawn_by_the_page(q):
     page = q.page_path.read_text()
-    missing = [f"::{kind} {name}" for kind, name in q.content.directives() if f'@page.{kind}("{name}")' not in page]
+    declared = {("diagram", dg.name) for dg in q.content.diagrams}  # drawn by QuestionPage itself
+    missing = [f"::{kind} {name}" for kind, name in q.content.directives()
+               if (kind, name) not in declared and f'@page.{kind}("{name}")' not in page
+               and not (kind == "chart" and f'page.sweep("{name}"' in page)]
     assert not missing, f"{q.slug}: the prose asks for {missing}, the page registers no renderer for it"
 
 

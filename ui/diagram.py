@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from models.content import PLACEHOLDER, ContentError
 from ui.figures import figure, split_title, title as title_dict
+from ui.prose import value_text
 
 COL_PX = 200  # a grid column at the minimum scale: five columns still fit a 1440 px screen
 BOX_W = 0.72  # of a column; the rest is the gap an arrow's label sits in
@@ -196,3 +198,27 @@ def _label(a: Arrow, text: list[str], x: float, y: float, rise: float, run: floa
     yanchor = "middle" if abs(run) < 1e-9 else ("top" if (rise > 0) == (toward > 0) else "bottom")
     note = dict(base, xanchor="left" if on_right else "right", xshift=6 if on_right else -6, yanchor=yanchor)
     return note, x + width + 6 / COL_PX if on_right else x
+
+
+def fill(template: str, derivation, params, where: str = "") -> str:
+    """A diagram's text with every placeholder read live, plain (no Markdown bold: a plotly
+    annotation would print the asterisks), a step shown as its card shows it (no "≈" hint)."""
+    def sub(m):
+        name, unit = m.group(1), m.group(2)
+        if name in derivation:
+            return derivation[name].display(unit, hint=False)
+        try:
+            return value_text(name, unit, derivation, params)
+        except KeyError:
+            raise ContentError(f"{where}: unknown placeholder {{{{{name}}}}} (neither a step nor a knob)") from None
+
+    return PLACEHOLDER.sub(sub, template)
+
+
+def content_diagram(spec, derivation, params) -> go.Figure:
+    """A `[[diagrams]]` table of a content file (models/content.py), drawn at this scenario."""
+    where = f"diagram '{spec.name}'"
+    boxes = [Box(b.id, fill(b.title, derivation, params, where), fill(b.detail, derivation, params, where),
+                 b.col, b.row, b.tone) for b in spec.boxes]
+    arrows = [Arrow(a.src, a.dst, fill(a.label, derivation, params, where), a.dashed, a.offset) for a in spec.arrows]
+    return box_diagram(boxes, arrows, title=fill(spec.title, derivation, params, where), height=spec.height)

@@ -4,10 +4,15 @@ A page script stays thin:
 
     page = QuestionPage("checkpoint-distribution")
 
-    @page.chart("times_vs_hosts")
-    def _(ctx): return sweep_figure(...)
+    page.sweep("times_vs_hosts", "hosts", {"tree_s": "Tree"}, title=..., y_title="s")
+
+    @page.chart("gantt")  # a figure sweep_figure cannot draw: a function of the page context
+    def _(ctx): return figure(...)
 
     page.render()
+
+A diagram is data in the content file (`[[diagrams]]`, see models/content.py): the page
+registers nothing for it.
 
 `::chart name` / `::sim name` / `::diagram name` lines in the content file decide where each
 registered renderer appears, so the prose and its figures are laid out in one place.
@@ -24,11 +29,15 @@ import streamlit as st
 from models.content import DIRECTIVE
 from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
+from ui.charts import sweep_figure
 from ui.derivation_view import derivation_view, metric_row
-from ui.drills import answered, drill_box
+from ui.diagram import content_diagram
+from ui.drills import answered, applicable, drill_box, hidden_line
 from ui.feasibility import feasibility_banner
 from ui.gc_tuning import freeze_once
 from ui.knobs import knob_panel
+from ui.clock import now
+from ui.mock_common import note_opened_page
 from models.content import SEED_PRESET
 from ui.compare import compare_toggle, compare_view, is_comparing
 from ui.knobs import specs, unknown_params
@@ -37,7 +46,7 @@ from ui.profile_box import profile_box
 from ui.share import share_button
 from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
-from ui.safe import code_span
+from ui.safe import code_span, escape_markdown
 from ui.session_store import get_store, profile
 from ui.solve_cache import solve
 
@@ -68,7 +77,10 @@ class QuestionPage:
     def __init__(self, slug: str) -> None:
         self.question = QUESTIONS[slug]
         self.presenting = False
-        self._renderers: dict[tuple[str, str], Renderer] = {}
+        self._renderers: dict[tuple[str, str], Renderer] = {
+            ("diagram", spec.name): (lambda ctx, spec=spec: content_diagram(spec, ctx.derivation, ctx.params))
+            for spec in self.question.content.diagrams
+        }
         self._deferred: list[tuple[Any, Renderer]] = []
 
     def _register(self, kind: str, name: str) -> Callable[[Renderer], Renderer]:
@@ -83,7 +95,14 @@ class QuestionPage:
         return self._register("chart", name)
 
     def diagram(self, name: str) -> Callable[[Renderer], Renderer]:
+        """Register a function returning a diagram; one declared in the content file's
+        `[[diagrams]]` needs none (see __init__)."""
         return self._register("diagram", name)
+
+    def sweep(self, name: str, field: str, lines: dict[str, str], **opts: Any) -> None:
+        """A chart declared, not written: `lines` (step key -> legend name) against the knob
+        `field`, drawn by ui.charts.sweep_figure with `opts` (title, y_title, n, log_y, ...)."""
+        self._renderers[("chart", name)] = lambda ctx: sweep_figure(ctx.slug, ctx.params, field, lines, **opts)
 
     def sim(self, name: str) -> Callable[[Renderer], Renderer]:
         """Register a function that draws its own Streamlit panel (controls, charts, summary)."""
@@ -176,6 +195,8 @@ class QuestionPage:
         go out 13 ms after the move instead of 17, the run ends at 33 ms instead of 49 (serving-platform,
         traced; see #22 in bench/browser.py's history)."""
         st.session_state.pop(f"{self.question.slug}.saved-presets", None)
+        # A round open in this session: the review says this page (its answers) was opened.
+        note_opened_page(self.question.slug, now())
         st.fragment(self._render)()
 
     def _render(self) -> None:
@@ -226,23 +247,34 @@ class QuestionPage:
         seed_derivation = solve(q.slug, q.Params())
         ctx = PageContext(q, params, derivation, seed_derivation)
         focus = self._focus_drill(notices)
+        # Only the drills this scenario can ask, as a mock round would: no "how long until the stream
+        # is cut" while the policy blocks, no answer box for a number that is unbounded.
+        asked, hidden = applicable(q, params, derivation)
 
         if focus is not None:
             with focus_slot.container(border=True, key="focus-drill"):
                 st.markdown(f"**The drill you came for** · {PHASE_TITLES[focus.phase]}")
-                drill_box(q.slug, focus, derivation, params)
+                if focus.key in hidden:  # a drill answered at another scenario (Progress links to it)
+                    at_seed = focus.key not in applicable(q, q.Params(), seed_derivation)[1]
+                    st.caption(escape_markdown(f"It does not apply to this scenario: {hidden[focus.key]}."
+                                               + (f" The preset “{SEED_PRESET}” asks it." if at_seed else "")))
+                    focus = None
+                else:
+                    drill_box(q.slug, focus, derivation, params)
         # After the drill has read a Check or a Reveal: its answer stays hidden until then.
         withheld = frozenset({focus.key}) - answered(q.slug) if focus is not None else frozenset()
         with head:
             st.caption(
                 f"{TRACK_TITLES[q.track]} track"
                 + (f" · asked at {', '.join(q.asked_at)}" if q.asked_at else "")
-                + f" · {len(content.drills)} drills"
+                + f" · {len(asked)} drills"
             )
             st.title(q.title)
             if content.hook:
                 st.markdown(f"*{render_prose(content.hook, derivation, params, withheld)}*")
             feasibility_banner(derivation)  # before any number is read as an answer
+            if hidden and not self.presenting:
+                st.caption(escape_markdown(hidden_line(hidden)))
         with metrics:
             metric_row(derivation, content.metrics, seed_derivation, withheld=withheld)
         metrics_drawn_s = time.perf_counter()
@@ -260,7 +292,7 @@ class QuestionPage:
             self._body(content.intro, ctx)
 
         drills_by_phase: dict[str, list] = {}
-        for drill in content.drills:
+        for drill in asked:
             drills_by_phase.setdefault(drill.phase, []).append(drill)
 
         for section in content.sections:

@@ -1,7 +1,6 @@
 import streamlit as st
 
 from models.platform import gpu_cloud_control_plane as model
-from ui.charts import sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
@@ -11,55 +10,16 @@ page = QuestionPage(SLUG)
 GATE_KEY = f"{SLUG}.sim_skip_gate"
 
 
-@page.diagram("control_plane")
-def control_plane(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("api", "Tenant API", f"reserve k nodes · handoff {d['handoff_s'].display('min')}", 0, 0, "muted"),
-        Box("store", "State store", "desired (spec) + observed (status) · leases", 1, 0),
-        Box("rec", "Reconcilers", f"{show('reconciles_per_s')} · {show('api_qps')} uncached · "
-            f"{show('api_qps_with_cache')} cached · workers {show('reconciler_utilization_pct')} busy", 2, 0,
-            "accent"),
-        Box("fabric", "Fabric manager", "IB partition keys · VLAN/VNI · NVLink partitions", 3, 0),
-        Box("health", "Health service", f"gate catches {p.gate_catch_fraction:.0%} · "
-            f"{show('nodes_in_repair')} in repair", 2, 1, "danger"),
-        Box("agents", "Node agents", f"{p.nodes:,} nodes · lease every {p.heartbeat_interval_s:g} s · "
-            f"dead after {show('failure_detection_s')}", 1, 1),
-        Box("meter", "Local meter → billing", f"{show('meter_buffer_per_node_KB')} per node for a "
-            f"{p.outage_h:g} h outage · replay {show('replay_records_per_s')}", 0, 1, "muted"),
-    ]
-    arrows = [
-        Arrow("api", "store", "write desired"),
-        Arrow("store", "rec", "watch"),
-        Arrow("rec", "fabric", "join / leave partition"),
-        Arrow("rec", "health", "check before handoff"),
-        Arrow("agents", "store", show("heartbeat_writes_per_s")),
-        Arrow("agents", "meter", "usage records", dashed=True),
-        Arrow("health", "agents", "diagnostics"),
-    ]
-    return box_diagram(boxes, arrows, title="The control plane, with this scenario's numbers")
+page.sweep("bad_node_vs_allocation", "allocation_nodes",
+    {"p_allocation_has_bad_node": "No gate", "p_allocation_has_bad_node_gated": "Behind the health gate"},
+    title="Chance an allocation holds at least one bad node, against its size (log x)",
+    y_title="% of allocations", n=80)
 
-
-@page.chart("bad_node_vs_allocation")
-def bad_node_vs_allocation(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "allocation_nodes",
-        {"p_allocation_has_bad_node": "No gate", "p_allocation_has_bad_node_gated": "Behind the health gate"},
-        title="Chance an allocation holds at least one bad node, against its size (log x)",
-        y_title="% of allocations", n=80,
-    )
-
-
-@page.chart("api_load_vs_nodes")
-def api_load_vs_nodes(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "nodes",
-        {"api_qps": "Reconciles reading through the API", "heartbeat_writes_per_s": "Heartbeat writes",
-         "api_qps_with_cache": "Reconciles with a watch cache"},
-        title="Control-plane load against the fleet size (log-log)", y_title="Calls or writes per second",
-        log_y=True, n=60,
-    )
+page.sweep("api_load_vs_nodes", "nodes",
+    {"api_qps": "Reconciles reading through the API", "heartbeat_writes_per_s": "Heartbeat writes",
+     "api_qps_with_cache": "Reconciles with a watch cache"},
+    title="Control-plane load against the fleet size (log-log)", y_title="Calls or writes per second",
+    log_y=True, n=60)
 
 
 # --- the step-through ---------------------------------------------------------------------------

@@ -7,65 +7,21 @@ import streamlit as st
 from models.platform import gpu_credit_ledger as model
 from models.units import format_number
 from ui.charts import MUTED, PALETTE, layout_dict, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure
 from ui.question_page import QuestionPage
 
 page = QuestionPage("gpu-credit-ledger")
 
 
-@page.diagram("ledger_path")
-def ledger_path(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key, unit=None: d[key].display(unit, hint=False)  # noqa: E731
-    gpu_h = lambda key: f"{format_number(float(d.value(key)))} GPU-h"  # noqa: E731
-    boxes = [
-        Box("grant", "Grants", f"{gpu_h('credits_to_issue_gpu_hours')} issued · by weight · expire with the period",
-            0, 0, "muted"),
-        Box("admit", "Admission", f"hold = GPUs × max runtime · {gpu_h('hold_gpu_hours')} per job · "
-            "refused if available < hold", 1, 0),
-        Box("sched", "Scheduler", f"water-fill {p.gpus:,} GPUs · Pretraining {show('contention_allocation_gpus')}",
-            2, 0, "accent"),
-        Box("jobs", "Running jobs", f"{show('jobs_running')} · {p.gpus_per_job} GPUs each", 3, 0),
-        Box("meter", "Meter", f"a debit per job every {format_number(p.meter_interval_s)} s · "
-            f"{show('ledger_debits_per_s')} · key (job, interval)", 3, 1),
-        Box("ledger", "Postings", f"append-only · each transaction sums to 0 · {show('postings_per_period')} a period",
-            2, 1),
-        Box("bal", "Balances", "available · held · consumed · a projection of the postings", 1, 1),
-        Box("empty", "Empty account", "new holds refused · weight 0 (scavenger) · alerts at 50/80/100%", 0, 1,
-            "danger"),
-    ]
-    arrows = [
-        Arrow("grant", "admit", "credits"),
-        Arrow("admit", "sched", "admitted"),
-        Arrow("sched", "jobs", "GPUs"),
-        Arrow("jobs", "meter", "usage"),
-        Arrow("meter", "ledger", "debits"),
-        Arrow("ledger", "bal", "sum"),
-        Arrow("bal", "admit", "checked", dashed=True),
-        Arrow("bal", "empty", ""),
-    ]
-    return box_diagram(boxes, arrows, title="Grant, hold, schedule, meter, post: this scenario's numbers", height=420)
+page.sweep("credits_vs_spend", "expected_spend_fraction",
+    {"credits_to_issue_gpu_hours": "Credits to issue", "capacity_gpu_hours": "Capacity"},
+    title="Credits to issue against the share of grants teams actually spend", y_title="GPU-hours",
+    x_scale=100)
 
-
-@page.chart("credits_vs_spend")
-def credits_vs_spend(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "expected_spend_fraction",
-        {"credits_to_issue_gpu_hours": "Credits to issue", "capacity_gpu_hours": "Capacity"},
-        title="Credits to issue against the share of grants teams actually spend", y_title="GPU-hours",
-        x_scale=100,
-    )
-
-
-@page.chart("debits_vs_interval")
-def debits_vs_interval(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "meter_interval_s",
-        {"ledger_debits_per_s": "Debits per second (per job per interval)",
-         "per_gpu_second_debits_per_s": "Per GPU-second metering"},
-        title="Ledger write rate against the metering interval (log-log)", y_title="Debits per second", log_y=True,
-    )
+page.sweep("debits_vs_interval", "meter_interval_s",
+    {"ledger_debits_per_s": "Debits per second (per job per interval)",
+     "per_gpu_second_debits_per_s": "Per GPU-second metering"},
+    title="Ledger write rate against the metering interval (log-log)", y_title="Debits per second", log_y=True)
 
 
 @page.chart("allocation_vs_demand")

@@ -6,40 +6,12 @@ import streamlit as st
 from models.platform import inference_observability as model
 from models.units import format_quantity
 from ui.charts import INK, PALETTE, layout_dict, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("inference-observability")
 LABEL_NAMES = {"replica": "replica", "route": "route", "status": "status", "bucket": "histogram bucket",
                "tenant": "tenant"}
-
-
-@page.diagram("telemetry_path")
-def telemetry_path(ctx):
-    d = ctx.derivation
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("gw", "Gateway", "spans: root · gateway · queue · emits the usage event", 0, 0, "muted"),
-        Box("engine", f"Engine × {ctx.params.replicas:,}", f"per step: tokens · batch · KV % · DRAM active · "
-            f"MBU {show('mbu')}", 1, 0),
-        Box("metrics", "Metrics store", f"{show('metric_series_without_tenant')} without tenant · "
-            f"{show('metric_series_full_labels')} with it", 2, 0, "accent"),
-        Box("collector", "Trace collector", f"{show('spans_per_request')} per request · "
-            "head sample + keep errors and slow", 1, 1),
-        Box("traces", "Trace store", f"a span per token: {show('per_token_span_cost_per_day_usd')}/day", 2, 1, "danger"),
-        Box("usage", "Usage events → attribution", f"never sampled · tenant by batch share · "
-            f"{show('tenant_cost_usd')} for the long-context tenant", 0, 1),
-    ]
-    arrows = [
-        Arrow("gw", "engine", "request"),
-        Arrow("engine", "metrics", "scrape"),
-        Arrow("engine", "collector", "spans, async"),
-        Arrow("gw", "collector", ""),
-        Arrow("collector", "traces", "sampled"),
-        Arrow("gw", "usage", "one per request"),
-    ]
-    return box_diagram(boxes, arrows, title="Metrics, traces and usage events: three stores, with this scenario's numbers")
 
 
 @page.chart("trace_waterfall")
@@ -109,15 +81,11 @@ def span_ratio_vs_price(ctx):
     return fig
 
 
-@page.chart("tenant_cost_vs_context")
-def tenant_cost_vs_context(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "tenant_context_tokens",
-        {"tenant_cost_usd": "By batch share (bytes read per step)",
-         "tenant_cost_by_token_count_usd": "By token count alone"},
-        title="One tenant's daily GPU cost against its context length", y_title="USD per day",
-        x_title="The tenant's mean context (tokens)", n=60,
-    )
+page.sweep("tenant_cost_vs_context", "tenant_context_tokens",
+    {"tenant_cost_usd": "By batch share (bytes read per step)",
+     "tenant_cost_by_token_count_usd": "By token count alone"},
+    title="One tenant's daily GPU cost against its context length", y_title="USD per day",
+    x_title="The tenant's mean context (tokens)", n=60)
 
 
 def _cardinality_figure(xs: list, ys: list, series_budget: float) -> go.Figure:

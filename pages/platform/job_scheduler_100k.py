@@ -5,7 +5,6 @@ import streamlit as st
 
 from models.platform import job_scheduler_100k as model
 from ui.charts import INK, MUTED, PALETTE, layout_dict, legend_line, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.event_stepper import event_stepper
 from ui.question_page import QuestionPage
@@ -13,36 +12,6 @@ from ui.question_page import QuestionPage
 page = QuestionPage("job-scheduler-100k")
 BUG_KEY = "job-scheduler-100k.sim_bug"
 JOB_COLORS = {"A": PALETTE[0], "B": PALETTE[2], "C": PALETTE[5], "D": PALETTE[3], model.URGENT: PALETTE[4]}
-
-
-@page.diagram("scheduler_shape")
-def scheduler_shape(ctx):
-    d = ctx.derivation
-    p = ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("api", "Job API", f"submit · cancel · status · {show('state_writes_per_s')}", 0, 0, "muted"),
-        Box("db", "Job store (SQL)", f"jobs · allocations · events log · {show('job_table_bytes')} of records",
-            1, 0),
-        Box("sched", "Scheduler (leader)", f"{show('size_classes')} per queue · pop = {show('heap_ops_per_decision')} · "
-            f"{show('decisions_per_s')}", 2, 0, "accent"),
-        Box("free", "Free-capacity index", "free GPUs per block · reservations", 3, 0),
-        Box("evict", "Preemption controller", f"victims by lost work + restart · best {d['best_victim_set'].value}",
-            2, 1, "danger"),
-        Box("agents", "Node agents", f"SIGTERM · {p.grace_min:g} min grace · report exit + commit", 1, 1),
-        Box("ckpt", "Checkpoint store", f"write ≈ {p.checkpoint_write_min:g} min · commit = pointer moves", 0, 1,
-            "muted"),
-    ]
-    arrows = [
-        Arrow("api", "db", "insert · CAS"),
-        Arrow("db", "sched", "events"),
-        Arrow("sched", "free", "place"),
-        Arrow("sched", "evict", "no room"),
-        Arrow("evict", "agents", "signal"),
-        Arrow("agents", "ckpt", "save"),
-        Arrow("agents", "db", "exited + committed", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="Job store, scheduler and the preemption path, with this scenario's numbers")
 
 
 @page.chart("scan_vs_jobs")
@@ -63,7 +32,6 @@ def scan_vs_jobs(ctx):
         dict(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left", yanchor="bottom",
              font=dict(size=11)) for y, text, _ in marks))
     return fig
-
 
 
 @page.chart("loss_vs_write")

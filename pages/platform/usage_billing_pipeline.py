@@ -1,8 +1,6 @@
 import streamlit as st
 
 from models.platform import usage_billing_pipeline as model
-from ui.charts import sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
 SLUG = "usage-billing-pipeline"
@@ -16,61 +14,18 @@ GUARD_LABELS = {
 }
 
 
-@page.diagram("billing_path")
-def billing_path(ctx):
-    d = ctx.derivation
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("gw", "Gateway", "request id (the key's root) · API key", 0, 0, "muted"),
-        Box("engine", "Inference engines", "count tokens once · spool to disk · hourly tally", 1, 0),
-        Box("kafka", "Usage topic", f"{show('kafka_partitions')} · {show('peak_ingest_Bps')} at peak", 2, 0),
-        Box("consumer", "Billing consumer", f"dedup {show('dedup_index_GB')} · price + tenant at event time · "
-            "watermark", 3, 0, "accent"),
-        Box("rollup", "Hourly rollups", f"{show('rollup_rows_per_month')} a month · closes month end + late window",
-            3, 1),
-        Box("ledger", "Ledger + invoices", f"{show('revenue_per_month_usd')} a month · adjustments, never rewrites",
-            2, 1),
-        Box("recon", "Reconciliation", f"engine tallies vs ledger · per engine-hour · "
-            f"{show('missing_events_per_hour')} missing an hour", 1, 1, "danger"),
-    ]
-    arrows = [
-        Arrow("gw", "engine", "request"),
-        Arrow("engine", "kafka", show("events_per_s")),
-        Arrow("kafka", "consumer", ""),
-        Arrow("consumer", "rollup", "add"),
-        Arrow("rollup", "ledger", "close"),
-        Arrow("engine", "recon", "tallies", dashed=True),
-        Arrow("ledger", "recon", "totals", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="Where usage is counted, carried, closed and proved")
+page.sweep("dedup_vs_window", "dedup_window_h",
+    {"dedup_index_GB": "Exact index (keys × bytes per key)", "bloom_prefilter_GB": "1% Bloom pre-filter"},
+    title="Dedup state against the window it covers (log-log)", y_title="GB", log_x=True, log_y=True, n=100)
 
+page.sweep("drops_cost", "drop_rate",
+    {"revenue_lost_to_drops_per_month_usd": "Revenue lost to drops"},
+    title="Revenue lost per month against the drop rate (log-log)", y_title="USD per month", x_scale=100,
+    x_title="Events dropped in transit (%)", log_y=True, n=60)
 
-@page.chart("dedup_vs_window")
-def dedup_vs_window(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "dedup_window_h",
-        {"dedup_index_GB": "Exact index (keys × bytes per key)", "bloom_prefilter_GB": "1% Bloom pre-filter"},
-        title="Dedup state against the window it covers (log-log)", y_title="GB", log_x=True, log_y=True, n=100,
-    )
-
-
-@page.chart("drops_cost")
-def drops_cost(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "drop_rate",
-        {"revenue_lost_to_drops_per_month_usd": "Revenue lost to drops"},
-        title="Revenue lost per month against the drop rate (log-log)", y_title="USD per month", x_scale=100,
-        x_title="Events dropped in transit (%)", log_y=True, n=60,
-    )
-
-
-@page.chart("partitions_vs_traffic")
-def partitions_vs_traffic(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "requests_per_s", {"kafka_partitions": "Partitions"},
-        title="Usage-topic partitions against average traffic (log-log)", y_title="Partitions", log_y=True,
-        line_shape="hv", n=80,
-    )
+page.sweep("partitions_vs_traffic", "requests_per_s", {"kafka_partitions": "Partitions"},
+    title="Usage-topic partitions against average traffic (log-log)", y_title="Partitions", log_y=True,
+    line_shape="hv", n=80)
 
 
 def _usd(x: float) -> str:

@@ -1,8 +1,6 @@
 import streamlit as st
 
 from models.product import chat_one_to_one as model
-from ui.charts import sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.event_stepper import event_stepper, step_key
 from ui.question_page import QuestionPage
 
@@ -20,59 +18,17 @@ ORDER_LABELS = {
 CRASH_CHOICES = (-1, 0, 1, 2)  # -1: no crash
 
 
-@page.diagram("chat_shape")
-def chat_shape(ctx):
-    d = ctx.derivation
-    p = ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("kafka", "Kafka", f"{show('kafka_partitions')} · key = conversation id · "
-            f"RF {p.kafka_replication}, min ISR {p.min_insync_replicas}", 2, 0),
-        Box("consumers", "Replay consumers", "push notifications · search · abuse scanning", 3, 0, "muted"),
-        Box("alice", "Alice's phone", "client message id · retry until acked", 0, 1, "muted"),
-        Box("gw", "Gateways", f"{show('gateway_servers')} · {show('online_users_peak')}", 1, 1),
-        Box("chat", "Chat service", f"seq per conversation · ① inbox ② ack ③ publish · "
-            f"{show('peak_messages_per_s')}", 2, 1, "accent"),
-        Box("store", "Message store", f"history + inbox rows · {show('storage_per_day_TB')} a day", 3, 1),
-        Box("presence", "Presence cache", f"{show('presence_shards')} · key expires in {show('presence_ttl_s')}",
-            1, 2),
-        Box("pubsub", "Live pub/sub", "channel per gateway · fire and forget", 2, 2),
-        Box("bob", "Bob's phone", "ack by sequence · drain inbox on reconnect", 3, 2, "muted"),
-    ]
-    arrows = [
-        Arrow("alice", "gw", "send"),
-        Arrow("gw", "chat", ""),
-        Arrow("chat", "store", "①"),
-        Arrow("chat", "pubsub", "③ publish"),
-        Arrow("gw", "presence", show("heartbeats_per_s")),
-        Arrow("pubsub", "bob", "lossy"),
-        Arrow("store", "bob", "drain", dashed=True),
-        Arrow("chat", "kafka", "event"),
-        Arrow("kafka", "consumers", ""),
-    ]
-    return box_diagram(boxes, arrows, title="The message path and the presence path, with this scenario's numbers")
+page.sweep("presence_vs_interval", "heartbeat_interval_s",
+    {"db_nodes_naive_presence": "DB nodes, last-seen written per heartbeat",
+     "db_nodes_ttl_presence": "DB nodes, expiring key (transitions only)",
+     "presence_shards": "Cache shards, expiring key"},
+    title="What the heartbeat interval costs (log-log)", y_title="Nodes or shards", log_y=True,
+    line_shape="hv", n=80)
 
-
-@page.chart("presence_vs_interval")
-def presence_vs_interval(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "heartbeat_interval_s",
-        {"db_nodes_naive_presence": "DB nodes, last-seen written per heartbeat",
-         "db_nodes_ttl_presence": "DB nodes, expiring key (transitions only)",
-         "presence_shards": "Cache shards, expiring key"},
-        title="What the heartbeat interval costs (log-log)", y_title="Nodes or shards", log_y=True,
-        line_shape="hv", n=80,
-    )
-
-
-@page.chart("partitions_vs_users")
-def partitions_vs_users(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "daily_active_users",
-        {"kafka_partitions": "Partitions (with headroom)", "consumers_needed": "Consumers the peak needs"},
-        title="Partitions and consumers against daily users (log-log)", y_title="Count", log_y=True,
-        line_shape="hv", n=80,
-    )
+page.sweep("partitions_vs_users", "daily_active_users",
+    {"kafka_partitions": "Partitions (with headroom)", "consumers_needed": "Consumers the peak needs"},
+    title="Partitions and consumers against daily users (log-log)", y_title="Count", log_y=True,
+    line_shape="hv", n=80)
 
 
 def _restart() -> None:

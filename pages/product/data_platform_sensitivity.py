@@ -3,8 +3,6 @@ import json
 import streamlit as st
 
 from models.product import data_platform_sensitivity as model
-from ui.charts import sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 
 SLUG = "data-platform-sensitivity"
@@ -15,53 +13,14 @@ page = QuestionPage(SLUG)
 TREATMENT_TEXT = {"clear": "clear", "masked": "masked", "dropped": "dropped"}
 
 
-@page.diagram("platform_shape")
-def platform_shape(ctx):
-    d = ctx.derivation
-    p = ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("sources", "Sources", "services · databases (CDC) · partner files", 0, 0, "muted"),
-        Box("bus", "Bus + batch loader", f"{show('raw_per_day_TB')} a day · schema registry · replay {p.replay_days:g} days", 1, 0),
-        Box("bronze", "Bronze (raw)", f"append-only · by event hour · {show('compressed_per_day_TB')} a day", 2, 0),
-        Box("transform", "Idempotent transforms", "overwrite owned partitions · merge on event id", 3, 0, "accent"),
-        Box("gold", "Silver + gold", f"{show('stored_TB')} with bronze · hot {show('hot_days_effective')}", 3, 1),
-        Box("policy", "Policy engine", "labels · row filters · masks", 2, 1, "accent"),
-        Box("users", "Roles", "partner, analyst · support, finance · privacy officer", 1, 1, "muted"),
-        Box("audit", "Audit log", f"every read · {show('audit_per_year_GB')} a year", 1, 2),
-        Box("quarantine", "Quarantine + backfill", f"{show('partitions_to_rewrite')} · {show('backfill_hours')}",
-            3, 2, "danger"),
-    ]
-    arrows = [
-        Arrow("sources", "bus", ""),
-        Arrow("bus", "bronze", "schema"),
-        Arrow("bronze", "transform", ""),
-        Arrow("transform", "gold", ""),
-        Arrow("gold", "policy", ""),
-        Arrow("policy", "users", "allowed"),
-        Arrow("policy", "audit", "who, what, why"),
-        Arrow("gold", "quarantine", "failed checks", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="Ingest, store, transform, serve by clearance, with this scenario's numbers")
+page.sweep("cost_vs_retention", "retention_days",
+    {"storage_cost_per_month_usd": "Tiered (hot + cold)", "all_hot_cost_per_month_usd": "Everything hot"},
+    title="Storage bill a month at steady state against retention (log-log)", y_title="USD a month",
+    log_y=True, n=80)
 
-
-@page.chart("cost_vs_retention")
-def cost_vs_retention(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "retention_days",
-        {"storage_cost_per_month_usd": "Tiered (hot + cold)", "all_hot_cost_per_month_usd": "Everything hot"},
-        title="Storage bill a month at steady state against retention (log-log)", y_title="USD a month",
-        log_y=True, n=80,
-    )
-
-
-@page.chart("backfill_vs_detection")
-def backfill_vs_detection(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "detection_delay_h",
-        {"backfill_hours": "Backfill hours"},
-        title="Backfill time against time to detect (log-log)", y_title="Hours", log_y=True, n=80,
-    )
+page.sweep("backfill_vs_detection", "detection_delay_h",
+    {"backfill_hours": "Backfill hours"},
+    title="Backfill time against time to detect (log-log)", y_title="Hours", log_y=True, n=80)
 
 
 def _cell(value) -> str:

@@ -7,7 +7,6 @@ from ui.safe import escape_markdown
 
 from models.product import prompt_playground_product as model
 from ui.charts import INK, LEGEND, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 
@@ -17,28 +16,6 @@ OPS_KEY = f"{SLUG}.sim_ops"
 SEL_KEY = f"{SLUG}.sim_selected"
 DEMO_OPS = "e0.e1.e2.e1.u3"  # a short history with one branch and one undo, so the tree has a shape
 KIND_COLOR = {"root": "#64748b", "edit": PALETTE[0], "undo": PALETTE[4]}
-
-
-@page.diagram("playground_shape")
-def playground_shape(ctx):
-    d = ctx.derivation
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("ui", "Browser editor", f"renders {ctx.params.viewport_lines} of {show('prompt_lines')}", 0, 0, "muted"),
-        Box("api", "Playground API", f"auth · permission cache {show('revocation_staleness_bound_s')} bound · "
-            f"{show('authz_reads_per_s')} to the DB", 1, 0, "accent"),
-        Box("db", "Database", "prompts · versions (insert-only) · labels (CAS) · shares", 2, 0),
-        Box("blob", "Object storage", f"bodies by content hash · {show('snapshots_stored')} + {show('diffs_stored')}",
-            1, 1),
-        Box("llm", "Model API", f"export = a real call · {show('cost_per_run_usd')} a run", 2, 1, "muted"),
-    ]
-    arrows = [
-        Arrow("ui", "api", "save: parent id + body ref"),
-        Arrow("api", "db", "insert version · CAS label"),
-        Arrow("ui", "blob", "pre-signed PUT / GET", dashed=True),
-        Arrow("api", "llm", "run / export"),
-    ]
-    return box_diagram(boxes, arrows, title="The playground, with this scenario's numbers (dashed: the body never crosses the API)")
 
 
 @page.chart("storage_vs_snapshot")

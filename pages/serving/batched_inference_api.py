@@ -106,12 +106,12 @@ def _ccdf_figure(grid, runs, exact, d):
         dict(type="scatter", x=ms, y=[y if y > 0 else None for y in sim.tolist()], name="simulated (mean of the runs)",
              line=dict(color="#2563eb", width=2.5)),
         dict(type="scatter", x=ms, y=[y if y > 1e-6 else None for y in exact], name="M/D/c, the page's figures",
-             line=dict(color="#0f172a", width=2, dash="dash")),
+             line=dict(color="#64748b", width=2, dash="dash")),
     ]
     layout = layout_dict("Batches waiting longer than t for a GPU", "Wait t (ms)", "P(wait > t), log scale",
                          log_y=True)
     shapes = []
-    for key, color in (("queue_wait_p95_s", "#64748b"), ("queue_wait_p99_s", "#dc2626")):
+    for key, color in (("queue_wait_p95_s", "#94a3b8"), ("queue_wait_p99_s", "#dc2626")):
         if math.isfinite(d.value(key)):
             shapes.append(vline(d.value(key) * 1000, color=color, dash="dot", width=1.5))
     layout["shapes"] = shapes

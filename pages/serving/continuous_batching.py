@@ -9,7 +9,6 @@ from models.serving import continuous_batching as model
 from models.sim.batching import CUT
 from ui.figures import figure, vline
 from ui.charts import INK, PALETTE, layout_dict, sweep_values
-from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
 from ui.replay import replay
 from ui.sim_panel import cached_simulation, seed_input
@@ -39,36 +38,6 @@ def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:
     return (vline(x, color="#64748b", dash="dot", width=1),
             dict(x=math.log10(x) if log_x else x, y=1, yref="paper", text=label, showarrow=False,
                  xanchor="left", xshift=4, yanchor="top", font=dict(size=11)))
-
-
-@page.diagram("request_path")
-def request_path(ctx):
-    d = ctx.derivation
-    p = ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("clients", "Clients", "SSE / HTTP2 streams", 0, 0, "muted"),
-        Box("gw", "Gateway + router", "auth · tenant limits · pick a replica", 1, 0),
-        Box("queue", "Admission queue", "bounded · shed by deadline", 2, 0, "accent"),
-        Box("sched", "Scheduler (every step)", f"admit ≤ {show('admission_limit')} · "
-            f"chunk {p.chunk_tokens:,} prompt tokens", 3, 0),
-        Box("kv", "KV block manager", f"{show('kv_budget_blocks')} of {model.BLOCK_TOKENS} tokens · "
-            f"{show('batch_cap_kv')} at full context", 3, 1, "accent"),
-        Box("engine", f"Engine: {p.tp_degree} × {p.gpu}", f"step {show('step_time_s')} "
-            f"(all-reduces {show('step_allreduce_s')}) · {show('tokens_per_s_per_replica')}", 2, 1),
-        Box("stream", "Stream buffers", f"detokenize · {p.stream_buffer_tokens:,} tokens per client · "
-            "full: cut the stream", 1, 1, "danger"),
-    ]
-    arrows = [
-        Arrow("clients", "gw", f"{p.arrival_rps:g} req/s"),
-        Arrow("gw", "queue", ""),
-        Arrow("queue", "sched", ""),
-        Arrow("sched", "kv", "blocks"),
-        Arrow("sched", "engine", "batch + chunk"),
-        Arrow("engine", "stream", "tokens"),
-        Arrow("stream", "clients", f"{show('stream_tokens_per_s')} each"),
-    ]
-    return box_diagram(boxes, arrows, title="Admission queue to streamed token, with this scenario's numbers")
 
 
 @page.chart("caps_vs_context")

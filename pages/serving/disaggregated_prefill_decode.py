@@ -1,39 +1,10 @@
 import math
 
 from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep, sweep_figure, sweep_values
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("disaggregated-prefill-decode")
-
-
-@page.diagram("two_pools")
-def two_pools(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key, unit=None: d[key].display(unit, hint=False)  # noqa: E731
-    boxes = [
-        Box("clients", "Clients", f"{p.request_rate:,.0f} req/s · {p.prompt_tokens:,} tokens in · "
-            f"{p.output_tokens:,} out", 0, 0, "muted"),
-        Box("router", "Router", "1. reserve a decode slot · 2. pick a prefill node", 1, 0, "accent"),
-        Box("prefill", f"Prefill pool: {show('prefill_nodes')}",
-            f"{show('prefill_s_per_request')} per prompt · {show('prefill_arithmetic_intensity')} "
-            "(compute-bound)", 2, 0),
-        Box("decode", f"Decode pool: {show('decode_nodes')}",
-            f"batch {show('decode_batch')} · step {show('decode_step_s')} · "
-            f"{show('decode_arithmetic_intensity')} (bandwidth-bound)", 1, 1),
-        Box("mono", f"Monolith instead: {show('monolith_nodes')}",
-            f"both phases on every node · loses {show('monolith_decode_loss')} of decode", 2, 1, "danger"),
-    ]
-    arrows = [
-        Arrow("clients", "router", ""),
-        Arrow("router", "prefill", "prompt"),
-        Arrow("router", "decode", "slot held", dashed=True),
-        Arrow("prefill", "decode", f"KV {show('kv_transfer_bytes_per_request')}/request<br>"
-              f"{show('kv_egress_per_prefill_node_Bps', 'Gb/s')} per prefill node"),
-        Arrow("decode", "clients", "tokens streamed"),
-    ]
-    return box_diagram(boxes, arrows, title="Two pools and the hand-off, with this scenario's numbers")
 
 
 @page.chart("ai_vs_ridge")
@@ -61,28 +32,19 @@ def ai_vs_ridge(ctx):
     return figure(traces, layout)
 
 
-@page.chart("pool_ratio_vs_prompt")
-def pool_ratio_vs_prompt(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "prompt_tokens",
-        {"prefill_to_decode_node_ratio": "Prefill nodes per decode node"},
-        title="Pool ratio against prompt length (output length fixed)", y_title="prefill : decode",
-        n=60, lo=200, hi=32_000, log_y=True,
-    )
+page.sweep("pool_ratio_vs_prompt", "prompt_tokens",
+    {"prefill_to_decode_node_ratio": "Prefill nodes per decode node"},
+    title="Pool ratio against prompt length (output length fixed)", y_title="prefill : decode",
+    n=60, lo=200, hi=32_000, log_y=True)
 
-
-@page.chart("capacity_vs_interference")
-def capacity_vs_interference(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "interference",
-        {
-            "disaggregated_capacity_per_node": "Disaggregated",
-            "monolith_capacity_per_node": "Monolith (turns + interference)",
-            "roofline_monolith_capacity_per_node": "Monolith, perfect-overlap roofline",
-        },
-        title="Requests/s per node against the interference assumption", y_title="requests/s per node",
-        x_scale=100, n=51,
-    )
+page.sweep("capacity_vs_interference", "interference",
+    {
+        "disaggregated_capacity_per_node": "Disaggregated",
+        "monolith_capacity_per_node": "Monolith (turns + interference)",
+        "roofline_monolith_capacity_per_node": "Monolith, perfect-overlap roofline",
+    },
+    title="Requests/s per node against the interference assumption", y_title="requests/s per node",
+    x_scale=100, n=51)
 
 
 @page.chart("crossover_vs_interference")

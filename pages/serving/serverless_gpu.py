@@ -1,39 +1,9 @@
 from models.serving.serverless_gpu import COLD_STAGES, SNAPSHOT_STAGES
 from ui.charts import INK, layout_dict, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("serverless-gpu")
-
-
-@page.diagram("platform_shape")
-def platform_shape(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("req", "Requests", f"first token promised in {p.ttft_budget_s:g} s",
-            0, 0, "muted"),
-        Box("router", "Router", "free slot, else warm slot · else snapshot, else cold", 1, 0),
-        Box("pool", "Warm pool", f"{show('warm_pool_slots')} · {show('warm_pool_slots_with_snapshot')} with snapshots",
-            2, 0, "accent"),
-        Box("gpu", "GPU nodes", f"{show('fleet_gpus')} · billed {show('fleet_billed_utilization')}", 3, 0),
-        Box("auto", "Autoscaler", f"{p.scale_ups_per_min:g} starts/min at peak · in-flight signal", 1, 1),
-        Box("snap", "Snapshot store", f"{show('snapshot_bytes')} on local NVMe · start {show('snapshot_start_s')}", 2, 1),
-        Box("cold", "Cold path", f"pull, init, weights, compile · {show('cold_start_s')}", 3, 1, "danger"),
-        Box("meter", "Meter", f"per second · margin {show('gross_margin')}", 4, 0, "muted"),
-    ]
-    arrows = [
-        Arrow("req", "router", ""),
-        Arrow("router", "pool", "claim"),
-        Arrow("pool", "gpu", "ready now"),
-        Arrow("router", "auto", "in flight"),
-        Arrow("auto", "snap", "refill"),
-        Arrow("snap", "pool", f"{show('snapshot_boot_s')}"),
-        Arrow("cold", "gpu", "last resort", dashed=True),
-        Arrow("gpu", "meter", f"{show('billed_instances')} billed"),
-    ]
-    return box_diagram(boxes, arrows, title="Seconds to first token, with this scenario's numbers")
 
 
 @page.chart("cold_start_waterfall")
@@ -64,14 +34,10 @@ def cold_start_waterfall(ctx):
     return figure(traces, layout)
 
 
-@page.chart("pool_vs_scaleups")
-def pool_vs_scaleups(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "scale_ups_per_min",
-        {"warm_pool_slots": "Warm pool, cold refills", "warm_pool_slots_with_snapshot": "Warm pool, snapshot refills"},
-        title="Warm-pool slots against the scale-up rate (log-log)", y_title="slots", log_y=True, n=80,
-        line_shape="hv",
-    )
+page.sweep("pool_vs_scaleups", "scale_ups_per_min",
+    {"warm_pool_slots": "Warm pool, cold refills", "warm_pool_slots_with_snapshot": "Warm pool, snapshot refills"},
+    title="Warm-pool slots against the scale-up rate (log-log)", y_title="slots", log_y=True, n=80,
+    line_shape="hv")
 
 
 @page.chart("margin_vs_lifetime")

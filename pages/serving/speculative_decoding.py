@@ -3,36 +3,12 @@ import math
 import numpy as np
 
 from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("speculative-decoding")
 
 ACCEPTANCE_CURVES = (0.6, 0.7, 0.8, 0.9)
-
-
-@page.diagram("draft_verify_loop")
-def draft_verify_loop(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("sched", "Scheduler", f"per class: on / off and k · batch now {d.value('decode_batch'):,}", 0, 0),
-        Box("draft", "Draft", f"k = {p.draft_tokens} tokens · {show('draft_time_s')} at this batch", 1, 0, "accent"),
-        Box("verify", "Target verify pass", f"{p.draft_tokens + 1} positions a sequence · {show('verify_step_s')}", 2, 0),
-        Box("accept", "Rejection sampler", f"keep the agreed prefix + 1 · {show('expected_tokens_per_pass')} a pass", 2, 1),
-        Box("stream", "Stream to client", f"TPOT {show('tpot_plain_s')} → {show('tpot_speculative_s')}", 3, 1, "muted"),
-        Box("monitor", "Monitor", "accepts per pass, per class · TPOT against a holdout", 1, 1, "danger"),
-    ]
-    arrows = [
-        Arrow("sched", "draft", "context"),
-        Arrow("draft", "verify", f"{p.draft_tokens} guesses"),
-        Arrow("verify", "accept", "target logits"),
-        Arrow("accept", "stream", "tokens"),
-        Arrow("accept", "monitor", "counts", dashed=True),
-        Arrow("monitor", "sched", f"alert below {show('break_even_acceptance_at_operating_batch')}", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="One speculative round, with this scenario's numbers")
 
 
 @page.chart("speedup_vs_k")

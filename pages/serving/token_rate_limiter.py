@@ -3,7 +3,6 @@ import streamlit as st
 
 from models.serving import token_rate_limiter as model
 from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline
 from ui.question_page import QuestionPage
 from ui.sim_panel import cached_simulation, seed_input
@@ -11,57 +10,18 @@ from ui.sim_panel import cached_simulation, seed_input
 page = QuestionPage("token-rate-limiter")
 
 
-@page.diagram("limiter_path")
-def limiter_path(ctx):
-    d = ctx.derivation
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    boxes = [
-        Box("client", "Tenant", f"prompt + max_tokens {ctx.params.max_tokens:,.0f}", 0, 0, "muted"),
-        Box("gw", "Gateway", "tokenize prompt · 429 + Retry-After · 413 if it never fits", 1, 0),
-        Box("limiter", "Token buckets",
-            f"per (tenant, model) · in: {show('input_refill_per_s')} · out: {show('output_refill_per_s')}",
-            2, 0, "accent"),
-        Box("counter", "Counter shards", f"{show('counter_ops_per_s')} · {show('counter_shards')}", 2, 1, "accent"),
-        Box("lease", "Local leases (big tenants)", f"{ctx.params.lease_tokens:,.0f} tokens per node",
-            1, 1, "muted"),
-        Box("fleet", "Replicas", f"{show('fleet_output_tokens_per_s')} · limits {show('oversubscription_ratio')}",
-            3, 0),
-        Box("settle", "Settle on last token", f"refund max_tokens − actual · ~{show('mean_output_capped')} used",
-            3, 1),
-    ]
-    arrows = [
-        Arrow("client", "gw", ""),
-        Arrow("gw", "limiter", "debit · reserve"),
-        Arrow("limiter", "counter", "atomic script"),
-        Arrow("lease", "counter", f"{show('lease_renewals_per_s')}", dashed=True),
-        Arrow("limiter", "fleet", f"{show('admitted_requests_per_s')}"),
-        Arrow("fleet", "settle", "stream ends"),
-        Arrow("settle", "counter", "refund", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="Admission, reservation and settlement, with this scenario's numbers")
+page.sweep("admits_vs_max_tokens", "max_tokens",
+    {
+        "admits_per_min_settled": "Reserve, then settle at actual",
+        "admits_per_min_reserving": "Reserve only",
+    },
+    title="Admits per minute for one tenant against max_tokens (log-log)",
+    y_title="Requests per minute", log_y=True, n=80, lo=100, hi=64_000)
 
-
-@page.chart("admits_vs_max_tokens")
-def admits_vs_max_tokens(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "max_tokens",
-        {
-            "admits_per_min_settled": "Reserve, then settle at actual",
-            "admits_per_min_reserving": "Reserve only",
-        },
-        title="Admits per minute for one tenant against max_tokens (log-log)",
-        y_title="Requests per minute", log_y=True, n=80, lo=100, hi=64_000,
-    )
-
-
-@page.chart("ramp_vs_max_tokens")
-def ramp_vs_max_tokens(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "max_tokens",
-        {"settle_ramp_s": "Least warm-up to the settled rate (s)"},
-        title="Warm-up before settling pays off, against max_tokens",
-        y_title="Seconds", n=80, lo=100, hi=64_000,
-    )
+page.sweep("ramp_vs_max_tokens", "max_tokens",
+    {"settle_ramp_s": "Least warm-up to the settled rate (s)"},
+    title="Warm-up before settling pays off, against max_tokens",
+    y_title="Seconds", n=80, lo=100, hi=64_000)
 
 
 @page.chart("utilization_vs_peak_use")
@@ -75,7 +35,6 @@ def utilization_vs_peak_use(ctx):
     # The 100% line as a dict (ui/figures.py): add_hline validates the figure's shapes.
     fig.layout.shapes = (*fig.layout.shapes, hline(100, color="#dc2626", dash="dash", width=1))
     return fig
-
 
 
 def _run(params_json: str, seed: int):

@@ -2,8 +2,7 @@ import math
 from functools import partial
 
 from models.training import model_artifact_distribution as model
-from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
-from ui.diagram import Arrow, Box, box_diagram
+from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
 from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure, swarm_simulation
@@ -19,45 +18,11 @@ SERIES_NAMES = {
 }
 
 
-@page.diagram("distribution")
-def distribution(ctx):
-    d = ctx.derivation
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    mins = lambda key: d[key].display("min")  # noqa: E731
-    boxes = [
-        Box("train", "Training export", f"{show('artifact_bytes')} of weights", 0, 0, "muted"),
-        Box("registry", "Registry (image layers)", f"serves {show('registry_egress_TB')} · {mins('naive_registry_rollout_s')} to the last node", 1, 0, "danger"),
-        Box("docker", "Node: docker pull", f"download {mins('docker_download_s')} · unpack on one core {mins('unpack_s')}", 2, 0, "danger"),
-        Box("chunks", "Chunk store + manifest", f"{show('chunk_count')} · manifest {show('manifest_bytes')}", 0, 1),
-        Box("eval", "Eval gate", f"passes a manifest digest · canary {show('canary_nodes')}", 0, 2, "accent"),
-        Box("tracker", "Tracker", "membership, manifest, peer lists · no data", 1, 2, "muted"),
-        Box("swarm", "Swarm of nodes", f"{ctx.params.nodes:,} nodes · rarest first · {show('swarm_estimate_s')}", 1, 1),
-        Box("stage", "Node: verify + stage", f"SHA-256 per chunk · {show('verify_s')} on {ctx.params.hash_cores} cores", 2, 1),
-        Box("flip", "Load + flip pointer", f"{show('load_s')} load · {show('cutover_waves')} · {mins('cutover_s')}", 2, 2, "accent"),
-    ]
-    arrows = [
-        Arrow("train", "registry", "bake a gzip layer"),
-        Arrow("registry", "docker", "one stream per layer"),
-        Arrow("train", "chunks", "hash + chunk"),
-        Arrow("chunks", "eval", "digest"),
-        Arrow("chunks", "swarm", "≈ one copy"),
-        Arrow("tracker", "swarm", "", dashed=True),
-        Arrow("swarm", "stage", "chunks"),
-        Arrow("stage", "flip", "manifest verified"),
-        Arrow("eval", "tracker", "promote", dashed=True),
-    ]
-    return box_diagram(boxes, arrows, title="Two ways to ship the weights, with this scenario's numbers")
-
-
-@page.chart("pull_vs_registry_rate")
-def pull_vs_registry_rate(ctx):
-    return sweep_figure(
-        ctx.slug, ctx.params, "registry_stream_gbps",
-        {"docker_time_per_node_s": "Docker pull, one node", "docker_download_s": "Download alone",
-         "unpack_s": "Unpack alone (one core)", "per_node_lower_bound_s": "Link bound"},
-        title="One node's Docker pull against the registry rate (log-log)", y_title="Minutes",
-        y_unit="min", from_unit="s", n=80, log_y=True,
-    )
+page.sweep("pull_vs_registry_rate", "registry_stream_gbps",
+    {"docker_time_per_node_s": "Docker pull, one node", "docker_download_s": "Download alone",
+     "unpack_s": "Unpack alone (one core)", "per_node_lower_bound_s": "Link bound"},
+    title="One node's Docker pull against the registry rate (log-log)", y_title="Minutes",
+    y_unit="min", from_unit="s", n=80, log_y=True)
 
 
 @page.chart("rollout_vs_nodes")

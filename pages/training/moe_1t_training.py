@@ -4,46 +4,11 @@ from pydantic import ValidationError
 
 from models.training import moe_1t_training as model
 from ui.charts import INK, PALETTE, layout_dict, sweep_figure
-from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure
 from ui.question_page import QuestionPage
 from ui.solve_cache import solve
 
 page = QuestionPage("moe-1t-training")
-
-
-@page.diagram("layout")
-def layout(ctx):
-    d, p = ctx.derivation, ctx.params
-    show = lambda key: d[key].display(hint=False)  # noqa: E731
-    pp = int(d.value("pp_size"))
-    boxes = [
-        Box("data", "Global batch", f"{show('dp_size')} · each feeds one pipeline", 0, 0, "muted"),
-        Box("s1", "Pipeline stage 1", f"{show('layers_per_stage')} on average · {p.ep_size} GPUs of EP", 1, 0),
-        Box("smid", "Stages 2 …", f"same shape · {pp} stages in all", 2, 0),
-        Box("sn", f"Stage {pp}", f"loss · backward flows back", 3, 0),
-        Box("ep", f"Expert-parallel group ({p.ep_size} GPUs)",
-            f"{show('experts_per_gpu')} per GPU per layer · all-to-all {show('a2a_egress_per_gpu_GBps')} per GPU · "
-            f"NVLink {show('a2a_share_nvlink')} / NIC {show('a2a_share_nic')} of compute", 1, 1, "accent"),
-        Box("gpu", "One GPU",
-            f"weights + grads {show('weights_grads_per_gpu_GB')} · optimizer {show('optimizer_per_gpu_GB')} (ZeRO-1) · "
-            f"state {show('state_per_gpu_GB')} of {show('hbm_GB')}", 2, 1),
-        Box("hot", "Hottest EP rank", f"{p.router_imbalance:g} × the mean tokens · step × "
-            f"{d.value('step_slowdown_from_imbalance'):.3g}", 3, 1, "danger"),
-    ]
-    arrows = [
-        Arrow("data", "s1", "micro-batches"),
-        Arrow("s1", "smid", "activations (NIC)"),
-        Arrow("smid", "sn", ""),
-        Arrow("s1", "ep", "dispatch / combine"),
-        Arrow("ep", "gpu", ""),
-        Arrow("gpu", "hot", "", dashed=True),
-    ]
-    return box_diagram(
-        boxes, arrows,
-        title=f"{p.gpus:,} GPUs: {d.value('dp_size')} replicas × {pp} stages × {p.ep_size} GPUs of expert parallelism",
-        height=420,
-    )
 
 
 def _ep_points(ctx):
