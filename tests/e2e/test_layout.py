@@ -5,6 +5,9 @@ cut; on a phone a slider and the metric cards are on screen together.
 Before this layout (Streamlit's sidebar held the 38 page links above the knobs) the first slider
 started 2,028-2,536 px down at 1440x900 on every page, 17 pages cut a metric at 1280 px and 5 at
 1440 px (`python -m bench.layout` measures both the same way).
+
+One browser session walks the 38 pages the way the app's links do (tests/e2e/conftest.visit), and
+the failures of every page are reported together.
 """
 
 from __future__ import annotations
@@ -12,14 +15,18 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page
 
 from models.registry import written
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import visit
 from tests.e2e.layout_checks import CUT_TEXT, FIRST_KNOB, KNOB_AND_METRIC_TOGETHER
 
 pytestmark = pytest.mark.e2e
-SLUGS = [q.slug for q in written()]
+QUESTIONS = written()
+VISIBLE = """() => {
+  const el = document.querySelector(".st-key-scenario-inline [data-testid='stSelectbox']");
+  return !!el && el.getBoundingClientRect().width > 0;
+}"""
 
 
 def _settle(page: Page, width: int, height: int) -> None:
@@ -40,35 +47,53 @@ def _eventually(page: Page, script: str, ok, timeout_s: float = 15.0):
         page.wait_for_timeout(250)
 
 
-@pytest.mark.parametrize("slug", SLUGS)
-def test_the_scenario_is_in_view_and_no_figure_is_cut(page: Page, app_url: str, slug: str):
-    page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto(f"{app_url}/{slug}")
-    wait_idle(page)
+def _screen_problems(page: Page) -> list[str]:
+    problems = []
     _settle(page, 1440, 900)
     knob = _eventually(page, FIRST_KNOB, lambda k: k is not None and 0 <= k["top"] and k["bottom"] <= 900)
-    assert knob is not None, "no knob in the scenario panel"
-    assert 0 <= knob["top"] and knob["bottom"] <= 900, f"first knob {knob['label']!r} at {knob['top']:.0f} px"
-    problems = {}
+    if knob is None:
+        problems.append("no knob in the scenario panel")
+    elif not (0 <= knob["top"] and knob["bottom"] <= 900):
+        problems.append(f"first knob {knob['label']!r} at {knob['top']:.0f} px")
     for width, height in ((1440, 900), (1280, 800), (390, 844)):
         _settle(page, width, height)
-        cut = _eventually(page, CUT_TEXT, lambda c: not c)
-        if cut:
-            problems[width] = cut
+        if cut := _eventually(page, CUT_TEXT, lambda c: not c):
+            problems.append(f"cut metric text at {width} px: {cut}")
     together = _eventually(page, KNOB_AND_METRIC_TOGETHER,
                            lambda t: t and t["slider_visible"] and t["metric_visible"] and not t["overlap"])
-    assert together and together["slider_visible"] and together["metric_visible"], together
-    assert not together["overlap"], "the stuck metric cards cover the slider"
-    assert not problems, f"cut metric text by width: {problems}"
+    if not (together and together["slider_visible"] and together["metric_visible"]):
+        problems.append(f"on a phone the slider and the metric cards are not on screen together: {together}")
+    elif together["overlap"]:
+        problems.append("the stuck metric cards cover the slider")
+    return problems
 
 
-@pytest.mark.parametrize("slug", SLUGS)
-def test_the_presenter_view_cuts_no_figure(page: Page, app_url: str, slug: str):
-    page.set_viewport_size({"width": 1440, "height": 900})
-    page.goto(f"{app_url}/{slug}?present=1")
-    wait_idle(page)
-    _settle(page, 1440, 900)
-    assert _eventually(page, CUT_TEXT, lambda c: not c) == []
-    assert page.locator("[data-testid='stSidebar']").count() == 0
-    # the preset and the knobs' pop-over are in the main column, under the metric cards
-    expect(page.locator(".st-key-scenario-inline [data-testid='stSelectbox']").first).to_be_visible()
+def test_on_every_page_the_scenario_is_in_view_and_no_figure_is_cut(page: Page, app_url: str):
+    found = {}
+    for q in QUESTIONS:
+        slug = q.slug
+        page.set_viewport_size({"width": 1440, "height": 900})
+        visit(page, app_url, f"/{slug}", q.title)
+        if problems := _screen_problems(page):
+            found[slug] = problems
+    assert not found, found
+
+
+def test_no_presenter_view_cuts_a_figure(page: Page, app_url: str):
+    found = {}
+    for q in QUESTIONS:
+        slug = q.slug
+        page.set_viewport_size({"width": 1440, "height": 900})
+        visit(page, app_url, f"/{slug}?present=1", q.title)
+        _settle(page, 1440, 900)
+        problems = []
+        if cut := _eventually(page, CUT_TEXT, lambda c: not c):
+            problems.append(f"cut metric text: {cut}")
+        if page.locator("[data-testid='stSidebar']").count():
+            problems.append("the sidebar is shown")
+        # the preset and the knobs' pop-over are in the main column, under the metric cards
+        if not _eventually(page, VISIBLE, bool):
+            problems.append("no preset chooser in the main column")
+        if problems:
+            found[slug] = problems
+    assert not found, found
