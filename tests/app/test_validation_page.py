@@ -1,4 +1,7 @@
-"""AppTest: the validation and reference pages run, show the measurements, and the knobs move predictions."""
+"""AppTest: the validation and reference pages run, show the measurements, and the knobs move predictions.
+
+The validation page is content over steps (content/validation.md over models.validation_steps): its
+static tables are Markdown, read back here cell by cell; the table your knobs drive is a dataframe."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from models.catalog import GPUS, MODELS
 from models.registry import ROOT
-from models.validation import ENGINE_DEFAULTS, SETUP_BY_KEY, Knobs, predict_s
+from models.validation import ENGINE_DEFAULTS, METRIC_LABELS, SETUP_BY_KEY, Knobs, fit_per_model, predict_s
 
 TIMEOUT = 30
 MEASURED_MS = {22.0, 63.17, 13.5, 45.45, 7.56, 160.6, 2.85, 46.2}
@@ -36,29 +39,60 @@ def _mine(at: AppTest, setup_label: str, quantity_start: str) -> float:
     return float(row["Your prediction (ms)"].iloc[0])
 
 
+def _md_table(at: AppTest, column: str) -> list[dict[str, str]]:
+    """The rendered Markdown table with a column `column`: one dict per row, cells without the bold."""
+    for m in at.markdown:
+        lines = [ln for ln in m.value.splitlines() if ln.startswith("|")]
+        if not lines:
+            continue
+        cells = [[c.strip().replace("**", "") for c in ln.strip("|").split("|")] for ln in lines]
+        if column in cells[0]:
+            return [dict(zip(cells[0], row)) for row in cells[2:]]
+    raise AssertionError(f"no Markdown table with a column {column!r}")
+
+
+def _ms(cell: str) -> float:
+    value, unit = cell.split()
+    return float(value.replace(",", "")) * {"ms": 1.0, "s": 1000.0}[unit]
+
+
+def _pct(cell: str) -> float:
+    return float(cell.removesuffix("%"))
+
+
 def test_validation_page_runs_clean_and_shows_the_measurements():
     at = _page("validation").run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error
-    fitted = _frame(at, "Fitted prediction (ms)")
-    assert set(fitted["Measured (ms)"].round(2)) == MEASURED_MS
+    fitted = _md_table(at, "Fitted prediction")
+    assert {round(_ms(r["Measured"]), 2) for r in fitted} == MEASURED_MS
     # 13B on one A100: (2 x 12.84e9 + 819,200 x 517) B / 1.555 TB/s; 70B on 8 H200 with the all-reduces' bytes
-    assert set(fitted["Roofline at 100% (ms)"].round(2)) >= {16.79, 3.72}
-    setups = _frame(at, "Decode per token (ms)")
-    assert set(setups["Decode per token (ms)"]) | set(setups["Prefill (ms)"]) == MEASURED_MS
+    assert {round(_ms(r["Roofline at 100%"]), 2) for r in fitted} >= {16.79, 3.72}
+    # the figures shown are the model's: each fitted cell is its row of models.validation, as a step displays it
+    rows = {(r.setup.label, METRIC_LABELS[r.metric]): r for f in fit_per_model() for r in f.rows}
+    assert len(fitted) == len(rows) == 8
+    for cell in fitted:
+        r = rows[(cell["Setup"], cell["Quantity"])]
+        assert _ms(cell["Fitted prediction"]) == pytest.approx(r.predicted_s * 1000, rel=1e-3)
+        assert _pct(cell["Error"]) == pytest.approx(r.error * 100, abs=0.01)
+    setups = _md_table(at, "Decode per token")
+    assert {_ms(r["Decode per token"]) for r in setups} | {_ms(r["Prefill"]) for r in setups} == MEASURED_MS
     assert len(at.get("plotly_chart")) == 1
     text = "\n".join(m.value for m in at.markdown)
+    plain = text.replace("**", "")
     assert "exact and therefore uninformative" in text
-    assert "misses the 15% target" in text
+    assert "misses the 15% target" in plain
     # Fit (c): the GEMMs of both layouts, and every measurement within the target under the validation's model.
-    gemms = _frame(at, "TP 2 efficiency")
-    assert list(gemms["GEMM (each layer)"]) == ["QKV projection", "Attention output", "MLP up", "MLP down"]
-    assert (gemms["TP 2 efficiency"] < gemms["TP 1 efficiency"]).all()
-    parts = _frame(at, "Fixed part, fitted (ms)")
-    assert set(parts["Measured (ms)"].round(2)) == {63.17, 45.45}
-    assert (parts["Error"].abs() < 15).all()
-    assert "all 8 measurements are within ±15%" in text
-    assert "**The short answer.**" in text and "every measurement within ±15%" in text
+    gemms = _md_table(at, "TP 2 efficiency")
+    assert [g["GEMM (each layer)"] for g in gemms] == ["QKV projection", "Attention output", "MLP up", "MLP down"]
+    assert all(_pct(g["TP 2 efficiency"]) < _pct(g["TP 1 efficiency"]) for g in gemms)
+    parts = _md_table(at, "Fixed part, fitted")
+    assert {round(_ms(p["Measured"]), 2) for p in parts} == {63.17, 45.45}
+    assert all(abs(_pct(p["Error"])) < 15 for p in parts)
+    assert "all 8 measurements are within ±15%" in plain
+    assert "The short answer." in plain and "every measurement within ±15%" in plain
+    # no placeholder is left unfilled
+    assert "{{" not in text
 
 
 def test_moving_an_efficiency_slider_changes_a_prediction():

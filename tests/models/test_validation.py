@@ -547,3 +547,105 @@ def test_the_fitted_defaults_miss_less_than_the_former_ones():
     assert mean(now_rows) < mean(former_rows)
     assert all(abs(r.error) <= 0.05 for r in now_rows if r.metric == "decode")
     assert max(abs(r.error) for r in former_rows if r.metric == "decode") > 0.25  # the 8B's decode was -30%
+
+
+# ------------------------------------------------ the page's steps (models.validation_steps)
+
+
+def _steps():
+    from models.validation_steps import accuracy_steps
+    return accuracy_steps()
+
+
+def test_accuracy_steps_key_figures_by_hand():
+    """A few of the page's figures re-derived from the measurements with arithmetic written out here."""
+    d = _steps()
+    v = d.value
+    assert v("h200_70b_decode_measured_s") == pytest.approx(7.56e-3)
+    assert v("a100_13b_tp2_prefill_measured_s") == pytest.approx(45.45e-3)
+    assert d["h200_70b_decode_measured_s"].kind == "lookup" and "vLLM" in d["h200_70b_decode_measured_s"].note
+    # 13B on one A100 at 100%: (2 x P13 weight bytes + 517 tokens x 40 layers x 2 (K, V) x 5,120 x 2 B) / 1.555 TB/s
+    kv_read = (512 + 10 / 2) * 40 * 2 * 5120 * 2
+    assert v("a100_13b_tp1_decode_kernel_s") == pytest.approx((2 * P13 + kv_read) / A100.hbm_Bps, rel=1e-9)
+    # Fit (a)'s 13B TP-2 decode: kernel / MBU + 80 all-reduces at 6 us plus the ring's bytes + 1.9 ms
+    ar = _allreduces(40, 2, 1, 5120, A100.nvlink_GBps_per_direction * 1e9)
+    kernel2 = v("a100_13b_tp2_decode_kernel_s")
+    pred = kernel2 / v("gpt13b_fit_a_mbu") + ar + 1.9e-3
+    assert v("a100_13b_tp2_decode_fit_a_s") == pytest.approx(pred, rel=1e-9)
+    assert v("a100_13b_tp2_decode_fit_a_error") == pytest.approx(pred / 13.5e-3 - 1, rel=1e-9)
+    # the measured TP speed-up of the 13B prefill, and llm-analysis's miss on the TP-2 prefill
+    assert v("a100_13b_prefill_speedup") == pytest.approx(63.17 / 45.45)
+    assert v("llm_analysis_tp2_prefill_error") == pytest.approx(32.98 / 45.45 - 1)
+    # fit (b) on H200: fixed cost and all-reduces as a share of the 8B's 2.85 ms step
+    ar8 = _allreduces(32, 8, 1, 4096, H200.nvlink_GBps_per_direction * 1e9)
+    assert v("h200_8b_decode_allreduce_s") == pytest.approx(ar8, rel=1e-9)
+    assert v("h200_8b_fixed_share") == pytest.approx((v("h200_fit_b_step_cost_s") + ar8) / 2.85e-3, rel=1e-9)
+    # profile efficiencies: 2 x 512 x 5,120 x 20,480 FLOP in 476 us against 312 TFLOP/s
+    assert v("profile_mlp_efficiency") == pytest.approx(2 * 512 * 5120 * 20_480 / (312e12 * 476e-6), rel=1e-9)
+    # the validation's worst error and where: fit (c)'s 13B one-GPU prefill
+    worst = max(validation_rows(), key=lambda r: abs(r.error))
+    assert v("validation_max_error") == pytest.approx(abs(worst.error), rel=1e-9)
+    assert v("validation_worst") == f"{worst.setup.label}, prefill (TTFT)"
+
+
+def test_accuracy_steps_are_the_models_rows():
+    """Every prediction and error step is the row models.validation computes, not a second copy."""
+    d = _steps()
+    from models.validation_steps import GPU_PREFIX, MODEL_PREFIX, SETUP_PREFIX
+    for f in fit_per_model():
+        assert d.value(f"{MODEL_PREFIX[f.group]}_fit_a_mbu") == f.decode.efficiency
+        for r in f.rows:
+            p = f"{SETUP_PREFIX[r.setup.key]}_{r.metric}"
+            assert d.value(f"{p}_measured_s") == r.measured_s and d.value(f"{p}_roofline_s") == r.roofline_s
+            assert d.value(f"{p}_fit_a_s") == r.predicted_s
+            assert d.value(f"{p}_fit_a_error") == pytest.approx(r.error, abs=1e-9)
+    for f in fit_per_gpu():
+        assert d.value(f"{GPU_PREFIX[f.group]}_fit_b_step_cost_s") == f.decode.overhead_s
+    (fc,) = fit_profiled()
+    assert d.value("fit_c_fixed_s") == fc.fixed_s
+    for r in evaluate({s.model: ENGINE_DEFAULTS for s in SETUPS}):
+        assert d.value(f"{SETUP_PREFIX[r.setup.key]}_{r.metric}_default_s") == r.predicted_s
+
+
+def test_every_arithmetic_accuracy_step_evaluates_to_its_value():
+    from models.formula import NON_ARITHMETIC, evaluate as evaluate_formula
+    d = _steps()
+    checked, wrong = 0, []
+    for s in d:
+        assert s.formula or s.kind or s.note, f"{s.key}: neither a formula, a kind nor a note says where it comes from"
+        if s.kind == "lookup":
+            assert s.note, f"{s.key}: a lookup names its source"
+        if not s.formula or not s.is_numeric or s.kind in NON_ARITHMETIC:
+            continue
+        got = evaluate_formula(s.formula, s.bindings, s.units, s.unit)
+        checked += 1
+        if not math.isclose(got, float(s.value), rel_tol=1e-6, abs_tol=1e-12):
+            wrong.append(f"{s.key}: '{s.formula}' gives {got:.6g}, the step is {float(s.value):.6g}")
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 140
+
+
+def test_every_placeholder_of_the_accuracy_page_is_a_step():
+    from models.content import load_content
+    c = load_content(ROOT / "content" / "validation.md")
+    d = _steps()
+    assert c.placeholders(), "the page's numbers are placeholders"
+    missing = sorted(c.placeholders() - set(d.keys()))
+    assert not missing, missing
+    # and the page shows most of what is recorded (the rest feed formulas: widths, FLOP of the anchors)
+    assert len(c.placeholders()) >= 0.8 * len(d)
+
+
+def test_the_accuracy_pages_fixed_words_hold():
+    """Words the content states outright, where the old page chose them in code."""
+    d = _steps()
+    v = d.value
+    assert v("a100_13b_tp2_prefill_fit_a_error") < -FIT_TOLERANCE  # "misses the 15% target"
+    assert v("gpt13b_fit_a_decode_worst_error") <= FIT_TOLERANCE  # "Decode holds"
+    assert v("validation_max_error") <= FIT_TOLERANCE  # "every measurement within ±15%"
+    assert v("h200_fit_b_decode_physical") == v("h200_fit_b_prefill_physical") == "yes"  # "H200: physical"
+    assert v("a100_fit_b_prefill_physical") == "no" and v("a100_fit_b_prefill_mfu") > 1  # "faster than the datasheet"
+    assert v("llama70b_fit_a_verdict").startswith("nothing") and v("llama8b_fit_a_verdict").startswith("nothing")
+    assert v("h200_missing_step_cost_s") > 1e-7  # "add about ... per step"
+    assert abs(v("llm_analysis_tp2_prefill_error")) > abs(v("a100_13b_tp2_prefill_fit_a_error"))  # "further off"
+    assert v("fit_c_fixed_s") > 0  # "positive as it must be"
