@@ -3,18 +3,12 @@ engine, its p95/p99 beside the page's exact steps, seeded."""
 
 from __future__ import annotations
 
-import pytest
 
 from models.serving import batched_inference_api as model
 from models.units import format_quantity
 from tests.helpers import app_page, metric
 
 SLUG = "batched-inference-api"
-
-
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
 def _runs(seed: int):

@@ -22,11 +22,6 @@ REVEAL = f"FormSubmitter:{BOX}.form-Reveal"
 KV_BUDGET_GB = 4 * 80 * 0.9 - 2 * (80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672) + 2 * 128256 * 8192) / 1e9  # 146.9
 
 
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "drills.duckdb"))
-
-
 def _check(at, typed):
     at.text_input(key=f"{BOX}.typed").input(typed)
     at.button(key=CHECK).click().run()

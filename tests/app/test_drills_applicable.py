@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import re
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.core import Derivation, Drill
@@ -21,11 +20,6 @@ from ui.drills import hidden_line, why_hidden
 SLUG = "continuous-batching"
 CUT_DRILL = "slow_client_grace_s"
 POLICY = f"{SLUG}.stream_policy"
-
-
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "drills.duckdb"))
 
 
 def _boxes(at: AppTest, slug: str) -> set[str]:

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 
 from models.registry import QUESTIONS
 from tests.helpers import app_page
 
 BANNER = "This scenario cannot happen as stated."
-
-
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
 
 
 def _warnings(at) -> list[str]:

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 
 from models.registry import QUESTIONS
 from tests.helpers import app_page, metric
 
 Q = QUESTIONS["batched-inference-api"]
 S = Q.slug
-
-
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "instructor.duckdb"))
 
 
 def test_choosing_a_preset_sets_every_knob():

@@ -14,11 +14,6 @@ from models.registry import ROOT
 QUESTION = "An LLM inference API that batches requests across GPUs"
 
 
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "mock.duckdb"))
-
-
 def _texts(at) -> str:
     return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
 

@@ -23,11 +23,6 @@ from tests.helpers import app_page
 WRITTEN = written()
 
 
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "robust.duckdb"))
-
-
 @pytest.mark.parametrize("q", WRITTEN, ids=[q.slug for q in WRITTEN])
 def test_every_numeric_knob_sweeps_every_metric_without_raising(q):
     params = q.Params()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -98,6 +99,34 @@ def app_url(tmp_path_factory):
 def wait_idle(page, timeout: float = 90_000) -> None:
     """Wait until the app has finished its current run (never a sleep)."""
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+
+
+BATCHED_TITLE = "An LLM inference API that batches requests across GPUs"
+
+
+def start_mock_round(page, app_url: str, title: str = BATCHED_TITLE, mode: str | None = None) -> None:
+    """Open the mock page, pick the question and its seed scenario (and a practice `mode`), start
+    the clock, and wait for the round's URL."""
+    page.goto(f"{app_url}/mock")
+    wait_idle(page)
+    form = page.locator("[data-testid='stForm']")
+    form.locator("[data-testid='stSelectbox']").first.click()
+    page.get_by_role("option", name=title).click()
+    form.get_by_text("The seed scenario").click()
+    if mode:
+        form.get_by_text(mode).click()
+    form.get_by_role("button", name="Start the clock").click()
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"attempt=[0-9a-f]{32}"))
+
+
+def save_mock_answer(page, key: str, text: str) -> None:
+    """Type an answer into a round's drill box, save it, and wait for the saved line that quotes it."""
+    box = page.locator(f".st-key-mockdrill-{key}")
+    box.locator("input[type='text']").fill(text)
+    box.get_by_role("button", name="Save").click()
+    wait_idle(page)
+    expect(box.get_by_text(re.compile(r"Saved at .*" + re.escape(text)))).to_be_visible()
 
 
 # Client-side navigation, as st.navigation's links do it: the URL changes and Streamlit runs the

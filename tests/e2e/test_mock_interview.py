@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import save_mock_answer, start_mock_round, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -16,33 +16,17 @@ def _seconds(mmss: str) -> int:
     return int(m) * 60 + int(s)
 
 
-def _save(page: Page, key: str, text: str) -> None:
-    box = page.locator(f".st-key-mockdrill-{key}")
-    box.locator("input[type='text']").fill(text)
-    box.get_by_role("button", name="Save").click()
-    wait_idle(page)
-    expect(box.get_by_text(re.compile(r"Saved at .*" + re.escape(text)))).to_be_visible()
-
-
 def test_mock_attempt_survives_a_reload_and_ends_in_a_review(page: Page, app_url: str, tmp_path):
-    page.goto(f"{app_url}/mock")
-    wait_idle(page)
-    form = page.locator("[data-testid='stForm']")
-    form.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name="An LLM inference API that batches requests across GPUs").click()
-    form.get_by_text("The seed scenario").click()
-    form.get_by_role("button", name="Start the clock").click()
-    wait_idle(page)
-    expect(page).to_have_url(re.compile(r"attempt=[0-9a-f]{32}"))
+    start_mock_round(page, app_url)
     clock = page.frame_locator("iframe[title='Time left in the mock interview']").locator("#left")
     expect(clock).to_have_text(re.compile(r"^4[45]:\d\d$"))
 
-    _save(page, "per_gpu_rps_full", "250 req/s")
+    save_mock_answer(page, "per_gpu_rps_full", "250 req/s")
     page.get_by_role("button", name="Move on to Shape").click()
     wait_idle(page)
     page.get_by_role("button", name="Move on to Arithmetic").click()
     wait_idle(page)
-    _save(page, "gpus_floor", "12")  # wrong: the floor is 8
+    save_mock_answer(page, "gpus_floor", "12")  # wrong: the floor is 8
 
     before = _seconds(clock.inner_text())
     page.reload()

@@ -11,23 +11,9 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from models.mock_script import clarifiers, depth_areas
 from models.registry import QUESTIONS
-from tests.e2e.conftest import wait_idle
+from tests.e2e.conftest import save_mock_answer, start_mock_round, wait_idle
 
 pytestmark = pytest.mark.e2e
-
-
-def _start(page: Page, app_url: str, title: str, mode: str | None = None) -> None:
-    page.goto(f"{app_url}/mock")
-    wait_idle(page)
-    form = page.locator("[data-testid='stForm']")
-    form.locator("[data-testid='stSelectbox']").first.click()
-    page.get_by_role("option", name=title).click()
-    form.get_by_text("The seed scenario").click()
-    if mode:
-        form.get_by_text(mode).click()
-    form.get_by_role("button", name="Start the clock").click()
-    wait_idle(page)
-    expect(page).to_have_url(re.compile(r"attempt=[0-9a-f]{32}"))
 
 
 def _ask_typed(page: Page, text: str) -> None:
@@ -58,14 +44,6 @@ def _write(page: Page, text: str) -> None:
     page.locator("h1").first.click()  # click away: the document saves on blur
     wait_idle(page)
     expect(page.get_by_text(re.compile(r"^Saved at \d\d:\d\d:\d\d UTC; saves whenever"))).to_be_visible()
-
-
-def _save(page: Page, key: str, text: str) -> None:
-    box = page.locator(f".st-key-mockdrill-{key}")
-    box.locator("input[type='text']").fill(text)
-    box.get_by_role("button", name="Save").click()
-    wait_idle(page)
-    expect(box.get_by_text(re.compile(r"Saved at .*" + re.escape(text)))).to_be_visible()
 
 
 def _finish(page: Page) -> None:
@@ -106,7 +84,7 @@ A GPU dies: its batch is retried.
 
 def test_a_full_round_on_the_batched_api(page: Page, app_url: str, tmp_path):
     q = QUESTIONS["batched-inference-api"]
-    _start(page, app_url, q.title)
+    start_mock_round(page, app_url, q.title)
     expect(page.locator(".st-key-mock-opening")).to_contain_text("The interviewer:")
     expect(page.locator(".st-key-mock-opening")).not_to_contain_text("2,000")  # no numbers in the opening
     expect(page.get_by_text("opening one during the round is noted in the review")).to_be_visible()
@@ -129,7 +107,7 @@ def test_a_full_round_on_the_batched_api(page: Page, app_url: str, tmp_path):
     expect(page.get_by_role("combobox", name="Depth area you will lead with")).to_have_value(areas[1])
 
     _write(page, BATCHED_DOC)
-    _save(page, "per_gpu_rps_full", "250 req/s")
+    save_mock_answer(page, "per_gpu_rps_full", "250 req/s")
     expect(page.locator(".st-key-mockdrill-gpus_floor")).to_have_count(0)  # an arithmetic probe: not yet
 
     page.reload()
@@ -141,7 +119,7 @@ def test_a_full_round_on_the_batched_api(page: Page, app_url: str, tmp_path):
         page.get_by_role("button", name=f"Move on to {nxt}").click()
         wait_idle(page)
     expect(page.get_by_role("heading", name="The interviewer asks: Arithmetic")).to_be_visible()
-    _save(page, "gpus_floor", "8")
+    save_mock_answer(page, "gpus_floor", "8")
     page.get_by_role("button", name="Move on to Depth").click()
     wait_idle(page)
     # the depth probes follow the area chosen in the numbers phase, and the choice is now fixed
@@ -177,7 +155,7 @@ def test_a_full_round_on_the_batched_api(page: Page, app_url: str, tmp_path):
 
 def test_numbers_only_practice_on_the_serving_platform(page: Page, app_url: str):
     q = QUESTIONS["serving-platform"]
-    _start(page, app_url, q.title, mode="Numbers only")
+    start_mock_round(page, app_url, q.title, mode="Numbers only")
     clock = page.frame_locator("iframe[title='Time left in the mock interview']").locator("#left")
     expect(clock).to_have_text(re.compile(r"^0[45]:\d\d$"))  # the numbers phase's 5 minutes
     expect(page.get_by_role("button", name=re.compile("^Move on"))).to_have_count(0)
@@ -195,7 +173,7 @@ def test_numbers_only_practice_on_the_serving_platform(page: Page, app_url: str)
     _write(page, "## Numbers\n2,000 users on H100s, Llama-3-70B.\nWeights: 70B x 2 bytes = 141 GB.\n"
                  "KV per token 320 KB, per conversation 7.9 GB.\n")
     expect(page.get_by_role("textbox", name="The document")).to_have_value(re.compile(r"^## Numbers\n"))
-    _save(page, "weight_bytes", "141 GB")
+    save_mock_answer(page, "weight_bytes", "141 GB")
     expect(page.locator("[class*='st-key-mockdrill-']")).to_have_count(2)  # the two numbers drills, nothing else
     _finish(page)
     expect(_score(page)).to_have_text("50%")  # 1 of the 2 numbers drills

@@ -8,7 +8,7 @@ import signal
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import start_server, stop_server, wait_idle
+from tests.e2e.conftest import save_mock_answer, start_mock_round, start_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -38,21 +38,9 @@ def test_kill_9_loses_no_confirmed_answer(page: Page, tmp_path):
     db = tmp_path / "durable.duckdb"
     proc, url = start_server(db, tmp_path / "a.log")
     try:
-        page.goto(f"{url}/mock")
-        wait_idle(page)
-        form = page.locator("[data-testid='stForm']")
-        form.locator("[data-testid='stSelectbox']").first.click()
-        page.get_by_role("option", name="An LLM inference API that batches requests across GPUs").click()
-        form.get_by_text("The seed scenario").click()
-        form.get_by_role("button", name="Start the clock").click()
-        wait_idle(page)
-        expect(page).to_have_url(re.compile(r"attempt=[0-9a-f]{32}"))
+        start_mock_round(page, url)
         attempt_url = page.url
-        box = page.locator(".st-key-mockdrill-per_gpu_rps_full")
-        box.locator("input[type='text']").fill("250 req/s")
-        box.get_by_role("button", name="Save").click()
-        wait_idle(page)
-        expect(box.get_by_text(re.compile(r"Saved at .*250 req/s"))).to_be_visible()
+        save_mock_answer(page, "per_gpu_rps_full", "250 req/s")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
