@@ -28,6 +28,25 @@ one declared here, as data, its numbers placeholders like the prose's:
     ]
     arrows = [{ src = "gw", dst = "q", label = "{{admitted_rps}}" }]
 
+The answer a candidate could give in the first five minutes, and the steps that carry it:
+
+    answer = '''
+    Six lines, every figure a placeholder: the shape, the sizing chain, the verdict.
+    '''   (or a triple-quoted TOML string)
+    carrying = ["request_rate", "requests_in_flight", "replicas"]  # 10-15 step keys
+
+Claims about real systems cite their source: `[src:vllm-chunked]` in the prose, and
+
+    [[sources]]
+    id = "vllm-chunked"
+    title = "vLLM docs: chunked prefill (max_num_batched_tokens)"
+    url = "https://docs.vllm.ai/en/latest/configuration/optimization.html"
+
+The page numbers the sources in the order they are first cited and lists them at its end.
+
+The page shows `answer` under the hook, and the derivation lists the `carrying` steps first (in
+the model's order) with every other step on demand.
+
 Pure Python: no Streamlit here.
 """
 
@@ -53,6 +72,7 @@ SECTION_PHASE = {
 }
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*([^}\s][^}]*?))?\s*\}\}")
+CITATION = re.compile(r"\[src:([a-z0-9][a-z0-9_\-]*)\]")
 DIRECTIVE = re.compile(r"^::(chart|sim|diagram)\s+([A-Za-z0-9_\-]+)\s*$")
 
 
@@ -134,6 +154,13 @@ class Diagram:
 
 
 @dataclass(frozen=True)
+class Source:
+    id: str
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
 class Content:
     path: Path
     hook: str
@@ -144,12 +171,24 @@ class Content:
     presets: tuple[Preset, ...] = ()
     front: dict = field(default_factory=dict, repr=False)
     diagrams: tuple[Diagram, ...] = ()
+    answer: str = ""  # the short answer, 6-8 lines of prose with placeholders
+    carrying: tuple[str, ...] = ()  # step keys the derivation shows first
+    sources: tuple[Source, ...] = ()
+
+    def cited(self) -> list[str]:
+        """Source ids in the order the page first cites them (answer, intro, then the sections)."""
+        order: list[str] = []
+        for text in (self.answer, self.intro, *(s.body for s in self.sections)):
+            for m in CITATION.finditer(text):
+                if m.group(1) not in order:
+                    order.append(m.group(1))
+        return order
 
     def diagram(self, name: str) -> Diagram | None:
         return next((dg for dg in self.diagrams if dg.name == name), None)
 
     def placeholders(self) -> set[str]:
-        text = self.intro + "".join(s.body for s in self.sections)
+        text = self.answer + self.intro + "".join(s.body for s in self.sections)
         return {m.group(1) for m in PLACEHOLDER.finditer(text)}
 
     def directives(self) -> list[tuple[str, str]]:
@@ -192,7 +231,44 @@ def parse_content(text: str, path: Path = Path("<string>")) -> Content:
         presets=tuple(_preset_entry(p, path) for p in front.get("presets", [])),
         front=front,
         diagrams=_diagrams(front.get("diagrams", []), path),
+        answer=_text(front, "answer", path).strip(),
+        carrying=_keys(front, "carrying", path),
+        sources=_sources(front.get("sources", []), path),
     )
+
+
+def _sources(entries, path: Path) -> tuple[Source, ...]:
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict) or set(entry) != {"id", "title", "url"}:
+            raise ContentError(f"{path}: a [[sources]] entry has exactly id, title and url")
+        if not all(isinstance(v, str) and v.strip() for v in entry.values()):
+            raise ContentError(f"{path}: source {entry.get('id')!r}: id, title and url are non-empty strings")
+        if not CITATION.fullmatch(f"[src:{entry['id']}]"):
+            raise ContentError(f"{path}: source id {entry['id']!r} is lower-case letters, digits, - and _")
+        if not entry["url"].startswith("https://"):
+            raise ContentError(f"{path}: source {entry['id']!r}: the url is an https:// address")
+        out.append(Source(entry["id"], entry["title"], entry["url"]))
+    ids = [s.id for s in out]
+    if len(set(ids)) != len(ids):
+        raise ContentError(f"{path}: a source id is declared twice")
+    return tuple(out)
+
+
+def _text(front: dict, name: str, path: Path) -> str:
+    value = front.get(name, "")
+    if not isinstance(value, str):
+        raise ContentError(f"{path}: `{name}` must be a string")
+    return value
+
+
+def _keys(front: dict, name: str, path: Path) -> tuple[str, ...]:
+    value = front.get(name, [])
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        raise ContentError(f"{path}: `{name}` must be a list of step keys")
+    if len(set(value)) != len(value):
+        raise ContentError(f"{path}: `{name}` names a step twice")
+    return tuple(value)
 
 
 def _fields(entry, cls, what: str, path: Path) -> dict:

@@ -97,7 +97,7 @@ def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
     return out
 
 
-STEP_KINDS = ("", "lookup", "verdict", "search", "given", "variant")  # see Step.kind
+STEP_KINDS = ("", "lookup", "verdict", "search", "given", "variant", "simulated")  # see Step.kind
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__,
@@ -120,10 +120,15 @@ class Step:              # and sweeps build tens of thousands of steps per rerun
     # to that) or what else the value is: "lookup" (a catalog or table entry), "verdict" (a word chosen
     # by comparing figures the formula names), "search" (the least or largest whole number meeting a
     # condition the formula states), "given" (a knob's value restated), "variant" (another step of
-    # this derivation re-solved with a knob changed, which the formula names).
+    # this derivation re-solved with a knob changed, which the formula names), "simulated" (read off a
+    # seeded simulation run: a page's live panel, beside the closed form it checks).
     kind: str = ""
     bindings: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     units: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)  # of the bindings
+    # A fraction (unit "1") shown to people as a percent: 0.47 reads "47%". The one convention for
+    # shares, as for knobs (Knob.percent): the value a model computes with and a formula evaluates to
+    # is always the fraction, never the fraction x 100.
+    percent: bool = False
 
     @property
     def is_numeric(self) -> bool:
@@ -133,6 +138,8 @@ class Step:              # and sweeps build tens of thousands of steps per rerun
         """The value with its unit, scaled to a readable prefix ("9.83 GB", "64,000 s (17.8 h)")."""
         if not self.is_numeric:
             return str(self.value)
+        if self.percent and unit in (None, "%"):
+            return format_quantity(100 * float(self.value), "%")
         return format_quantity(float(self.value), self.unit, noun=self.noun, target_unit=unit, hint=hint)
 
     def worked(self) -> str:
@@ -267,9 +274,15 @@ class Derivation:
         formula: str = "",
         note: str = "",
         kind: str = "",
+        percent: bool = False,
     ) -> Any:
         if key in self._rows:
             raise ValueError(f"step '{key}' recorded twice")
+        if unit == "%":
+            raise ValueError(f"step '{key}': a share is recorded as its fraction, with unit '1' and percent=True "
+                             "(0.47, shown as 47%), never as the fraction x 100 in '%'")
+        if percent and unit not in ("1", ""):
+            raise ValueError(f"step '{key}': percent=True marks a fraction, so its unit is '1', not {unit!r}")
         if kind and kind not in STEP_KINDS:
             raise ValueError(f"step '{key}': kind must be one of {STEP_KINDS}, not {kind!r}")
         scope = self._scope
@@ -283,7 +296,7 @@ class Derivation:
         # param's name: then the scope is copied first, so earlier steps keep the param's value.
         if key in scope:
             scope = self._scope = dict(scope)
-        self._rows[key] = (label, value, unit, noun, formula, note, kind, scope, self._units)
+        self._rows[key] = (label, value, unit, noun, formula, note, kind, scope, self._units, percent)
         scope[key] = value
         # what a worked formula shows beside this value: its unit, with the noun of a count or rate
         # ("552 sequences", "125 requests/s")

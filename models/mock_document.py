@@ -36,11 +36,11 @@ Matching a quantity to a figure (a step of the derivation)
   * Dimension first: a quantity can mean a figure only if its dimension is the step's (bytes,
     bytes/s, seconds, count, money, power, ...). A bare number or a count-noun number (`8 GPUs`)
     is dimensionless and meets only dimensionless steps. Percent is a number: `60%` (0.6) meets
-    a step of 0.6 in "1" and a step of 60 in "%"; a bare `64` also meets a "%" step of 64.
+    a step of 0.6 in "1"; a bare `64` also meets a share (a step with percent=True) of 0.64.
   * A count says what it counts: when the step has a noun ("GPUs", "requests"), a quantity with
     a noun of its own must share a word with the figure's ("103.4 requests" is not 104 GPUs;
     "48 accelerators" is, a few synonyms are known; "1.6 tokens" is not a 1.6x speed-up), and a
-    percent is not a count (it may be a factor: 80% of capacity). A "%" step takes only numbers
+    percent is not a count (it may be a factor: 80% of capacity). A share takes only numbers
     without a noun ("60 replicas" is not a busy share of 60%).
   * A count or money kept per period (a step in "1" with the noun "per day", a "USD" step whose
     key says `per_hour`/`per_day`/`per_week`/`per_year`/`annual`) also meets a rate: "0.2/h" is
@@ -602,7 +602,7 @@ _FACTOR_TEXT = re.compile(r"\d\s*[×x]$")
 
 def _readings(fig: _Figure, q: Quantity) -> list[tuple[float, str]]:
     """(value, typed unit) for each reading `q` has as this figure: its value, a bare number as
-    percent points for a "%" step, and bytes for a `B` the reader took for a billion."""
+    percent points for a share, and bytes for a `B` the reader took for a billion."""
     if not _noun_agrees(fig, q):
         return []
     out = [(q.value, q.typed_unit)] if q.unit == fig.base else []
@@ -691,7 +691,7 @@ def _figure(derivation: Derivation, key: str, label: str, tolerance) -> _Figure:
     per_s = _PERIOD_S[next(g for g in period.groups() if g).lower()] if period else 0.0
     if per_s and counted == "count" and not _word_set(noun):
         counted = ""  # "per day" says how often, not what is counted
-    return _Figure(key, label, step, base, reference, (step.unit or "").strip() == "%",
+    return _Figure(key, label, step, base, reference, step.percent or (step.unit or "").strip() == "%",
                    _tolerance_for(tolerance, key), words, counted=counted, per_s=per_s,
                    accepted=_word_set(noun) | words[0] | words[1])
 
@@ -707,7 +707,7 @@ def _reference_text(step: Step) -> str:
     if not step.is_numeric:
         return str(step.value)
     try:
-        return format_quantity(float(step.value), step.unit, noun=step.noun)
+        return step.display()
     except Exception:  # noqa: BLE001 - a unit the formatter does not know: the number and the unit
         return f"{format_number(step.value)} {step.unit}"
 

@@ -100,7 +100,9 @@ _DIRECTIVE_LINE = re.compile(r"^::(chart|sim|diagram)\s+\S+\s*$", re.M)
 # A bold lead opens a list item or a paragraph: "1. **Gateway:** ...", "- **A leaf dies.** ...",
 # "**SSD wear.** ...". Bold words inside a sentence, or at the start of a wrapped line inside a
 # paragraph, are emphasis, not a part's name.
-_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\*\*(.+?)\*\*")
+# A top-level item only: a nested one ("- **Timeout flush:**" under "3. **Dispatcher**") is a detail of
+# its box, not a box of the shape.
+_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])[ \t]+\*\*(.+?)\*\*")
 _PARAGRAPH = re.compile(r"^[ \t]*\*\*(.+?)\*\*")
 
 

@@ -355,7 +355,7 @@ ASKS: dict[str, str] = {
     "gate_catch_fraction": "What share of bad nodes does the health gate catch?",
     "evals_hold_fraction": "What share of the cluster do evals hold?",
     "state_share_of_hbm": "How much of HBM holds training state?",
-    "duplicate_pct": "What share of deliveries are duplicates?",
+    "duplicate_fraction": "What share of deliveries are duplicates?",
     "largest_eval_x_mean": "How much bigger is the largest eval than the mean one?",
     "derived_fraction": "How big are the derived tables, relative to bronze?",
     "demand_evals": "How much do evals really use, against their share?",

@@ -234,7 +234,7 @@ def format_quantity(
             return infinite
     if target_unit:
         converted = (value * parse_unit(unit)).to(parse_unit(target_unit)).magnitude
-        return f"{format_number(converted)} {target_unit}"
+        return f"{format_number(converted)}{'' if target_unit == '%' else ' '}{target_unit}"  # "96.67%"
     if unit == "%":
         return f"{format_number(value)}%"
     if unit == "d":

@@ -55,7 +55,7 @@ BREAKS = {
     ("disaggregated-prefill-decode", "kv_egress_link_utilization"): dict(kv_link="100GbE", kv_nics_per_node=1,
                                                                          compute_precision="fp8", prefill_mfu=0.9),
     ("serverless-gpu", "tenant_fits_its_gpus"): dict(kv_reserve_gb=100),
-    ("research-cluster-fair-share", "checkpoint_overhead_pct"): dict(save_minutes=10, checkpoint_minutes=5),
+    ("research-cluster-fair-share", "checkpoint_overhead_share"): dict(save_minutes=10, checkpoint_minutes=5),
     ("inference-observability", "tenant_step_share"): dict(given_batch=1, tokens_per_s_replica=20,
                                                            tenant_context_tokens=128_000),
     # worked by hand in tests/models/test_ttft_slo_200ms.py and tests/models/test_rag_10k_qps.py
@@ -70,20 +70,20 @@ BREAKS = {
 
 def test_require_records_conditions_beside_the_steps():
     d = Derivation()
-    d.step("busy_pct", "Busy", 147.0, "%")
+    d.step("busy_share", "Busy", 1.47, percent=True)
     formatted = []
 
     def message() -> str:
         formatted.append(1)
         return "This replica cannot do it: prefill and decode need 147% of its time."
 
-    assert d.require("busy_pct", 147.0 <= 100, message) is False
+    assert d.require("busy_share", d.value("busy_share") <= 1, message) is False
     assert d.require("fits", True, lambda: formatted.append(2) or "never read") is True
-    assert d.conditions == ["busy_pct", "fits"]
+    assert d.conditions == ["busy_share", "fits"]
     assert not d.feasible
-    assert d.violations == [("busy_pct", "This replica cannot do it: prefill and decode need 147% of its time.")]
+    assert d.violations == [("busy_share", "This replica cannot do it: prefill and decode need 147% of its time.")]
     assert formatted == [1]  # a met condition's message is never formatted
-    assert d.keys() == ["busy_pct"]  # conditions are not steps
+    assert d.keys() == ["busy_share"]  # conditions are not steps
     with pytest.raises(ValueError, match="declared twice"):
         d.require("fits", True, "again")
 
@@ -102,8 +102,8 @@ class _Toy(StrictModel):
 
 def _toy_solve(p: _Toy) -> Derivation:
     d = Derivation(p)
-    util = d.step("util_pct", "Utilization", 20 * p.load, "%", formula="20 × {load}")
-    d.require("util_pct", util <= 100, lambda: f"{util:g}% is more than all of it.")
+    util = d.step("util_share", "Utilization", 0.2 * p.load, percent=True, formula="0.2 × {load}")
+    d.require("util_share", util <= 1, lambda: f"{100 * util:g}% is more than all of it.")
     return d
 
 
@@ -113,8 +113,8 @@ def test_the_values_only_path_keeps_the_conditions():
     with values_only():
         light = _toy_solve(p)
     assert type(light).__name__ == "_ValuesOnly"
-    assert light.violations == full.violations == [("util_pct", "150% is more than all of it.")]
-    assert light.conditions == full.conditions == ["util_pct"]
+    assert light.violations == full.violations == [("util_share", "150% is more than all of it.")]
+    assert light.conditions == full.conditions == ["util_share"]
 
 
 def test_draw_scenario_redraws_until_the_solve_is_feasible():
@@ -219,7 +219,7 @@ def test_reconcilers_that_cannot_keep_up():
     assert 100 * need / 20 == pytest.approx(66.67, abs=0.01)
     assert q.solve(q.Params()).violations == []
     d = q.solve(q.Params(reconciler_workers=10))
-    assert d.value("reconciler_utilization_pct") == pytest.approx(100 * need / 10)
+    assert d.value("reconciler_busy_share") == pytest.approx(need / 10)
     (key, message), = d.violations
     assert message.startswith("The reconciler cannot keep up: visiting 4,000 nodes every 30 s needs 133.3% "
                               "of 10 workers' time")
@@ -232,7 +232,7 @@ def test_a_fleet_that_cannot_serve_the_peak_and_a_key_one_shard_cannot_hold():
     # 6.667 M against 2,000 replicas x 2,500 = 5 M tokens/s: 133%. At 30% in use, 4 M: 80%.
     d = q.solve(q.Params(peak_use_fraction=0.5))
     demand, fleet = 10_000 * 80_000 / 60 * 0.5, 2000 * 2500
-    assert d.value("fleet_utilization_at_peak") == pytest.approx(100 * demand / fleet) == pytest.approx(133.3, abs=0.1)
+    assert d.value("fleet_utilization_at_peak") == pytest.approx(demand / fleet) == pytest.approx(1.333, abs=0.001)
     assert [k for k, _ in d.violations] == ["fleet_utilization_at_peak"]
     assert "6,666,667 tokens/s" in dict(d.violations)["fleet_utilization_at_peak"]
     # 30,000 tenants on 10,000 replicas: 30,000 x 1,333.3 x 0.3 = 12 M tokens/s of 25 M (48%). At 400
@@ -242,7 +242,7 @@ def test_a_fleet_that_cannot_serve_the_peak_and_a_key_one_shard_cannot_hold():
     ops = 3 * 30_000 + (30_000 / 0.8 - 30_000)
     assert d.value("counter_ops_per_s") == pytest.approx(ops) == pytest.approx(97_500)
     assert d.value("hot_tenant_ops_per_s") == pytest.approx(0.6 * ops)
-    assert d.value("fleet_utilization_at_peak") == pytest.approx(48)
+    assert d.value("fleet_utilization_at_peak") == pytest.approx(0.48)
     (key, message), = d.violations
     assert key == "hot_shard_load" and "58,500 ops/s" in message and "50,000 ops/s" in message
     # 40% on that key: 39,000 ops/s, which a shard can do (above its 70% target, which the page shows).
@@ -257,11 +257,11 @@ def test_an_ssd_link_busier_than_all_of_its_time():
     assert d.value("ssd_reload_Bps") == pytest.approx(14e9 * 0.5)
     ret = 101_500 * 327_680  # tokens returning x Llama-3-70B's KV per token in bf16
     assert d.value("returning_kv_bytes") == pytest.approx(ret)
-    util = 100 * 1.0 * d.value("predicted_hit_share_ssd") / 100 * ret / 7e9
+    util = 1.0 * d.value("predicted_hit_share_ssd") * ret / 7e9  # 1 conversation/s x hit share x bytes / link
     assert d.value("ssd_link_utilization") == pytest.approx(util)
-    assert util > 100
+    assert util > 1
     (key, message), = d.violations
-    assert key == "ssd_link_utilization" and f"{util:.1f}%" in message
+    assert key == "ssd_link_utilization" and f"{100 * util:.1f}%" in message
     # Six a minute (the page's default): 0.1/s x 6.07% x 33.26 GB / 7 GB/s = 2.9%.
     assert q.solve(q.Params()).violations == []
 
@@ -286,7 +286,7 @@ def test_a_tpot_target_shorter_than_one_weight_read():
     # Llama-3-8B on one H100: 16.06 GB / 2.68 TB/s = 5.99 ms, three times a 2 ms target.
     q = QUESTIONS["interview-minute-plan"]
     d = q.solve(q.Params(tpot_target_ms=2, given_batch=16))
-    assert d.value("weight_read_floor_busy") == pytest.approx(100 * 2 * P8 / (3.35e12 * 0.8) / 2e-3)
+    assert d.value("weight_read_floor_busy") == pytest.approx(2 * P8 / (3.35e12 * 0.8) / 2e-3)
     assert [k for k, _ in d.violations] == ["weight_read_floor_busy"]
 
 
@@ -316,7 +316,7 @@ def test_a_tenant_larger_than_its_gpu():
 def test_a_save_longer_than_the_interval_and_a_tenant_bigger_than_its_batch():
     q = QUESTIONS["research-cluster-fair-share"]
     (key, message), = q.solve(q.Params(save_minutes=10, checkpoint_minutes=5)).violations
-    assert key == "checkpoint_overhead_pct" and "10 min" in message and "5 min" in message
+    assert key == "checkpoint_overhead_share" and "10 min" in message and "5 min" in message
     assert q.solve(q.Params(save_minutes=4.9, checkpoint_minutes=5)).violations == []
     # One sequence of 2,000 tokens reads 655 MB of KV a step; a tenant said to be in that batch with
     # 128,000 tokens of context reads 128,000 x 327,680 B = 41.9 GB: it cannot be that sequence.

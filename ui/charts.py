@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 
 from models.core import knobs_of, values_only
 from models.registry import QUESTIONS
-from models.units import convert
-from ui.figures import figure, label_log_axes, title as title_dict, vline
+from models.units import convert, format_number
+from ui.figures import figure, hline, label_log_axes, title as title_dict, vline
 from ui.solve_cache import solve
 
 # Line colours that keep at least 3.3:1 against white and against the dark theme's background.
@@ -136,37 +136,168 @@ def sweep_figure(
     log_x: bool | None = None,
     log_y: bool = False,
     n: int = 60,
-    lo: float | None = None,
-    hi: float | None = None,
+    lo: float | str | None = None,
+    hi: float | str | None = None,
     line_shape: str = "linear",
+    x_step: str | None = None,
+    dashed: Sequence[str] = (),
+    colors: dict[str, str] | None = None,
+    hlines: Sequence[float | str] = (),
+    height: int | None = None,
+    family: tuple[str, Sequence[Any]] | None = None,
+    fixed: dict[str, Any] | None = None,
+    xs: Sequence[Any] | None = None,
+    gaps: bool = False,
+    mode: str = "lines",
+    points: dict[str, tuple[str, str]] | None = None,
 ) -> go.Figure:
-    """`lines` maps step key -> legend name. `x_scale` turns a fraction knob into percent."""
+    """`lines` maps step key -> legend name; every point is a solve of the page's scenario with
+    `field` moved (see `sweep`), the current value marked. `x_scale` turns a fraction knob into percent.
+
+    The texts (title, axis titles, legend names) may hold `{{placeholders}}`, read at the page's
+    scenario. Options, each replacing code a page wrote by hand:
+      x_step   plot each point at a step's value instead of the knob's (prompt tokens while the
+               passages pasted in are swept);
+      dashed, colors   style lines by key (a capacity as a dashed INK line);
+      hlines   reference levels, each a number or a step or knob name (1 for 1x, "ttft_slo_ms"), or
+               (name, label) for a level named on the chart at its left end;
+      family   (knob, values): one line per value of another knob, the scenario's own drawn bold;
+               a line's name may say "{value}" ("LoRA on {value}");
+      fixed    knob values every point holds (a batch left to the engine while the prompt grows);
+      xs       the swept values themselves, instead of `n` points from `lo` to `hi`; `lo` and `hi`
+               may name a step, read in the knob's unit (a sweep that ends where prefill gets nothing);
+      gaps     a value that is not finite or not positive is a gap, not a point;
+      points   label -> (x knob or step, y step): a marked point of this scenario off the lines
+               (a heavier comparison adapter), drawn as a diamond."""
+    from ui.diagram import fill  # ui.diagram draws with this module's palette: import it late
+
     knob = knobs_of(type(params))[field]
-    xs = sweep_values(params, field, n, lo, hi)
-    ys = sweep(slug, params, field, list(lines), xs)
+    base = params.model_copy(update=fixed) if fixed else params
     current = getattr(params, field)
     cur_solve = solve(slug, params)
+    lo, hi = (_bound(b, cur_solve, knob) for b in (lo, hi))
+    grid = sorted({*xs, current}) if xs is not None else sweep_values(base, field, n, lo, hi)
+    text = lambda t: fill(t, cur_solve, params) if "{{" in t else t  # noqa: E731
+    keys = list(lines) + ([x_step] if x_step and x_step not in lines else [])
+    members = [(None, base)] if family is None else [
+        (v, base.model_copy(update={family[0]: v})) for v in _family_values(family, params)]
+    x_now = float(cur_solve.value(x_step)) if x_step else current * x_scale
     traces: list[dict] = []
-    for i, (key, name) in enumerate(lines.items()):
-        y = ys[key]
-        y_cur = float(cur_solve.value(key))
-        if y_unit and from_unit:
-            y = [convert(v, from_unit, y_unit) for v in y]
-            y_cur = convert(y_cur, from_unit, y_unit)
-        color = PALETTE[i % len(PALETTE)]
-        traces.append(dict(
-            type="scatter", x=[x * x_scale for x in xs], y=y, name=name, mode="lines",
-            line=dict(color=color, width=2.5, shape=line_shape),
-        ))
-        traces.append(dict(
-            type="scatter", x=[current * x_scale], y=[y_cur], mode="markers", showlegend=False,
-            marker=dict(color=color, size=11, line=dict(color="white", width=2)),
-            hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
-        ))
+    for j, (member, p_member) in enumerate(members):
+        ys = sweep(slug, p_member, field, keys, grid)
+        x_points = ys[x_step] if x_step else [x * x_scale for x in grid]
+        own = family is None or member == getattr(params, family[0])
+        for i, (key, name) in enumerate(lines.items()):
+            y = ys[key]
+            y_cur = float(cur_solve.value(key))
+            if cur_solve[key].percent:  # a share is a fraction; its axis reads in percent
+                y, y_cur = [100 * v for v in y], 100 * y_cur
+            if y_unit and from_unit:
+                y = [convert(v, from_unit, y_unit) for v in y]
+                y_cur = convert(y_cur, from_unit, y_unit)
+            if gaps:
+                y = [v if math.isfinite(v) and v > 0 else None for v in y]
+            k = i if family is None else j
+            color = (colors or {}).get(key, PALETTE[k % len(PALETTE)])
+            name = text(name)
+            if family is not None:
+                name = name.replace("{value}", _member_text(family[0], member, params)) + (" (now)" if own else "")
+            style = {"dash": "dash"} if key in dashed else {"dash": "dot"} if not own else {}
+            traces.append(dict(
+                type="scatter", x=x_points, y=y, name=name, mode=mode,
+                line=dict(color=color, width=2.5 if family is None else 3.5 if own else 2, shape=line_shape, **style),
+                **({"connectgaps": False} if gaps else {}),
+            ))
+            if own and math.isfinite(y_cur):
+                traces.append(dict(
+                    type="scatter", x=[x_now], y=[y_cur], mode="markers", showlegend=False,
+                    marker=dict(color=color, size=11, line=dict(color="white", width=2)),
+                    hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
+                ))
     unit = "%" if knob.percent else knob.unit
     layout = layout_dict(
-        title, x_title or (f"{knob.label} ({unit})" if unit else knob.label), y_title,
+        text(title), text(x_title) if x_title else (f"{knob.label} ({unit})" if unit else knob.label), text(y_title),
         log_x=knob.log if log_x is None else log_x, log_y=log_y,
     )
-    layout["shapes"] = [vline(current * x_scale, color="#64748b", dash="dot", width=1)]  # the current value
+    layout["shapes"] = [vline(x_now, color="#64748b", dash="dot", width=1)]  # the current value
+    notes = []
+    for i, level in enumerate(hlines):
+        level, label = level if isinstance(level, tuple) else (level, "")
+        y_level = level if isinstance(level, (int, float)) else _level(level, cur_solve, params)
+        if y_unit and from_unit and isinstance(level, str) and level in cur_solve:
+            y_level = convert(float(cur_solve.value(level)), cur_solve[level].unit, y_unit)
+        color = "#64748b" if not label else (INK, "#d97706", *PALETTE)[i % (2 + len(PALETTE))]
+        layout["shapes"].append(hline(y_level, color=color, dash="dash", width=1))
+        if label:  # on a log axis an annotation's y is in log10 units (shapes take data units)
+            notes.append(dict(x=0, xref="paper", xanchor="left", y=math.log10(y_level) if log_y else y_level,
+                              text=text(label), showarrow=False, yanchor="bottom", font=dict(size=11, color=color)))
+    if notes:
+        layout["annotations"] = notes
+    for i, (label, (x_name, y_key)) in enumerate((points or {}).items()):
+        x = float(cur_solve.value(x_name)) if x_name in cur_solve else float(getattr(params, x_name)) * x_scale
+        y = float(cur_solve.value(y_key))
+        y = convert(y, from_unit, y_unit) if y_unit and from_unit else 100 * y if cur_solve[y_key].percent else y
+        traces.append(dict(type="scatter", x=[x], y=[y], mode="markers", showlegend=False,
+                           marker=dict(color=PALETTE[(len(lines) + i + 2) % len(PALETTE)], size=11, symbol="diamond",
+                                       line=dict(color="white", width=2)),
+                           hovertemplate=f"{text(label)}: %{{y:,.4g}}<extra></extra>"))
+    if height:
+        layout["height"] = height
+    return figure(traces, layout)
+
+
+def _family_values(family: tuple[str, Sequence[Any]], params: Any) -> list:
+    """The members in order with the scenario's own among them: numbers ascending, words as declared."""
+    name, values = family
+    own = getattr(params, name)
+    if all(isinstance(v, (int, float)) for v in (*values, own)):
+        return sorted({*values, own})
+    return list(values) + ([own] if own not in values else [])
+
+
+def _member_text(name: str, value: Any, params: Any) -> str:
+    """A family member as its legend says it: "60%" for a share, the word for a choice."""
+    knob = knobs_of(type(params))[name]
+    if isinstance(value, str):
+        return value
+    return f"{format_number(100 * value)}%" if knob.percent else format_number(value)
+
+
+def _bound(bound: float | str | None, derivation: Any, knob: Any) -> float | None:
+    """A sweep's end: a number, or a step's value in the swept knob's unit."""
+    if not isinstance(bound, str):
+        return bound
+    step = derivation[bound]
+    return convert(float(step.value), step.unit, knob.unit) if knob.unit else float(step.value)
+
+
+def _level(name: str, derivation: Any, params: Any) -> float:
+    if name in derivation:
+        step = derivation[name]
+        return 100 * float(step.value) if step.percent else float(step.value)
+    knob = knobs_of(type(params))[name]
+    return 100 * float(getattr(params, name)) if knob.percent else float(getattr(params, name))
+
+
+def stack_figure(slug: str, params: Any, parts: dict[str, str], *, title: str, x_title: str, bar: str = "",
+                 target: str | None = None, target_name: str = "", height: int = 320) -> go.Figure:
+    """One horizontal bar cut into `parts` (step key -> legend name), each segment labelled with its
+    step's display: a latency budget, a cost split. `target` (a step or knob name) draws a dashed
+    line with `target_name` in the legend. Texts may hold `{{placeholders}}`."""
+    from ui.diagram import fill
+
+    d = solve(slug, params)
+    text = lambda t: fill(t, d, params) if "{{" in t else t  # noqa: E731
+    traces = [dict(type="bar", y=[text(bar) or " "], x=[float(d.value(key))], name=text(name), orientation="h",
+                   marker=dict(color=PALETTE[i % len(PALETTE)]),
+                   text=[d[key].display(hint=False)], textposition="inside", insidetextanchor="middle",
+                   hovertemplate=f"{text(name)}: {d[key].display(hint=False)}<extra></extra>")
+              for i, (key, name) in enumerate(parts.items())]
+    layout = layout_dict(text(title), text(x_title), "")
+    layout.update(barmode="stack", height=height, hovermode="closest")
+    layout["legend"]["traceorder"] = "normal"
+    if target:
+        line = dict(color=INK, dash="dash", width=1.5)
+        traces.append(legend_line(text(target_name), **line))  # in the legend: a label on the plot crowds it
+        layout["shapes"] = [vline(_level(target, d, params), **line)]
     return figure(traces, layout)

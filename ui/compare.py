@@ -55,12 +55,19 @@ def rows(a: Derivation, b: Derivation) -> list[dict]:
         out.append({
             "key": step.key, "label": step.label, "a": step.display(hint=False),
             "b": b[step.key].display(hint=False),
-            "delta": ("+" if delta > 0 else "") + format_quantity(delta, step.unit, noun=step.noun, hint=False)
-            if delta != 0 else "0",
+            "delta": ("+" if delta > 0 else "") + _delta_text(step, delta) if delta != 0 else "0",
             "ratio": f"{format_number(ratio)}×" if ratio is not None else "n/a",
             "a_value": va, "b_value": vb, "ratio_value": ratio,
         })
     return out
+
+
+def _delta_text(step, delta: float) -> str:
+    """B − A in the step's unit; between two shares, in percentage points ("+12 pp"), since a
+    difference of percents read as a percent ("+12%") would say 12% more than A."""
+    if step.percent:
+        return f"{format_number(100 * delta)} pp"
+    return format_quantity(delta, step.unit, noun=step.noun, hint=False)
 
 
 def _table(table: list[dict]) -> str:
@@ -103,14 +110,16 @@ def compare_view(slug: str, params_a: Any, params_b: Any, a: Derivation, b: Deri
     xs = sweep_values(params_a, field, 50)
     scale = 100 if knob.percent else 1
     fig = go.Figure()
+    y_scale = 100.0 if a[key].percent else 1.0  # a share is a fraction; its axis reads in percent
     for params, name, color, dash in ((params_a, "A", PALETTE[0], "solid"), (params_b, "B", PALETTE[1], "dash")):
-        ys = sweep(slug, params, field, [key], xs)[key]
+        ys = [y_scale * y for y in sweep(slug, params, field, [key], xs)[key]]
         fig.add_trace(go.Scatter(x=[x * scale for x in xs], y=ys, name=name, mode="lines",
                                  line=dict(color=color, dash=dash, width=2.5)))
-        fig.add_trace(go.Scatter(x=[getattr(params, field) * scale], y=[float((a if name == "A" else b)[key].value)],
+        fig.add_trace(go.Scatter(x=[getattr(params, field) * scale], y=[y_scale * float((a if name == "A" else b)[key].value)],
                                  mode="markers", showlegend=False, marker=dict(color=color, size=11)))
     unit = "%" if knob.percent else knob.unit
     base_layout(fig, f"{a[key].label}: A and B swept over {knob.label}",
-                f"{knob.label} ({unit})" if unit else knob.label, a[key].unit if a[key].unit != "1" else a[key].noun,
+                f"{knob.label} ({unit})" if unit else knob.label,
+                "%" if a[key].percent else a[key].unit if a[key].unit != "1" else a[key].noun,
                 log_x=knob.log)
     st.plotly_chart(fig, key=f"{slug}.compare.chart")

@@ -31,18 +31,31 @@ def _single_name(formula: str) -> bool:
     return bool(re.fullmatch(r"\s*\{[A-Za-z_][A-Za-z0-9_]*\}\s*", formula))
 
 
-def derivation_view(derivation: Derivation, *, expanded: bool = False, title: str = "Worked derivation: every step") -> None:
+def _items(steps) -> str:
     # One Markdown block for the whole list, not two elements a step: a page's derivation runs to a
     # hundred steps, and each element is a delta Streamlit sends and the browser lays out on every
     # slider move, open or closed.
     items = []
-    for i, step in enumerate(derivation, 1):
+    for i, step in enumerate(steps, 1):
         item = f"{i}. " + _line(step).replace("  \n", "  \n   ")
         if step.note:
             item += f"  \n   :gray[{step.note}]"
         items.append(item.replace("$", "\\$"))
+    return "\n".join(items)
+
+
+def derivation_view(derivation: Derivation, *, expanded: bool = False, title: str = "Worked derivation: every step",
+                    carrying: tuple[str, ...] = ()) -> None:
+    """The steps that carry the answer (the content's `carrying`, in the model's order) in view, and
+    every step behind an expander: a derivation of 60-80 steps is too much for one reading."""
+    carried = [step for step in derivation if step.key in set(carrying)]
+    if carried:
+        with st.container(key="carrying-steps"):
+            st.markdown(f"**The arithmetic that carries the answer** ({len(carried)} of {len(derivation)} steps)")
+            st.markdown(_items(carried))
+        title = f"Worked derivation: all {len(derivation)} steps"
     with st.expander(title, expanded=expanded):
-        st.markdown("\n".join(items))
+        st.markdown(_items(derivation))
 
 
 def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None,

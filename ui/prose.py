@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.content import PLACEHOLDER
+from models.content import CITATION, PLACEHOLDER, Content
 from models.core import Derivation, knobs_of
 from models.units import format_number, format_quantity
 
@@ -46,3 +46,24 @@ def render(text: str, derivation: Derivation, params: Any, withheld: frozenset[s
         return f"**{_escape(shown)}**"
 
     return PLACEHOLDER.sub(sub, _escape(text))
+
+
+def numbered_sources(content: Content) -> list[tuple[int, str, str]]:
+    """(number, title, url) of each cited source, numbered in the order the page first cites it."""
+    by_id = {src.id: src for src in content.sources}
+    return [(i, by_id[sid].title, by_id[sid].url) for i, sid in enumerate(content.cited(), 1) if sid in by_id]
+
+
+def cite(markdown: str, content: Content) -> str:
+    """`[src:id]` as a numbered link to the source, "[3]"; an id the page does not declare stays as
+    written, so it shows (and the contract test names it)."""
+    numbers = {sid: i for i, sid in enumerate(content.cited(), 1)}
+    urls = {src.id: src.url for src in content.sources}
+
+    def sub(m):
+        sid = m.group(1)
+        if sid not in urls:
+            return m.group(0)
+        return f"[[{numbers[sid]}]]({urls[sid]})"
+
+    return CITATION.sub(sub, markdown)

@@ -29,7 +29,7 @@ import streamlit as st
 from models.content import DIRECTIVE
 from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
-from ui.charts import sweep_figure
+from ui.charts import stack_figure, sweep_figure
 from ui.derivation_view import derivation_view, metric_row
 from ui.diagram import content_diagram
 from ui.drills import answered, applicable, drill_box, hidden_line
@@ -44,10 +44,12 @@ from ui.knobs import specs, unknown_params
 from ui.presenter import CHART_HEIGHT_PX, apply_style, is_presenting, presenter_toggle
 from ui.profile_box import profile_box
 from ui.share import share_button
+from ui.prose import cite, numbered_sources
 from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
 from ui.safe import code_span, escape_markdown
 from ui.session_store import get_store, profile
+from ui.sim_panel import simulation_panel
 from ui.solve_cache import solve
 
 
@@ -82,6 +84,7 @@ class QuestionPage:
             for spec in self.question.content.diagrams
         }
         self._deferred: list[tuple[Any, Renderer]] = []
+        self.simulations: dict[str, dict] = {}
 
     def _register(self, kind: str, name: str) -> Callable[[Renderer], Renderer]:
         def deco(fn: Renderer) -> Renderer:
@@ -103,6 +106,16 @@ class QuestionPage:
         """A chart declared, not written: `lines` (step key -> legend name) against the knob
         `field`, drawn by ui.charts.sweep_figure with `opts` (title, y_title, n, log_y, ...)."""
         self._renderers[("chart", name)] = lambda ctx: sweep_figure(ctx.slug, ctx.params, field, lines, **opts)
+
+    def stack(self, name: str, parts: dict[str, str], **opts: Any) -> None:
+        """One bar cut into steps (a latency budget), drawn by ui.charts.stack_figure with `opts`."""
+        self._renderers[("chart", name)] = lambda ctx: stack_figure(ctx.slug, ctx.params, parts, **opts)
+
+    def simulation(self, name: str, **spec: Any) -> None:
+        """A live panel declared, not written: ui.sim_panel.simulation_panel with `spec` (title,
+        message, cards, chart, caption). The question's model supplies simulate and simulation_steps."""
+        self.simulations[name] = spec  # read by tests/test_simulation_steps.py
+        self._renderers[("sim", name)] = lambda ctx: simulation_panel(ctx, name, **spec)
 
     def sim(self, name: str) -> Callable[[Renderer], Renderer]:
         """Register a function that draws its own Streamlit panel (controls, charts, summary)."""
@@ -134,7 +147,7 @@ class QuestionPage:
         def flush() -> None:
             chunk = "\n".join(buf).strip()
             if chunk:
-                st.markdown(render_prose(chunk, ctx.derivation, ctx.params))
+                st.markdown(cite(render_prose(chunk, ctx.derivation, ctx.params), self.question.content))
             buf.clear()
 
         for line in text.splitlines():
@@ -273,6 +286,10 @@ class QuestionPage:
             if content.hook:
                 st.markdown(f"*{render_prose(content.hook, derivation, params, withheld)}*")
             feasibility_banner(derivation)  # before any number is read as an answer
+            if content.answer:
+                with st.container(border=True, key="short-answer"):
+                    st.markdown("**The answer in five minutes**")
+                    st.markdown(cite(render_prose(content.answer, derivation, params, withheld), content))
             if hidden and not self.presenting:
                 st.caption(escape_markdown(hidden_line(hidden)))
         with metrics:
@@ -307,13 +324,17 @@ class QuestionPage:
                 if self.presenting or "reveal" in st.query_params:
                     reveal_panel(derivation, f"{q.slug}.reveal")
                 else:
-                    derivation_view(derivation)
+                    derivation_view(derivation, carrying=content.carrying)
         leftover = [d for ds in drills_by_phase.values() for d in ds if d is not focus]
         if leftover and not self.presenting:
             st.header("More drills")
             for drill in leftover:
                 st.caption(PHASE_TITLES[drill.phase])
                 drill_box(q.slug, drill, derivation, params)
+        sources = numbered_sources(content)
+        if sources:
+            st.header("Sources", anchor="sources", divider="gray")
+            st.markdown("\n".join(f"{n}. [{escape_markdown(title)}]({url})" for n, title, url in sources))
         content_drawn_s = time.perf_counter()
         for slot, fn in self._deferred:
             with slot:

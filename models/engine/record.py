@@ -131,7 +131,7 @@ def record_served(d: Derivation, p: Any) -> Served:
            formula="bytes side {decode_step_memory_s} against FLOP side {decode_step_compute_s}", kind="verdict")
     d.step("decode_tokens_per_s", "Decode tokens per second per replica", s.decode_tokens_per_s, "1/s",
            noun="tokens", formula="{decode_batch} / {decode_step_s}")
-    d.step("decode_mbu", "MBU over the whole step (bytes read / step / peak bandwidth)", 100 * r.mbu(step), "%",
+    d.step("decode_mbu", "MBU over the whole step (bytes read / step / peak bandwidth)", r.mbu(step), "1", percent=True,
            formula="({weight_bytes} + {decode_batch} × {kv_bytes_per_token} × {decode_context_tokens}) / "
                    "({decode_step_s} × {tp_degree} × {gpu_hbm_Bps})")
     d.step("critical_batch", "Batch where weight FLOP catch up with weight bytes, at peak", r.critical_batch, "1",
@@ -164,7 +164,7 @@ def record_fleet(d: Derivation, p: Any, rate_key: str, s: Served) -> Fleet:
     d.step("prefill_replica_equivalents", "Replicas busy with nothing but prefill", f.prefill_replica_equivalents,
            "1", noun="replicas", formula=f"{{{rate_key}}} × {{prefill_s_per_request}}")
     d.step("weight_read_floor_busy", "Decode busy share the weight read alone sets (one step per TPOT)",
-           100 * d.value("weight_read_s") / s.tpot_s, "%", formula="{weight_read_s} / {tpot_target_s}")
+           d.value("weight_read_s") / s.tpot_s, "1", percent=True, formula="{weight_read_s} / {tpot_target_s}")
     d.step("replicas_continuous", "Replicas the work needs, before rounding up", f.replicas_continuous, "1",
            noun="replicas",
            formula="the R at which prefill / R + decode busy at the batch each holds = {target_utilization}",

@@ -438,7 +438,7 @@ def solve(p: Params) -> Derivation:
                       formula="{fleet_gpus} GPUs × {interruptions_per_gpu_day}")
     d.step("nodes_in_repair", "Nodes in REPAIR at any time (Little's law)", failures * p.repair_days, "1",
            noun="nodes", formula="{node_failures_per_day} per day × {repair_days} / 1 day")
-    d.step("repair_share_pct", "Share of the fleet in repair", 100 * failures * p.repair_days / p.nodes, "%",
+    d.step("repair_share", "Share of the fleet in repair", failures * p.repair_days / p.nodes, "1", percent=True,
            formula="{nodes_in_repair} / {nodes}")
     handoff = d.step("handoff_s", "From request to login, for a node already READY",
                      p.fabric_config_s + 60 * p.precheck_min + 60 * p.boot_min, "s",
@@ -456,14 +456,14 @@ def solve(p: Params) -> Derivation:
            qps * p.drift_fraction, "1/s", noun="calls", formula="{api_qps} × {drift_fraction}")
     work = d.step("reconcile_work_s", "One reconcile, start to finish", p.calls_per_reconcile * p.api_call_ms / 1000,
                   "s", formula="{calls_per_reconcile} calls × {api_call_ms} ms")
-    util = d.step("reconciler_utilization_pct", "Busy share of the reconciler workers",
-                  100 * rps * work / p.reconciler_workers, "%",
+    util = d.step("reconciler_busy_share", "Busy share of the reconciler workers",
+                  rps * work / p.reconciler_workers, "1", percent=True,
                   formula="{reconciles_per_s} × {reconcile_work_s} / {reconciler_workers}")
-    d.step("reconciler_keeps_up", "Do the workers keep up with the interval?", "yes" if util < 100 else "no", "1",
-           formula="{reconciler_utilization_pct} < 100 %", kind="verdict")
-    d.require("reconciler_keeps_up", util < 100, lambda: (
+    d.step("reconciler_keeps_up", "Do the workers keep up with the interval?", "yes" if util < 1 else "no", "1",
+           formula="{reconciler_busy_share} < 100 %", kind="verdict")
+    d.require("reconciler_keeps_up", util < 1, lambda: (
         f"The reconciler cannot keep up: visiting {format_number(p.nodes)} nodes every "
-        f"{format_quantity(p.reconcile_interval_s, 's')} needs {format_quantity(util, '%')} of "
+        f"{format_quantity(p.reconcile_interval_s, 's')} needs {format_quantity(100 * util, '%')} of "
         f"{format_number(p.reconciler_workers)} workers' time, so the interval it promises is never met. "
         "Add workers, lengthen the interval or cut the calls per reconcile."))
     d.step("full_resync_s", "Time for the workers to visit every node once (after a restart)",
@@ -486,14 +486,14 @@ def solve(p: Params) -> Derivation:
     d.step("expected_bad_nodes", "Bad nodes expected in one allocation, no gate", k * q, "1", noun="nodes",
            formula="{allocation_nodes} × {bad_node_fraction}")
     d.step("p_allocation_has_bad_node", "Chance an allocation holds at least one bad node, no gate",
-           100 * (1 - (1 - q) ** k), "%", formula="1 − (1 − {bad_node_fraction})^{allocation_nodes}")
+           1 - (1 - q) ** k, "1", percent=True, formula="1 − (1 − {bad_node_fraction})^{allocation_nodes}")
     c = p.gate_catch_fraction
     passed_bad = d.step("bad_fraction_after_gate", "Bad share among the nodes the gate passes",
-                        q * (1 - c) / (1 - q * c), "1",
+                        q * (1 - c) / (1 - q * c), "1", percent=True,
                         formula="{bad_node_fraction} × (1 − {gate_catch_fraction}) / "
                                 "(1 − {bad_node_fraction} × {gate_catch_fraction})")
     d.step("p_allocation_has_bad_node_gated", "Chance an allocation holds at least one bad node, behind the gate",
-           100 * (1 - (1 - passed_bad) ** k), "%",
+           1 - (1 - passed_bad) ** k, "1", percent=True,
            formula="1 − (1 − {bad_fraction_after_gate})^{allocation_nodes}")
 
     # --- billing through an outage ----------------------------------------------------------------

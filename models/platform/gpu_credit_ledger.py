@@ -318,7 +318,7 @@ def solve(p: Params) -> Derivation:
     d.step("overbooking_ratio", "Credits issued over capacity", credits / cap, "1", noun="×",
            formula="{credits_to_issue_gpu_hours} / {capacity_gpu_hours}")
     d.step("unhonourable_if_all_spend", "Credits that cannot run this period if every team spends all of its grant",
-           100 * (credits - cap) / credits, "%",
+           (credits - cap) / credits, "1", percent=True,
            formula="({credits_to_issue_gpu_hours} − {capacity_gpu_hours}) / {credits_to_issue_gpu_hours}")
     total_w = d.step("total_weight", "Sum of the team weights", sum(weights), "1",
                      formula=" + ".join(f"{{weight_{k}}}" for k in TEAM_KEYS))
@@ -348,8 +348,8 @@ def solve(p: Params) -> Derivation:
                   p.gpus_per_job * p.max_runtime_h, "h", formula="{gpus_per_job} × {max_runtime_h} h", noun="GPU")
     held = d.step("held_gpu_hours_total", "Credits locked in holds with every GPU busy", jobs * hold, "h",
                   formula="{jobs_running} × {hold_gpu_hours}", noun="GPU")
-    d.step("held_share_of_credits", "Share of the period's credits locked in holds at once", 100 * held / credits,
-           "%", formula="{held_gpu_hours_total} / {credits_to_issue_gpu_hours}")
+    d.step("held_share_of_credits", "Share of the period's credits locked in holds at once", held / credits,
+           "1", percent=True, formula="{held_gpu_hours_total} / {credits_to_issue_gpu_hours}")
     d.step("unmetered_exposure_gpu_hours", "GPU time a lost metering interval leaves unbilled, whole cluster",
            p.gpus * p.meter_interval_s / 3600, "h", formula="{gpus} × {meter_interval_s}", noun="GPU")
 

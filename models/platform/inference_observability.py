@@ -40,6 +40,11 @@ from models.engine.roofline import ALLREDUCES_PER_LAYER
 from models.engine.serving_knobs import ServingKnobs, served
 # Gateway work before the engine sees a request (auth, rate limit, routing): an assumption.
 GATEWAY_S = 0.005
+# Published figures the page quotes beside its own (each cited on the page).
+MEASURED_DECODE_MBU_A100 = 0.77  # Llama-3.1-8B, batch 1, vLLM on an A100 40GB
+OTEL_DECISION_WAIT_S = 30.0  # tail_sampling decision_wait default
+OTEL_NUM_TRACES = 50_000  # tail_sampling num_traces default
+PROM_EXEMPLAR_BYTES = 100.0  # Prometheus exemplar storage, one trace_id exemplar
 SECONDS_PER_DAY = 86_400
 
 
@@ -176,12 +181,12 @@ def solve(p: Params) -> Derivation:
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     peak = d.step("peak_Bps", "Peak HBM bandwidth of the replica", r.hbm_Bps, "B/s",
                   formula="{tp_degree} × {gpu_hbm_Bps}")
-    mbu = d.step("mbu", "Memory-bandwidth utilization (MBU)", 100 * achieved / peak, "%",
+    mbu = d.step("mbu", "Memory-bandwidth utilization (MBU)", achieved / peak, "1", percent=True,
                  formula="{achieved_Bps} / {peak_Bps}")
-    d.step("mbu_plausible", "Do the observations fit under the roofline?", "yes" if mbu <= 100 else "no", "1",
-           formula="{mbu}% ≤ 100%", kind="verdict")
-    d.step("gpu_util_counter_pct", "What the 'GPU utilization' counter reads: time with a kernel running",
-           100 * (p.tokens_per_s_replica / batch) * step_s, "%",
+    d.step("mbu_plausible", "Do the observations fit under the roofline?", "yes" if mbu <= 1 else "no", "1",
+           formula="{mbu} ≤ 100%", kind="verdict")
+    d.step("gpu_util_counter_share", "What the 'GPU utilization' counter reads: time with a kernel running",
+           (p.tokens_per_s_replica / batch) * step_s, "1", percent=True,
            formula="{tokens_per_s_replica} / {decode_batch} × {step_time_s}")
     peak_flops = r.peak_flops
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
@@ -199,7 +204,7 @@ def solve(p: Params) -> Derivation:
     fpt = d.step("decode_flops_per_token", "FLOP per decoded token (2 × active params + attention)",
                  r.decode_flops_per_token(ctx), "FLOP",
                  formula="2 FLOP × {active_params} + {decode_attention_flops_per_position} × {context_tokens}")
-    d.step("mfu", "Model FLOP utilization (MFU)", 100 * fpt * p.tokens_per_s_replica / peak_flops, "%",
+    d.step("mfu", "Model FLOP utilization (MFU)", fpt * p.tokens_per_s_replica / peak_flops, "1", percent=True,
            formula="{decode_flops_per_token} × {tokens_per_s_replica} / {replica_peak_flops}")
     per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.tokens_per_s_replica / tp,
                      "1/s", noun="tokens", formula="{tokens_per_s_replica} / {tp_degree}")
@@ -240,6 +245,15 @@ def solve(p: Params) -> Derivation:
     d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
            formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
 
+    # --- published anchors and real defaults the prose quotes ---------------------------------------
+    d.step("measured_decode_mbu_a100", "Measured: single-request vLLM decode on an A100, share of the bandwidth roofline",
+           MEASURED_DECODE_MBU_A100, "1", percent=True, kind="lookup")
+    d.step("otel_decision_wait_s", "OpenTelemetry tail sampling: default decision_wait", OTEL_DECISION_WAIT_S, "s",
+           kind="lookup")
+    d.step("otel_num_traces", "OpenTelemetry tail sampling: default num_traces held in memory", OTEL_NUM_TRACES, "1",
+           noun="traces", kind="lookup")
+    d.step("prom_exemplar_bytes", "Prometheus: memory per trace-id exemplar", PROM_EXEMPLAR_BYTES, "B", kind="lookup")
+
     # --- one request's trace ---------------------------------------------------------------------
     gw = d.step("gateway_s", "Gateway span (assumed)", GATEWAY_S, "s")
     q = d.step("queue_s", "Queue span", p.queue_wait_ms / 1000, "s", formula="{queue_wait_ms} ms")
@@ -270,27 +284,28 @@ def solve(p: Params) -> Derivation:
                  formula="{tokens_per_s_replica} / {output_tokens}")
     steps_per_s = d.step("decode_steps_per_s", "Decode steps per second", p.tokens_per_s_replica / batch, "1/s",
                          noun="steps", formula="{tokens_per_s_replica} / {decode_batch}")
-    pre_busy = d.step("prefill_busy_share", "Replica time prefilling the prompts", 100 * rps * pre, "%",
+    pre_busy = d.step("prefill_busy_share", "Replica time prefilling the prompts", rps * pre, "1", percent=True,
                       formula="{requests_per_s_replica} × {prefill_s}")
     dec_busy = d.step("decode_busy_share", "Replica time in the engine's decode steps",
-                      100 * steps_per_s * model_step.step_s, "%", formula="{decode_steps_per_s} × {model_step_s}")
-    busy = d.step("replica_busy_share", "Replica time prefill and decode need together", pre_busy + dec_busy, "%",
-                  formula="{prefill_busy_share}% + {decode_busy_share}%")
+                      steps_per_s * model_step.step_s, "1", percent=True,
+                      formula="{decode_steps_per_s} × {model_step_s}")
+    busy = d.step("replica_busy_share", "Replica time prefill and decode need together", pre_busy + dec_busy, "1",
+                  percent=True, formula="{prefill_busy_share} + {decode_busy_share}")
     d.step("model_step_with_prefill_s", "The engine's decode step plus its share of prefill",
            model_step.step_s + rps * pre / steps_per_s, "s",
            formula="{model_step_s} + {requests_per_s_replica} × {prefill_s} / {decode_steps_per_s}")
     d.step("mfu_with_prefill", "MFU with the prompts' prefill counted",
-           100 * (fpt * p.tokens_per_s_replica + rps * e.prefill_flops_per_request) / peak_flops, "%",
+           (fpt * p.tokens_per_s_replica + rps * e.prefill_flops_per_request) / peak_flops, "1", percent=True,
            formula="({decode_flops_per_token} × {tokens_per_s_replica} + {requests_per_s_replica} × "
                    "{prefill_flops_per_request}) / {replica_peak_flops}")
-    d.require("replica_busy_share", busy <= 100, lambda: (
-        f"This replica cannot do it: prefill and decode need {format_quantity(busy, '%')} of its time "
-        f"({format_quantity(pre_busy, '%')} prefilling {format_quantity(rps, '1/s', noun='requests')}, "
-        f"{format_quantity(dec_busy, '%')} decoding). Lower the throughput, shorten the prompts or raise the "
+    d.require("replica_busy_share", busy <= 1, lambda: (
+        f"This replica cannot do it: prefill and decode need {format_quantity(100 * busy, '%')} of its time "
+        f"({format_quantity(100 * pre_busy, '%')} prefilling {format_quantity(rps, '1/s', noun='requests')}, "
+        f"{format_quantity(100 * dec_busy, '%')} decoding). Lower the throughput, shorten the prompts or raise the "
         "prefix-cache hit."))
-    d.require("mbu", mbu <= 100, lambda: (
+    d.require("mbu", mbu <= 1, lambda: (
         f"These counters contradict each other: {format_quantity(p.tokens_per_s_replica, '1/s', noun='tokens')} "
-        f"at a batch of {format_number(batch)} would move {format_quantity(mbu, '%')} of the replica's peak HBM "
+        f"at a batch of {format_number(batch)} would move {format_quantity(100 * mbu, '%')} of the replica's peak HBM "
         "bandwidth."))
     spans = d.step("spans_per_request", "Spans in one request's trace", len(SPANS), "1", noun="spans",
                    formula=" + ".join(f"1 ({s.name})" for s in SPANS))
@@ -312,16 +327,23 @@ def solve(p: Params) -> Derivation:
                       formula="{fleet_tokens_per_day} × {span_price_per_million_usd} / 1,000,000")
     d.step("span_cost_to_gpu_cost_ratio", "Span per token over the GPU cost of the token", span_day / gpu_day, "1",
            noun="×", formula="{per_token_span_cost_per_day_usd} / {gpu_cost_per_day_usd}")
+    d.step("span_vs_gpu_cost", "A span per token against the GPU cost: more or less?",
+           "more" if span_day > gpu_day else "less", "1",
+           formula="{per_token_span_cost_per_day_usd} > {gpu_cost_per_day_usd}", kind="verdict")
     revenue = d.step("revenue_per_day_usd", "The same tokens at list price", tokens_day * p.list_price_per_million_tokens_usd / 1e6,
                      "USD", formula="{fleet_tokens_per_day} × {list_price_per_million_tokens_usd} / 1,000,000")
     d.step("span_cost_to_list_price_ratio", "Span per token over the list price of the token", span_day / revenue, "1",
            noun="×", formula="{per_token_span_cost_per_day_usd} / {revenue_per_day_usd}")
+    d.step("span_vs_list_price", "A span per token against the list price: more or less?",
+           "more" if span_day > revenue else "less", "1",
+           formula="{per_token_span_cost_per_day_usd} > {revenue_per_day_usd}", kind="verdict")
     reqs = d.step("requests_per_day", "Requests a day", tokens_day / p.output_tokens, "1", noun="requests",
                   formula="{fleet_tokens_per_day} / {output_tokens}")
     req_spans = d.step("request_span_cost_per_day_usd", "The request-level layout: tracing bill per day",
                        reqs * spans * p.span_price_per_million_usd / 1e6, "USD",
                        formula="{requests_per_day} × {spans_per_request} × {span_price_per_million_usd} / 1,000,000")
-    d.step("request_span_share_of_gpu_cost", "That bill as a share of the GPU cost", 100 * req_spans / gpu_day, "%",
+    d.step("request_span_share_of_gpu_cost", "That bill as a share of the GPU cost", req_spans / gpu_day, "1",
+           percent=True,
            formula="{request_span_cost_per_day_usd} / {gpu_cost_per_day_usd}")
 
     # --- the cardinality budget ------------------------------------------------------------------
@@ -342,24 +364,24 @@ def solve(p: Params) -> Derivation:
            formula="{metric_series_full_labels} / {series_budget}")
 
     # --- charging a tenant for its share of the batch --------------------------------------------
-    d.step("average_step_share", "An average sequence's share of a step", 100 / batch, "%",
+    d.step("average_step_share", "An average sequence's share of a step", 1 / batch, "1", percent=True,
            formula="1 / {decode_batch}")
     d.step("weight_share_per_seq_bytes", "Each sequence's slice of the weight read", w / batch, "B",
            formula="{weight_bytes} / {decode_batch}")
     tkv = d.step("tenant_kv_bytes_per_seq", "The tenant's KV read per step", p.tenant_context_tokens * kvt, "B",
                  formula="{tenant_context_tokens} × {kv_bytes_per_token}")
     share = d.step("tenant_step_share", "The tenant's share of a step it is in",
-                   100 * (w / batch + tkv) / step_bytes, "%",
+                   (w / batch + tkv) / step_bytes, "1", percent=True,
                    formula="({weight_share_per_seq_bytes} + {tenant_kv_bytes_per_seq}) / {step_bytes}")
     # The tenant's sequence is one of the batch whose mean context the step was read at; a context so
     # long that its KV alone outweighs the step cannot be in that batch.
-    d.require("tenant_step_share", share <= 100, lambda: (
+    d.require("tenant_step_share", share <= 1, lambda: (
         f"That tenant cannot be in this batch: its {format_number(p.tenant_context_tokens)}-token context reads "
         f"{format_quantity(tkv, 'B')} of KV a step, more than the {format_quantity(step_bytes - w, 'B')} the whole "
         "batch reads at its mean context."))
     step_cost = tp * p.gpu_hour_usd / 3600 * step_s
     per_m = d.step("tenant_cost_per_million_tokens_usd", "The tenant's GPU cost per million tokens",
-                   step_cost * share / 100 * 1e6, "USD",
+                   step_cost * share * 1e6, "USD",
                    formula="{gpu_cost_per_million_tokens_usd} × {tenant_step_share} / {average_step_share}")
     cost = d.step("tenant_cost_usd", "The tenant's GPU cost for a day, by batch share",
                   p.tenant_tokens_per_day * per_m / 1e6, "USD",

@@ -258,7 +258,7 @@ class Params(StrictModel):
         Knob("Restart cost", "min", 1, 60, 1,
              help="Requeue, place, load the checkpoint, rebuild communicators: GPU time that makes no progress.",
              draw=(3, 20)),
-    ] = 10
+    ] = 15
     checkpoint_write_min: Annotated[
         float,
         Knob("Checkpoint write on the signal", "min", 0.1, 30, log=True,
@@ -270,6 +270,10 @@ class Params(StrictModel):
         Knob("Grace period", "min", 0.5, 30, 0.5,
              help="Time between SIGTERM and SIGKILL.", draw=(2, 10)),
     ] = 5
+
+
+K8S_DEFAULT_GRACE_S = 30.0  # PodSpec.terminationGracePeriodSeconds when unset
+SLURM_DEFAULT_QUEUE_DEPTH = 100  # SchedulerParameters=default_queue_depth when unset
 
 
 def _ceil(x: float) -> int:
@@ -324,7 +328,8 @@ def solve(p: Params) -> Derivation:
     scan = d.step("naive_scan_s_per_tick", "A naive tick: evaluate every queued job",
                   p.jobs * p.per_job_check_us / 1e6, "s",
                   formula="{jobs} jobs × {per_job_check_us} µs")
-    d.step("naive_scan_share_of_tick", "Share of the tick the scan eats", 100 * scan / p.tick_s, "%",
+    d.step("naive_scan_share_of_tick", "Share of the tick the scan eats", scan / p.tick_s, "1",
+           percent=True,
            formula="{naive_scan_s_per_tick} / {tick_s}")
     d.step("max_scannable_jobs", "Largest queue a scan handles inside its budget",
            p.scan_budget_fraction * p.tick_s / (p.per_job_check_us / 1e6), "1", noun="jobs",
@@ -424,12 +429,31 @@ def solve(p: Params) -> Derivation:
     d.step("bug_cost_gpu_hours", "What freeing GPUs on the signal throws away (victims killed mid-write)",
            max(0.0, lost_kill - lost_sig), "h",
            formula="max(0 h, {lost_work_without_signal_gpu_hours} − {lost_work_with_checkpoint_on_signal_gpu_hours})", noun="GPU")
-    on_sig = victim_sets(p, on_signal=True)[0]
-    d.step("best_victim_set_on_signal", "Cheapest set once every victim checkpoints on the signal",
-           _names(on_sig[0]), "1")
+    all_on_sig = victim_sets(p, on_signal=True)
+    on_sig = all_on_sig[0]
+    # On the signal a set costs only its GPUs x (write + restart), so every set freeing as many GPUs
+    # ties; the sort breaks the tie by fewer GPUs, then fewer jobs (one gang to requeue, not two).
+    tied = [combo for combo, cost in all_on_sig[1:] if abs(cost - on_sig[1]) < 1e-9]
+    d.step("on_signal_tied_with", "Sets that cost the same once victims checkpoint on the signal",
+           ", ".join(_names(t) for t in tied) if tied else "none", "1",
+           formula="every other set freeing as many GPUs", kind="search")
+    d.step("best_victim_set_on_signal", "Cheapest set once every victim checkpoints on the signal "
+           "(ties to fewer GPUs, then fewer jobs)", _names(on_sig[0]), "1")
     d.step("best_victim_cost_on_signal_gpu_hours", "Its cost: write plus restart per victim GPU",
            on_sig[1], "h",
            formula=f"{sum(c.gpus for c in on_sig[0])} GPUs × ({{checkpoint_write_min}} + {{restart_min}})", noun="GPU")
+    d.step("slurm_default_queue_depth", "Slurm's default_queue_depth: jobs an event-triggered pass considers",
+           SLURM_DEFAULT_QUEUE_DEPTH, "1", noun="jobs", kind="lookup")
+    # Kubernetes' default grace: a pod gets 30 s between SIGTERM and SIGKILL unless its spec says more.
+    k8s = d.step("k8s_default_grace_s", "Kubernetes' default terminationGracePeriodSeconds", K8S_DEFAULT_GRACE_S, "s",
+                 kind="lookup")
+    k8s_fits = p.checkpoint_write_min * 60 <= k8s
+    d.step("write_fits_k8s_default", "Does the write finish inside Kubernetes' default grace?",
+           "yes" if k8s_fits else "no", "1", formula="{checkpoint_write_min} ≤ {k8s_default_grace_s}", kind="verdict")
+    d.step("lost_with_k8s_default_grace_gpu_hours", "Work lost on the signal with the grace left at the default",
+           (best_gpus * p.checkpoint_write_min / 60) if k8s_fits else (lost_kill + best_gpus * k8s / 3600), "h",
+           formula="{best_victim_gpus} × {checkpoint_write_min}" if k8s_fits else
+           "{lost_work_without_signal_gpu_hours} + {best_victim_gpus} × {k8s_default_grace_s}", noun="GPU")
     return d
 
 

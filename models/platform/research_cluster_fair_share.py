@@ -17,11 +17,15 @@ This morning Post-training submits a sweep. The walkthrough computes, in intervi
   checkpoint on the preemption signal;
 - what hoarding buys Evals and what it costs.
 
-Modelling choices stated on the page: last week Post-training ran its share's worth (or its
-demand, if lower) and Pretraining borrowed whatever else was idle (the only borrower, so no
-weights are involved); Research never borrows this morning (Evals' real use is capped at its
-share), so division weights drop out of the hand arithmetic; the simulation (`models.sim.fair_share`) starts from exactly this
-state and its first tick reproduces the water-filling figures.
+Modelling choices stated on the page: last week Post-training was quiet, running
+`history_posttrain` x its share (or its demand, if lower), and Pretraining borrowed whatever else
+was idle (the only borrower, so no weights are involved); Research never borrows this morning
+(Evals' real use is capped at its share), so division weights drop out of the hand arithmetic.
+Allocations are whole gangs: the water-filled targets are rounded to whole jobs (largest
+remainder), and borrowed, free and preempted GPUs are counted in those gangs. A borrower loses at
+most its borrowed gangs to preemption, which sets how the least-work-lost victims split. The
+simulation (`models.sim.fair_share`) starts from this morning's whole gangs with last week's
+ledger, and its first tick reproduces the water-filling figures.
 """
 
 from __future__ import annotations
@@ -87,6 +91,12 @@ class Params(StrictModel):
              help="Last week it ran at its share (or its demand, if lower); this morning's sweep asks for this.",
              draw=(1.0, 2.0)),
     ] = 1.5
+    history_posttrain: Annotated[
+        float,
+        Knob("Post-training last week", "× share", 0.0, 1.0, 0.05,
+             help="GPUs it ran last week, before the sweep, as a multiple of its share (a quiet week: low).",
+             draw=(0.1, 1.0)),
+    ] = 0.25
     demand_interp: Annotated[
         float,
         Knob("Interpretability demand on return", "× share", 0.0, 4.0, 0.05,
@@ -108,7 +118,7 @@ class Params(StrictModel):
     half_life_hours: Annotated[
         float,
         Knob("Usage half-life", "h", 0.5, 720, 0.5, log=True,
-             help="A GPU-hour used this long ago counts half. Slurm's default is 7 days (168 h).",
+             help="A GPU-hour used this long ago counts half. A week (168 h) forgives slowly, a day quickly.",
              draw=(6, 336)),
     ] = 24
     tick_minutes: Annotated[
@@ -289,9 +299,10 @@ def solve(p: Params) -> Derivation:
     del decay
 
     # --- last week: Interpretability away, only Pretraining borrows ------------------------------
-    hist_q = d.step("history_posttrain_gpus", "Post-training last week: its share's worth, before the sweep",
-                    min(G * s_q, d_q), "1", noun="GPUs",
-                    formula="min({total_gpus} × {share_posttrain} / {share_total}, {demand_posttrain_gpus})")
+    hist_q = d.step("history_posttrain_gpus", "Post-training last week, before the sweep",
+                    min(p.history_posttrain * G * s_q, d_q), "1", noun="GPUs",
+                    formula="min({history_posttrain} × {total_gpus} × {share_posttrain} / {share_total}, "
+                            "{demand_posttrain_gpus})")
     hist_demand_others = hist_q + evals_alloc  # Interpretability: nothing
     idle_hist = d.step(
         "history_idle_gpus", "Left for Pretraining to borrow last week",
@@ -387,14 +398,26 @@ def solve(p: Params) -> Derivation:
            plain_p, "1", noun="GPUs",
            formula=_split_formula("pretrain", "posttrain", "{normalized_share_pretrain}",
                                   "{share_posttrain} / {share_total}")[_case(d_p, g_p, plain_p, d_q, g_q, plain_q)])
+    whole_p, whole_q = n_p * p.job_gpus, n_q * p.job_gpus
+    d.step("factor_shift_gpus", "Idle GPUs the factor moves from Pretraining to Post-training",
+           plain_p - a_p, "1", noun="GPUs", formula="{allocation_without_factor_gpus} − {allocation_gpus}")
+    d.step("factor_shift_share", "That move as a share of the idle GPUs", (plain_p - a_p) / idle if idle > 0 else 0.0,
+           "1", percent=True, formula="{factor_shift_gpus} / {idle_gpus}" if idle > 0 else "0 (nothing idle)")
+    plain_n_p, _plain_n_q = _whole_gangs(p.job_gpus, G - evals_alloc, (plain_p, plain_q), (d_p, d_q), (s_p, s_q))
+    d.step("allocation_without_factor_whole_gpus", "Pretraining's whole gangs if idle GPUs followed shares alone",
+           plain_n_p * p.job_gpus, "1", noun="GPUs",
+           formula="{job_gpus} GPUs × (⌊{allocation_without_factor_gpus} / {job_gpus}⌋, plus a free gang by "
+                   "largest remainder)", kind="search")
     borrowed = d.step(
-        "borrowed_gpus", "GPUs running above their owners' guarantees",
-        max(0.0, a_p - g_p) + max(0.0, a_q - g_q), "1", noun="GPUs",
-        formula="max(0, {allocation_gpus} − {guarantee_pretrain_gpus}) + "
-                "max(0, {allocation_posttrain_gpus} − {guarantee_posttrain_gpus})",
+        "borrowed_gpus", "GPUs running above their owners' guarantees, in whole gangs",
+        max(0.0, whole_p - g_p) + max(0.0, whole_q - g_q), "1", noun="GPUs",
+        formula="max(0, {allocation_whole_gpus} − {guarantee_pretrain_gpus}) + "
+                "max(0, {allocation_posttrain_whole_gpus} − {guarantee_posttrain_gpus})",
     )
-    free_now = d.step("free_gpus", "Idle GPUs nobody asked for", max(0.0, idle - extra[0] - extra[1]), "1",
-                      noun="GPUs", formula="{idle_gpus} − {borrowed_gpus}")
+    free_now = d.step("free_gpus", "GPUs in no gang this morning", max(0.0, G - evals_alloc - whole_p - whole_q),
+                      "1", noun="GPUs",
+                      formula="{total_gpus} − max({evals_hold_gpus}, {evals_use_gpus}) − {allocation_whole_gpus} − "
+                              "{allocation_posttrain_whole_gpus}")
 
     # --- the owner returns ----------------------------------------------------------------------
     claim = d.step("interp_claim_gpus", "What Interpretability may claim by preemption",
@@ -407,25 +430,71 @@ def solve(p: Params) -> Derivation:
                      noun="jobs", formula="⌈{reclaim_gpus} / {job_gpus}⌉")
     pre = d.step("preempted_gpus", "GPUs preempted", victims * p.job_gpus, "1", noun="GPUs",
                  formula="{victim_jobs} × {job_gpus} GPUs")
-    borrowing = [(a, key) for a, g, key in ((a_p, g_p, "allocation_gpus"), (a_q, g_q, "allocation_posttrain_gpus"))
-                 if a > g + 1e-9]
+    borrowing = [(n, key) for n, g, key in ((n_p, g_p, "allocation_jobs"), (n_q, g_q, "allocation_posttrain_jobs"))
+                 if n * p.job_gpus > g + 1e-9]
     cands = d.step("candidate_jobs", "Running jobs of the teams above their guarantee",
-                   sum(math.floor(a / p.job_gpus + 1e-9) for a, _ in borrowing), "1", noun="jobs",
-                   formula=" + ".join(f"⌊{{{key}}} / {{job_gpus}}⌋" for _, key in borrowing) or "0",
+                   sum(n for n, _ in borrowing), "1", noun="jobs",
+                   formula=" + ".join(f"{{{key}}}" for _, key in borrowing) or "0",
                    note="" if borrowing else "No team runs above its guarantee.")
     ckpt_h = p.checkpoint_minutes / 60
     d.step("lost_gpu_hours_without_warning", "Work lost, killed without warning (random victims)",
            pre * ckpt_h / 2, "h", formula="{preempted_gpus} GPUs × {checkpoint_minutes} / 2", noun="GPU")
+    # Victims come from a team only while it stays at or above its guarantee: at most its borrowed
+    # gangs. Least-work-lost picks spread over the borrowers in proportion to their jobs until a
+    # team's cap binds; each team then gives the v smallest of its n checkpoint phases, whose mean
+    # is (v + 1) / (2(n + 1)) of an interval.
+    job = p.job_gpus
+    b_p = math.floor((n_p * job - g_p) / job + 1e-9) if n_p * job > g_p + 1e-9 else 0
+    b_q = math.floor((n_q * job - g_q) / job + 1e-9) if n_q * job > g_q + 1e-9 else 0
+    d.step("borrowed_jobs_pretrain", "Pretraining's jobs above its guarantee (most it can lose)", b_p, "1",
+           noun="jobs", formula="⌊({allocation_whole_gpus} − {guarantee_pretrain_gpus}) / {job_gpus}⌋" if b_p else
+           "0 (at or below its guarantee)")
+    d.step("borrowed_jobs_posttrain", "Post-training's jobs above its guarantee (most it can lose)", b_q, "1",
+           noun="jobs", formula="⌊({allocation_posttrain_whole_gpus} − {guarantee_posttrain_gpus}) / {job_gpus}⌋"
+           if b_q else "0 (at or below its guarantee)")
+    # No cap binds (every borrower may lose all k): the k smallest of all n phases, exactly. A cap
+    # binds: that team gives all its borrowed gangs and the other the rest, each its smallest phases
+    # (exact when the victims take every borrowed gang; otherwise the likelier split).
+    caps = [b for b in (b_p, b_q) if b]
+    pooled = victims == 0 or all(victims <= b for b in caps)
+    if pooled:
+        v_p = victims if b_p and not b_q else (0 if not b_p else None)
+        v_q = victims if b_q and not b_p else (0 if not b_q else None)
+    else:
+        # the tighter cap (fewer borrowed gangs per running job) binds
+        if b_p and b_q:
+            p_binds = b_q >= victims or (b_p < victims and b_p / n_p <= b_q / n_q)
+            v_p = b_p if p_binds else victims - b_q
+            v_q = victims - v_p
+        else:  # one borrower, fewer borrowed gangs than the claim needs: it gives them all
+            v_p, v_q = (b_p, 0) if b_p else (0, b_q)
+    mode = d.step("victim_split", "How the least-work-lost victims split over the borrowers",
+                  "pooled" if pooled else "capped", "1", kind="verdict",
+                  formula="{victim_jobs} ≤ each borrower's jobs above its guarantee")
+    del mode
+    if pooled:
+        lost_ck = pre * ckpt_h * fs.expected_least_loss_fraction(victims, cands)
+        ck_formula = ("{preempted_gpus} GPUs × {checkpoint_minutes} × ({victim_jobs} + 1) / "
+                      "(2 × ({candidate_jobs} + 1))")
+    else:
+        d.step("victims_pretrain_jobs", "Victims from Pretraining", v_p, "1", noun="jobs",
+               formula=("{borrowed_jobs_pretrain}" if v_p == b_p else "{victim_jobs} − {borrowed_jobs_posttrain}")
+               if b_p else "0 (not above its guarantee)")
+        d.step("victims_posttrain_jobs", "Victims from Post-training", v_q, "1", noun="jobs",
+               formula="{victim_jobs} − {victims_pretrain_jobs}" if b_p and b_q else
+               ("{borrowed_jobs_posttrain}" if b_q else "0 (not above its guarantee)"))
+        lost_ck = job * ckpt_h * (v_p * (v_p + 1) / (2 * (n_p + 1)) + v_q * (v_q + 1) / (2 * (n_q + 1)))
+        ck_formula = ("{job_gpus} GPUs × {checkpoint_minutes} × ({victims_pretrain_jobs} × ({victims_pretrain_jobs} "
+                      "+ 1) / (2 × ({allocation_jobs} + 1)) + {victims_posttrain_jobs} × ({victims_posttrain_jobs} "
+                      "+ 1) / (2 × ({allocation_posttrain_jobs} + 1)))")
     d.step("lost_gpu_hours_checkpoint_aware", "Work lost, no warning, victims closest to their last checkpoint",
-           pre * ckpt_h * fs.expected_least_loss_fraction(victims, cands), "h",
-           formula="{preempted_gpus} GPUs × {checkpoint_minutes} × (min({victim_jobs}, {candidate_jobs}) + 1) / "
-                   "(2 × ({candidate_jobs} + 1))", noun="GPU")
+           lost_ck, "h", formula=ck_formula, noun="GPU")
     d.step("lost_gpu_hours_with_checkpoint_on_signal", "Work lost with a checkpoint on the signal: the save only",
            pre * p.save_minutes / 60, "h", formula="{preempted_gpus} GPUs × {save_minutes}", noun="GPU")
-    frac = fs.expected_least_loss_fraction(victims, cands)
+    frac = lost_ck / (pre * ckpt_h) if pre > 0 else 0.0
     d.step("break_even_checkpoint_minutes", "Checkpoint interval below which least-work-lost kills lose less than a save",
            p.save_minutes / frac if frac > 0 else math.inf, "min",
-           formula="{save_minutes} × 2 × ({candidate_jobs} + 1) / (min({victim_jobs}, {candidate_jobs}) + 1)"
+           formula="{save_minutes} × {preempted_gpus} GPUs × {checkpoint_minutes} / {lost_gpu_hours_checkpoint_aware}"
            if frac > 0 else "",
            note="" if frac > 0 else "No job is preempted, so no interval breaks even.")
     # The prose's clause about that interval, chosen here: an unbounded one is no interval to be
@@ -440,9 +509,9 @@ def solve(p: Params) -> Derivation:
            formula="({checkpoint_minutes} min / 2) / {save_minutes} min")
     d.step("owner_wait_s", "Longest an owner waits for its guarantee: one tick plus the save",
            (p.tick_minutes + p.save_minutes) * 60, "s", formula="{tick_minutes} + {save_minutes}")
-    d.step("checkpoint_overhead_pct", "Training time a blocking periodic checkpoint costs",
-           100 * p.save_minutes / p.checkpoint_minutes, "%", formula="{save_minutes} / {checkpoint_minutes}")
-    d.require("checkpoint_overhead_pct", p.save_minutes < p.checkpoint_minutes, lambda: (
+    d.step("checkpoint_overhead_share", "Training time a blocking periodic checkpoint costs",
+           p.save_minutes / p.checkpoint_minutes, "1", percent=True, formula="{save_minutes} / {checkpoint_minutes}")
+    d.require("checkpoint_overhead_share", p.save_minutes < p.checkpoint_minutes, lambda: (
         f"A job would never train: writing a checkpoint takes {format_number(p.save_minutes)} min, no shorter than "
         f"the {format_number(p.checkpoint_minutes)} min between checkpoints."))
 
@@ -477,8 +546,8 @@ def solve(p: Params) -> Derivation:
     del tot_alloc, tot_use, tot_rel
     d.step("hoarding_weight_ratio", "Evals' claim on idle GPUs, hoarding over releasing",
            fa / fr, "1", noun="×", formula="{evals_factor_charged_by_allocation} / {evals_factor_if_released}")
-    d.step("busy_utilization_cap_pct", "Most of the cluster that can run jobs while the hoard sits idle",
-           100 * (G - hoard) / G, "%", formula="({total_gpus} − {hoard_gpus}) / {total_gpus}")
+    d.step("busy_utilization_cap_share", "Most of the cluster that can run jobs while the hoard sits idle",
+           (G - hoard) / G, "1", percent=True, formula="({total_gpus} − {hoard_gpus}) / {total_gpus}")
     del f_e
     return d
 
@@ -495,15 +564,18 @@ def team_specs(p: Params) -> list[fs.TeamSpec]:
     ckpt_h = p.checkpoint_minutes / 60
     hist_p = v("history_pretrain_gpus")
     hist_q = v("history_posttrain_gpus")
+    # The run starts this morning: the ledger holds last week, the GPUs run this morning's whole gangs
+    # (Post-training's own guarantee already back from the borrower).
+    run_p, run_q = v("allocation_whole_gpus"), v("allocation_posttrain_whole_gpus")
     evals_alloc = max(v("evals_hold_gpus"), v("evals_use_gpus"))
     charged_e = evals_alloc if p.charge_by_allocation else v("evals_use_gpus")
     common = dict(job_gpus=p.job_gpus, job_hours=p.job_hours, checkpoint_h=ckpt_h)
     return [
         fs.TeamSpec(TEAMS[0], DIVISIONS[0], p.share_pretrain, offered_gpus=v("demand_pretrain_gpus"),
-                    burst_gpus=max(0.0, v("demand_pretrain_gpus") - hist_p), initial_running_gpus=hist_p,
+                    burst_gpus=max(0.0, v("demand_pretrain_gpus") - run_p), initial_running_gpus=run_p,
                     initial_usage_gpu_h=hist_p * memory, **common),
         fs.TeamSpec(TEAMS[1], DIVISIONS[1], p.share_posttrain, offered_gpus=v("demand_posttrain_gpus"),
-                    burst_gpus=max(0.0, v("demand_posttrain_gpus") - hist_q), initial_running_gpus=hist_q,
+                    burst_gpus=max(0.0, v("demand_posttrain_gpus") - run_q), initial_running_gpus=run_q,
                     initial_usage_gpu_h=hist_q * memory, **common),
         fs.TeamSpec(TEAMS[2], DIVISIONS[2], p.share_interp, offered_gpus=v("interp_return_gpus"),
                     start_h=p.return_hour, burst_gpus=v("interp_return_gpus"), **common),

@@ -100,9 +100,32 @@ class Params(StrictModel):
     ] = 2
     db_node_writes_per_s: Annotated[
         float,
-        Knob("Writes one database node sustains", "writes/s", 1000, 200_000, log=True,
-             help="Replicated, durable writes per node of a wide-column store.", draw=(5000, 50_000)),
+        Knob("Replica writes one database node sustains", "writes/s", 1000, 200_000, log=True,
+             help="Durable writes a node applies, counting every copy it holds: each logical write lands on "
+                  "one node per replica. Netflix measured about 11,500 per node on Cassandra in 2011.",
+             draw=(5000, 50_000)),
     ] = 10_000
+    busy_conversation_msgs_per_day: Annotated[
+        float,
+        Knob("Messages a day in a busy conversation", "messages", 10, 100_000, log=True,
+             help="Two people who chat all day, or a bot that never stops.", draw=(300, 3000)),
+    ] = 1000
+    conversation_years: Annotated[
+        float,
+        Knob("Years a conversation lives", "years", 0.5, 20, 0.5, help="History is kept forever; a long one.",
+             draw=(2, 10)),
+    ] = 5
+    bucket_days: Annotated[
+        float,
+        Knob("Time bucket per partition", "days", 1, 365, log=True,
+             help="The partition key is (conversation id, bucket): one partition per window of this length.",
+             draw=(7, 60)),
+    ] = 30
+    partition_limit_MB: Annotated[
+        float,
+        Knob("Largest partition you accept", "MB", 10, 1000, log=True,
+             help="Cassandra's guidance is to keep partitions under about 100 MB.", draw=(100, 100)),
+    ] = 100
     cache_shard_ops_per_s: Annotated[
         float,
         Knob("Operations one cache shard serves", "ops/s", 10_000, 1_000_000, log=True,
@@ -230,21 +253,37 @@ def solve(p: Params) -> Derivation:
         "message_db_writes_per_s", "Database writes for messages at peak", peak * p.db_writes_per_message,
         "1/s", noun="writes", formula="{peak_messages_per_s} × {db_writes_per_message} writes",
     )
+    d.step(
+        "measured_replica_writes_per_node", "Published anchor: Netflix's Cassandra benchmark, replica writes per node",
+        3_300_000 / 288, "1/s", noun="writes",
+        formula="3,300,000 writes/s / 288 nodes",
+        note="1.1 M client writes/s at replication 3 is 3.3 M replica writes/s on 288 m1.xlarge nodes (2011).",
+    )
+    ttl_replica = d.step(
+        "ttl_replica_writes_per_s", "Replica writes at peak: messages plus presence transitions, every copy",
+        (msg_writes + transitions) * p.db_replication, "1/s", noun="writes",
+        formula="({message_db_writes_per_s} + {presence_transitions_per_s}) × {db_replication} copies",
+    )
+    naive_replica = d.step(
+        "naive_replica_writes_per_s", "Replica writes at peak with a last-seen write per heartbeat, every copy",
+        (msg_writes + hb) * p.db_replication, "1/s", noun="writes",
+        formula="({message_db_writes_per_s} + {heartbeats_per_s}) × {db_replication} copies",
+    )
     ttl_nodes = d.step(
         "db_nodes_ttl_presence", "Database nodes: messages plus presence transitions",
-        math.ceil((msg_writes + transitions) / p.db_node_writes_per_s - 1e-9), "1", noun="nodes",
-        formula="⌈({message_db_writes_per_s} + {presence_transitions_per_s}) / {db_node_writes_per_s} writes/s⌉",
+        max(p.db_replication, math.ceil(ttl_replica / p.db_node_writes_per_s - 1e-9)), "1", noun="nodes",
+        formula="max({db_replication}, ⌈{ttl_replica_writes_per_s} / {db_node_writes_per_s} writes/s⌉)",
+        note="Never fewer nodes than copies: each replica of a row lives on a different node.",
     )
     d.step(
         "db_nodes_naive_presence", "Database nodes: messages plus a last-seen write per heartbeat",
-        math.ceil((msg_writes + hb) / p.db_node_writes_per_s - 1e-9), "1", noun="nodes",
-        formula="⌈({message_db_writes_per_s} + {heartbeats_per_s}) / {db_node_writes_per_s} writes/s⌉",
+        max(p.db_replication, math.ceil(naive_replica / p.db_node_writes_per_s - 1e-9)), "1", noun="nodes",
+        formula="max({db_replication}, ⌈{naive_replica_writes_per_s} / {db_node_writes_per_s} writes/s⌉)",
     )
     d.step(
-        "naive_load_on_sized_cluster_pct", "Naive heartbeat writes on the cluster sized without them",
-        100 * (msg_writes + hb) / (ttl_nodes * p.db_node_writes_per_s), "%",
-        formula="({message_db_writes_per_s} + {heartbeats_per_s}) / ({db_nodes_ttl_presence} × "
-                "{db_node_writes_per_s})",
+        "naive_load_on_sized_cluster_share", "Naive heartbeat writes on the cluster sized without them",
+        naive_replica / (ttl_nodes * p.db_node_writes_per_s), "1", percent=True,
+        formula="{naive_replica_writes_per_s} / ({db_nodes_ttl_presence} × {db_node_writes_per_s})",
     )
     d.step(
         "presence_shards", "Cache shards for the presence keys",
@@ -342,6 +381,35 @@ def solve(p: Params) -> Derivation:
     d.step(
         "storage_per_year_PB", "Disk filled a year, all replicas", per_day_tb * 365 / 1000, "PB",
         formula="{storage_per_day_TB} × 365 (days a year)",
+    )
+
+    # --- Partitioning a long conversation in a wide-column store -----------------------------------
+    conv_bytes_per_day = p.busy_conversation_msgs_per_day * p.message_bytes
+    d.step(
+        "unbucketed_partition_MB", "One partition per conversation: its size after the conversation's life",
+        conv_bytes_per_day * 365 * p.conversation_years / 1e6, "MB",
+        formula="{busy_conversation_msgs_per_day} / 1 day × {message_bytes} B × 365 days × {conversation_years} / 1 year",
+    )
+    d.step(
+        "unbucketed_to_limit_ratio", "That partition over the largest partition you accept",
+        conv_bytes_per_day * 365 * p.conversation_years / 1e6 / p.partition_limit_MB, "1", noun="×",
+        formula="{unbucketed_partition_MB} MB / {partition_limit_MB} MB",
+    )
+    d.step(
+        "bucket_partition_MB", "One partition per time bucket: its size",
+        conv_bytes_per_day * p.bucket_days / 1e6, "MB",
+        formula="{busy_conversation_msgs_per_day} / 1 day × {message_bytes} B × {bucket_days}",
+    )
+    d.step(
+        "max_bucket_days", "Longest bucket that keeps a busy conversation's partition under the limit",
+        p.partition_limit_MB * 1e6 / conv_bytes_per_day, "d",
+        formula="{partition_limit_MB} MB / ({busy_conversation_msgs_per_day} × {message_bytes} B) × 1 day",
+    )
+    d.step(
+        "busy_conversation_peak_writes_per_s", "Writes a second into the busiest conversation's partition at peak",
+        p.busy_conversation_msgs_per_day / SECONDS_PER_DAY * p.peak_to_average * p.db_writes_per_message, "1/s",
+        noun="writes",
+        formula="{busy_conversation_msgs_per_day} / 86,400 s × {peak_to_average} × {db_writes_per_message}",
     )
     return d
 

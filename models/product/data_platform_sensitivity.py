@@ -96,11 +96,11 @@ class Params(StrictModel):
         Knob("Bus retention for replay", "days", 1, 30, 1,
              help="How far back a streaming consumer can rewind on the bus itself.", draw=(3, 14)),
     ] = 7
-    duplicate_pct: Annotated[
+    duplicate_fraction: Annotated[
         float,
-        Knob("Duplicate deliveries", "%", 0.001, 5, log=True,
-             help="Share of events delivered twice by at-least-once producers and retries.", draw=(0.01, 1)),
-    ] = 0.1
+        Knob("Duplicate deliveries", "", 0.00001, 0.05, log=True, percent=True,
+             help="Share of events delivered twice by at-least-once producers and retries.", draw=(0.0001, 0.01)),
+    ] = 0.001
     dedup_window_h: Annotated[
         float,
         Knob("Streaming dedup window", "h", 0.1, 168, log=True,
@@ -117,6 +117,18 @@ class Params(StrictModel):
         Knob("Streaming writer tasks", "tasks", 1, 512, log=True,
              help="Parallel writers; each commit writes one file per task.", draw=(4, 64)),
     ] = 16
+    partitions_per_commit: Annotated[
+        int,
+        Knob("Partitions each writer task writes per commit", "partitions", 1, 256, log=True,
+             help="A stream fanned out to several tables, and late events reaching back into earlier hour "
+                  "partitions: each task writes one file per partition it touches.", draw=(2, 32)),
+    ] = 8
+    erasure_active_days: Annotated[
+        float,
+        Knob("Days of data one erased user spans", "days", 1, 3650, log=True,
+             help="The days within retention on which the user produced events (their rows sit in those "
+                  "days' partitions).", draw=(10, 365)),
+    ] = 120
     target_file_MB: Annotated[
         float,
         Knob("Target file size after compaction", "MB", 32, 2048, log=True,
@@ -213,7 +225,7 @@ def solve(p: Params) -> Derivation:
         formula="{stored_TB} × {hot_price_usd_per_TB_month} / 1 TB",
     )
     d.step(
-        "tiering_saving_pct", "Saved by tiering", 100 * (1 - cost / all_hot) if all_hot else 0.0, "%",
+        "tiering_saving_share", "Saved by tiering", (1 - cost / all_hot) if all_hot else 0.0, "1", percent=True,
         formula="1 − {storage_cost_per_month_usd} / {all_hot_cost_per_month_usd}",
     )
     # The bill one year in: only `elapsed` days exist yet, the newest of them hot.
@@ -245,8 +257,8 @@ def solve(p: Params) -> Derivation:
         formula="{compressed_per_day_TB} / 1 day × {replay_days} × 3 replicas",
     )
     d.step(
-        "duplicates_per_day", "Duplicate events arriving a day", per_day * p.duplicate_pct / 100, "1",
-        noun="events", formula="{events_per_day} × {duplicate_pct}%",
+        "duplicates_per_day", "Duplicate events arriving a day", per_day * p.duplicate_fraction, "1",
+        noun="events", formula="{events_per_day} × {duplicate_fraction}",
     )
     d.step(
         "dedup_state_GB", "Event ids the stream must remember for its window",
@@ -255,17 +267,48 @@ def solve(p: Params) -> Derivation:
     )
     files = d.step(
         "streaming_files_per_day", "Files a streaming writer leaves a day",
-        SECONDS_PER_DAY / p.commit_interval_s * p.writer_tasks, "1", noun="files",
-        formula="86,400 s / {commit_interval_s} s × {writer_tasks} tasks",
+        SECONDS_PER_DAY / p.commit_interval_s * p.writer_tasks * p.partitions_per_commit, "1", noun="files",
+        formula="86,400 s / {commit_interval_s} s × {writer_tasks} tasks × {partitions_per_commit}",
     )
-    d.step(
+    small = d.step(
         "streaming_file_MB", "Average size of those files", compressed * 1e6 / files, "MB",
         formula="{compressed_per_day_TB} TB / {streaming_files_per_day}",
+    )
+    merged = d.step(
+        "files_per_compacted_file", "Streaming files compaction merges into one", p.target_file_MB / small, "1",
+        noun="×", formula="{target_file_MB} MB / {streaming_file_MB} MB",
+    )
+    d.step(
+        "small_files_verdict", "Are the streaming files small?",
+        "small: compaction is worth running" if merged >= 4
+        else "already near the target size: compaction buys little, so commit less often instead", "1",
+        kind="verdict", formula="{files_per_compacted_file} against 4×",
     )
     d.step(
         "compacted_files_per_day", "Files a day after compaction",
         math.ceil(compressed * 1e6 / p.target_file_MB - 1e-9), "1", noun="files",
         formula="⌈{compressed_per_day_TB} / {target_file_MB} − 1e-9⌉",
+    )
+
+    # --- Erasure: one user's rows in immutable files ---------------------------------------------------
+    days = d.step(
+        "erasure_days", "Day partitions holding the erased user's rows", min(p.erasure_active_days, p.retention_days),
+        "d", formula="min({erasure_active_days} days, {retention_days} days)",
+    )
+    touched = d.step(
+        "erasure_files_unclustered", "Bronze files holding some of the user's rows, files sorted by time",
+        days * d.value("compacted_files_per_day"), "1", noun="files",
+        formula="{erasure_days} / 1 day × {compacted_files_per_day}",
+        note="Events are spread by time, not by user: an active user has a row in nearly every file of the day.",
+    )
+    d.step(
+        "erasure_rewrite_TB_unclustered", "Copy-on-write delete: bronze rewritten, files sorted by time",
+        touched * p.target_file_MB / 1e6, "TB", formula="{erasure_files_unclustered} × {target_file_MB} MB",
+    )
+    d.step(
+        "erasure_rewrite_GB_clustered", "Copy-on-write delete: bronze rewritten, files clustered by user id",
+        days * p.target_file_MB / 1e3, "GB", formula="{erasure_days} / 1 day × {target_file_MB} MB",
+        note="Clustered by user id within each day partition, one user's rows sit in about one file a day.",
     )
 
     # --- Governance -----------------------------------------------------------------------------------

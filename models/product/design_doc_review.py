@@ -249,7 +249,8 @@ def _record_p99_check(d: Derivation, who: str, label: str, gpus_key: str, inputs
         why = f"{{{who}_offered_load_gpus}} ≥ {{{gpus_key}}}: the queue grows without bound"
         if record_unbounded:  # the prose names these figures: say ∞ rather than leave them out
             note = "∞: the offered load is at or above the fleet, so the queue grows without bound."
-            d.step(f"{who}_erlang_c", f"{label}: share of batches that wait for a GPU (Erlang C)", 100.0, "%",
+            d.step(f"{who}_erlang_c", f"{label}: share of batches that wait for a GPU (Erlang C)", 1.0, "1",
+                   percent=True,
                    formula=why, kind="verdict", note="Everyone waits when the fleet cannot keep up.")
             for key, name in (("queue_wait_p99_s", "p99 wait for a GPU (M/M/c)"),
                               ("queue_wait_p99_fixed_calls_s", "p99 wait for a GPU with fixed calls (M/D/c)"),
@@ -262,7 +263,7 @@ def _record_p99_check(d: Derivation, who: str, label: str, gpus_key: str, inputs
                formula=why, kind="verdict")
         return "missed (the queue has no bound)"
     d.step(f"{who}_erlang_c", f"{label}: share of batches that wait for a GPU (Erlang C)",
-           100 * queue.erlang_c_wait_probability(gpus, load), "%",
+           queue.erlang_c_wait_probability(gpus, load), "1", percent=True,
            formula=f"C({{{gpus_key}}}, {{{who}_offered_load_gpus}})", kind="lookup",
            note="Erlang C by the Erlang B recursion.")
     wait = mmc_p99_wait_s(gpus, rate, call_s)
@@ -315,7 +316,7 @@ def solve(p: Params) -> Derivation:
     batch = d.step("inputs_per_call_at_peak", "Inputs in a call when the timer seals it",
                    doc.value("expected_batch_at_flush"), "1", noun="inputs",
                    formula="min({max_batch_inputs}, 1 + {peak_rps} req/s × {doc_timeout_s} s)")
-    d.step("batch_fill_at_peak", "Batch fill at peak", 100 * batch / p.max_batch_inputs, "%",
+    d.step("batch_fill_at_peak", "Batch fill at peak", batch / p.max_batch_inputs, "1", percent=True,
            formula="{inputs_per_call_at_peak} / {max_batch_inputs}")
     per_gpu = d.step("per_gpu_rps_at_doc_timer", "One GPU with those calls", doc.value("per_gpu_rps_timeout_flush"),
                      "1/s", noun="requests", formula="{inputs_per_call_at_peak} / {call_time_s} s")
@@ -326,7 +327,8 @@ def solve(p: Params) -> Derivation:
            noun="GPUs", formula="max(0, {gpus_needed_at_peak} − {doc_fleet_gpus})")
     capacity = d.step("doc_capacity_rps", "What the document's fleet serves with those calls", fleet * per_gpu, "1/s",
                       noun="requests", formula="{doc_fleet_gpus} GPUs × {per_gpu_rps_at_doc_timer} req/s")
-    d.step("doc_load_at_peak", "Offered load on the document's fleet at peak", 100 * p.peak_rps / capacity, "%",
+    d.step("doc_load_at_peak", "Offered load on the document's fleet at peak", p.peak_rps / capacity, "1",
+           percent=True,
            formula="{peak_rps} / {doc_capacity_rps}")
     excess = d.step("excess_rps_at_peak", "Peak traffic the fleet cannot serve", max(0.0, p.peak_rps - capacity),
                     "1/s", noun="requests", formula="max(0 req/s, {peak_rps} − {doc_capacity_rps})")
@@ -417,11 +419,33 @@ def solve(p: Params) -> Derivation:
                  formula="max(" + ", ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in RISK_KEYS) + ")")
     total = d.step("total_expected_annual_cost_usd", "All six risks, expected per year", sum(costs.values()), "USD",
                    formula=" + ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in RISK_KEYS))
-    d.step("top_risk_share", "Top risk's share of the total", 100 * top / total if total else 0.0, "%",
+    d.step("top_risk_share", "Top risk's share of the total", top / total if total else 0.0, "1",
+           percent=True,
            formula="{risk_expected_annual_cost_usd} / {total_expected_annual_cost_usd}")
     second = costs[order[1]]
     d.step("top_to_second_ratio", "Top risk over the runner-up", top / second if second else 0.0, "1", noun="×",
            formula=f"{{risk_expected_annual_cost_usd}} / {{risk_expected_annual_cost_usd_{order[1]}}}")
+
+    # --- how far the guesses can move before the lead changes ------------------------------------
+    others = RISK_KEYS[1:]
+    largest_other = d.step(
+        "largest_other_risk_usd", "The largest risk other than capacity, expected per year",
+        max(costs[k] for k in others), "USD",
+        formula="max(" + ", ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in others) + ")")
+    if impact > 0:
+        d.step("capacity_break_even_p", "Chance of the peak at which capacity ties the largest other risk",
+               largest_other / impact, "1", percent=True,
+               formula="{largest_other_risk_usd} / {capacity_impact_usd}",
+               note="Above this probability capacity leads the review; the page's value is a guess.")
+        d.step("capacity_break_even_value_usd", "Value of a failed request at which capacity ties the largest other risk",
+               p.value_per_request_usd * largest_other / costs["capacity"], "USD",
+               formula="{value_per_request_usd} × {largest_other_risk_usd} / {risk_expected_annual_cost_usd_capacity}")
+    else:
+        note = "Nothing is short, so no probability or request value makes capacity lead."
+        d.step("capacity_break_even_p", "Chance of the peak at which capacity ties the largest other risk",
+               math.inf, "1", percent=True, note=note)
+        d.step("capacity_break_even_value_usd", "Value of a failed request at which capacity ties the largest other risk",
+               math.inf, "USD", note=note)
 
     # --- the checklist ---------------------------------------------------------------------------
     d.step("checklist_items", "Checklist items", len(CHECKLIST), "1", noun="items",

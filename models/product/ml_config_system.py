@@ -314,8 +314,8 @@ def solve(p: Params) -> Derivation:
     eff = d.step("relaunch_effective_batch_if_floored", "Sequences per step that trainer really uses",
                  acc_floor * per_r, "1", noun="sequences",
                  formula="{relaunch_accum_if_floored} × {micro_batch} × {relaunch_max_dp}")
-    d.step("relaunch_silent_batch_change_pct", "Silent change of the global batch",
-           100 * (eff - p.global_batch) / p.global_batch, "%",
+    d.step("relaunch_silent_batch_change_fraction", "Silent change of the global batch",
+           (eff - p.global_batch) / p.global_batch, "1", percent=True,
            formula="({relaunch_effective_batch_if_floored} − {global_batch}) / {global_batch}")
     rdp = d.step("relaunch_dp", "Largest replica count that divides the global batch exactly",
                  _largest_fitting_dp(p.global_batch, p.micro_batch, max_dp), "1", noun="replicas",

@@ -68,6 +68,17 @@ class Params(StrictModel):
         Knob("Largest body kept in the database row", "kB", 1, 1024, 1, log=True,
              help="Above this the row holds a reference and the body lives in object storage.", draw=(16, 256)),
     ] = 64
+    request_limit_kB: Annotated[
+        float,
+        Knob("Request body limit in front of the API", "kB", 100, 100_000, 1, log=True,
+             help="nginx's client_max_body_size defaults to 1m (1 MiB); cloud gateways allow tens of MB.",
+             draw=(1000, 10_000)),
+    ] = 1000
+    autosave_interval_s: Annotated[
+        float,
+        Knob("Autosave interval", "s", 1, 300, 1, log=True,
+             help="How often the editor writes the open draft while someone types.", draw=(2, 30)),
+    ] = 5
     permission_cache_ttl_s: Annotated[
         float,
         Knob("Permission cache TTL", "s", 1, 3600, 1, log=True,
@@ -126,14 +137,23 @@ def solve(p: Params) -> Derivation:
     lines = d.step("prompt_lines", "Lines in one version", S * 1000 / p.bytes_per_line, "1", noun="lines",
                    formula="{prompt_size_kB} / {bytes_per_line}")
     d.step("lazy_render_fraction", "Share of the text the editor renders at once",
-           min(100.0, 100 * p.viewport_lines / lines), "%",
+           min(1.0, p.viewport_lines / lines), "1", percent=True,
            formula="min(1, {viewport_lines} / {prompt_lines})")
     in_store = S > p.inline_limit_kB
     d.step("body_home", "Where the body lives", "object storage, behind a reference" if in_store else "the database row",
            "1", formula="{prompt_size_kB} kB against the {inline_limit_kB} kB row limit")
+    d.step("request_limit_share", "Share of the request body limit one save uses", S / p.request_limit_kB, "1",
+           percent=True, formula="{prompt_size_kB} kB / {request_limit_kB} kB")
+    d.step("request_limit_tokens", "Largest prompt the request limit lets through the API",
+           p.request_limit_kB * 1000 / p.bytes_per_token, "1", noun="tokens",
+           formula="{request_limit_kB} kB / {bytes_per_token} B")
     d.step("upload_path", "How a save's body travels",
-           "client → object storage on a pre-signed URL; the API stores the reference" if in_store
-           else "client → API → database", "1")
+           "straight from the client to object storage on a pre-signed URL, because the body is over the "
+           "request limit" if S > p.request_limit_kB
+           else "through the API, because the body fits the request limit (a pre-signed upload is needed only above it)",
+           "1")
+    d.step("autosaves_per_hour", "Draft writes per hour of editing", 3600 / p.autosave_interval_s, "1",
+           noun="writes", formula="3600 s / {autosave_interval_s}")
 
     # --- versions: full copies against snapshots plus diffs --------------------------------------
     full = d.step("full_copies_KB", "Every version a full copy", N * S, "kB",
@@ -165,6 +185,9 @@ def solve(p: Params) -> Derivation:
            formula="{prompt_size_kB} kB + {worst_case_diffs_applied} × {edit_size_kB} kB")
     d.step("diff_only_worst_case_diffs", "Diffs to apply with no snapshots after the first", N - 1, "1",
            noun="diffs", formula="{versions} − 1")
+    d.step("skip_delta_worst_diffs", "Deltas to render the worst version with skip-deltas", N.bit_length() - 1, "1", noun="deltas", formula="floor(log2({versions}))",
+           note="Version n is a delta against n with its lowest set bit cleared, so rendering it applies one "
+                "delta per set bit of n: at most floor(log2 N) below N.")
 
     # --- sharing and revocation -------------------------------------------------------------------
     bound = d.step("revocation_staleness_bound_s", "Longest a revoked viewer can still load the prompt",

@@ -38,6 +38,10 @@ from models.engine.serving_knobs import BatchKnobs, SloKnobs
 
 # Text stored as UTF-8 runs about 4 bytes per token for English with a Llama-3-size vocabulary.
 TEXT_BYTES_PER_TOKEN = 4
+# Provider prompt caches (Anthropic's docs): a 5-minute lifetime refreshed on every hit, reads at 0.1x the
+# input price and 5-minute writes at 1.25x. OpenAI's in-memory cache clears after 5 to 10 idle minutes.
+PROVIDER_CACHE_TTL_S = 300
+CACHE_READ_PRICE, CACHE_WRITE_PRICE = 0.1, 1.25
 PCIE = LINKS["PCIe Gen5 x16"]
 SECONDS_PER_HOUR = 3600
 
@@ -79,6 +83,12 @@ class _AgentKnobs(StrictModel):
         Knob("Tokens added per step", "tokens", 10, 20_000, log=True,
              help="The model's action plus the tool's output, appended every step.", draw=(100, 3000)),
     ] = 500
+    action_tokens: Annotated[
+        float,
+        Knob("Tokens the model writes per step", "tokens", 5, 5000, log=True,
+             help="What a think decodes: any reasoning plus the tool call (part of the tokens added per step).",
+             draw=(20, 100)),
+    ] = 30
     concurrent_sessions: Annotated[
         int,
         Knob("Concurrent sessions", "", 1, 1_000_000, 1, log=True,
@@ -168,9 +178,9 @@ def solve(p: Params) -> Derivation:
            noun=_noun(in_hour, "step"), formula="floor(1 h / {step_period_s})")
     d.step("tool_s_for_an_hour", "Tool time that would fit every step into an hour",
            max(0.0, SECONDS_PER_HOUR / S - p.think_s), "s", formula="max(0 s, 1 h / {steps} − {think_s})")
-    duty = d.step("gpu_duty_cycle", "Share of a session spent on a GPU", 100 * p.think_s / period, "%",
+    duty = d.step("gpu_duty_cycle", "Share of a session spent on a GPU", p.think_s / period, "1", percent=True,
                   formula="{think_s} / {step_period_s}")
-    thinking = d.step("sessions_thinking", "Sessions on a GPU at any instant", p.concurrent_sessions * duty / 100,
+    thinking = d.step("sessions_thinking", "Sessions on a GPU at any instant", p.concurrent_sessions * duty,
                       "1", noun="sessions", formula="{concurrent_sessions} × {gpu_duty_cycle}")
 
     # --- how big the state grows ------------------------------------------------------------
@@ -261,6 +271,28 @@ def solve(p: Params) -> Derivation:
            formula="max({weight_read_s} + {decode_batch} × {kv_read_per_sequence_s}, {decode_batch} × "
                    "{compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_token_s} + "
                    "{step_overhead_s}")
+    tpot = r.decode_step(batch, mean_tok).step_s
+    d.step("think_tokens_per_s", "One session's decode rate at that batch", 1 / tpot, "1/s", noun="tokens",
+           formula="1 / {think_decode_step_s}")
+    d.step("think_token_budget", "Tokens a think of the given length can decode", p.think_s / tpot, "1",
+           noun="tokens", formula="{think_s} / {think_decode_step_s}")
+    need = d.step("think_decode_s", "Decoding the step's action at that rate", p.action_tokens * tpot, "s",
+                  formula="{action_tokens} × {think_decode_step_s}")
+    d.step("think_fits", "Does the action decode within the think time?", "yes" if need <= p.think_s else "no", "1",
+           formula="{think_decode_s} ≤ {think_s}", kind="verdict")
+    # --- a hosted API instead: its prompt cache across the tool call ---
+    d.step("provider_cache_ttl_s", "Provider prompt-cache lifetime when idle (Anthropic's default; OpenAI clears "
+           "idle caches after 5 to 10 minutes)", PROVIDER_CACHE_TTL_S, "s", kind="lookup")
+    warm = p.tool_s < PROVIDER_CACHE_TTL_S
+    d.step("prefix_stays_warm", "Is the cached prefix still there when the tool returns?", "yes" if warm else "no",
+           "1", formula="{tool_s} < {provider_cache_ttl_s}", kind="verdict")
+    new_tok = min(p.tokens_per_step, mean_tok)
+    share = ((mean_tok - new_tok) * CACHE_READ_PRICE + new_tok * CACHE_WRITE_PRICE) / mean_tok if warm \
+        else CACHE_WRITE_PRICE
+    d.step("think_input_cost_share", "A hosted API's input bill per think over list price (Anthropic's 5-minute "
+           "cache: reads 0.1x, writes 1.25x)", share, "1", percent=True,
+           formula=("(({mean_context_tokens} − {tokens_per_step}) × 0.1 + {tokens_per_step} × 1.25) / "
+                    "{mean_context_tokens}") if warm else "1.25")
     by_slots = thinking / (batch * p.target_utilization)
     d.step("replicas_for_slots_continuous", "Replicas the thinks' decode slots need, before rounding up", by_slots,
            "1", noun="replicas", formula="{sessions_thinking} / ({decode_batch} × {target_utilization})")
@@ -363,7 +395,7 @@ def solve(p: Params) -> Derivation:
            max(0.0, p.sandbox_cold_start_s - p.think_s), "s", formula="max(0 s, {sandbox_cold_start_s} − {think_s})")
     per_step_boot = d.step("sandbox_boot_every_step_s", "Boot time added if a sandbox is created per step",
                            S * p.sandbox_cold_start_s, "s", formula="{steps} × {sandbox_cold_start_s}")
-    d.step("sandbox_boot_every_step_share", "That as a share of the session", 100 * per_step_boot / duration, "%",
+    d.step("sandbox_boot_every_step_share", "That as a share of the session", per_step_boot / duration, "1", percent=True,
            formula="{sandbox_boot_every_step_s} / {session_duration_s}")
 
     # --- checkpoints and failures ---------------------------------------------------------------
@@ -376,7 +408,7 @@ def solve(p: Params) -> Derivation:
                    duration / (p.mtbf_h * SECONDS_PER_HOUR), "1", noun="failures",
                    formula="{session_duration_s} / {mtbf_h}")
     d.step("failure_probability_per_session", "Chance a session sees at least one failure",
-           100 * (1 - math.exp(-fails)), "%", formula="1 − exp(−{failures_per_session})")
+           1 - math.exp(-fails), "1", percent=True, formula="1 − exp(−{failures_per_session})")
     loss = d.step("expected_loss_per_failure_s", "Work lost per failure with no checkpoints (restart from step 1)",
                   duration / 2, "s", formula="{session_duration_s} / 2")
     restore = d.step("restore_s", "Resume from a step checkpoint: new sandbox plus one re-prefill",

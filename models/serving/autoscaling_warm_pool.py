@@ -78,6 +78,30 @@ class _WarmPoolKnobs(StrictModel):
              help="GPU utilization averaged over a window: it moves only once replicas are already full.",
              draw=(30, 180)),
     ] = 60
+    image_pull_s: Annotated[
+        float,
+        Knob("Image pull and container start", "s", 1, 600, 1, log=True,
+             help="Pulling the serving image (many GB with CUDA and the engine) and starting the container.",
+             draw=(5, 30)),
+    ] = 15
+    weights_gb: Annotated[
+        float,
+        Knob("Weights to load", "GB", 1, 2000, 1, log=True,
+             help="Bytes of weights the replica reads into GPU memory (70B parameters in bf16: about 140 GB).",
+             draw=(16, 300)),
+    ] = 140
+    weight_load_GBps: Annotated[
+        float,
+        Knob("Weight load bandwidth", "GB/s", 0.5, 100, 0.5, log=True,
+             help="Achieved read rate from the weight store into HBM (object storage, a shared file system, local NVMe).",
+             draw=(2, 20)),
+    ] = 5
+    engine_warmup_s: Annotated[
+        float,
+        Knob("Engine warm-up", "s", 0, 600, 1,
+             help="torch.compile (or its cache), CUDA graph capture, KV cache allocation and a dummy forward pass.",
+             draw=(10, 60)),
+    ] = 20
     snapshot_cold_start_s: Annotated[
         float,
         Knob("Cold start with a snapshot", "s", 1, 600, 1, log=True,
@@ -164,6 +188,26 @@ def solve(p: Params) -> Derivation:
     d.step("burst_replicas", "Replicas the whole burst needs beyond the base fleet", peak_reps - base_reps, "1",
            noun="replicas", formula="{peak_replicas} − {base_replicas}")
 
+    # --- the cold start, part by part (the stated total is the knob; the parts say where it goes) ---
+    pull = d.step("cold_start_image_s", "Cold start: image pull and container start", p.image_pull_s, "s",
+                  formula="{image_pull_s}")
+    load = d.step("cold_start_weights_s", "Cold start: weights into GPU memory", p.weights_gb / p.weight_load_GBps,
+                  "s", formula="{weights_gb} GB / {weight_load_GBps} GB/s")
+    warmup = d.step("cold_start_warmup_s", "Cold start: engine warm-up (compile, CUDA graphs, KV allocation)",
+                    p.engine_warmup_s, "s", formula="{engine_warmup_s}")
+    parts = d.step("cold_start_parts_s", "Those three parts together", pull + load + warmup, "s",
+                   formula="{cold_start_image_s} + {cold_start_weights_s} + {cold_start_warmup_s}")
+    rest = p.cold_start_s - parts
+    d.step("cold_start_other_s", "The rest of the stated cold start: node scheduling, health checks, routing",
+           max(0.0, rest), "s", formula="max(0, {cold_start_s} − {cold_start_parts_s})")
+    d.step("cold_start_parts_verdict", "Do the parts fit the stated cold start?",
+           f"the remaining {format_quantity(rest, 's')} goes to scheduling the pod, health checks and joining the router"
+           if rest >= 0 else "the parts alone exceed it, so the stated cold start assumes a faster path than these parts",
+           "1", formula="{cold_start_parts_s} against {cold_start_s}", kind="verdict")
+    d.step("cold_start_weights_share", "Weight loading's share of the stated cold start",
+           min(1.0, load / p.cold_start_s), "1", percent=True,
+           formula="min(1, {cold_start_weights_s} / {cold_start_s})")
+
     # --- the race: the burst against the cold start ---
     burst_if = d.step("burst_in_flight", "Extra requests in flight the burst brings", peak_if - base_if, "1",
                       noun="requests", formula="{in_flight_peak} − {in_flight_base}")
@@ -178,7 +222,7 @@ def solve(p: Params) -> Derivation:
                        min(burst_if, growth * reaction), "1", noun="requests",
                        formula="min({burst_in_flight}, {in_flight_growth_per_s} × {first_cold_replica_s})")
     d.step("uncovered_share_of_burst", "Share of the burst the warm pool carries alone",
-           100 * uncovered / burst_if if burst_if > 0 else 0.0, "%",
+           uncovered / burst_if if burst_if > 0 else 0.0, "1", percent=True,
            formula="{uncovered_in_flight} / {burst_in_flight}")
     warm = d.step("warm_pool_replicas", "Warm pool: replicas for base plus uncovered, minus the base fleet",
                   _warm_pool(base_if, growth, burst_if, reaction, per_rep, base_reps), "1", noun="replicas",
@@ -191,6 +235,12 @@ def solve(p: Params) -> Derivation:
            formula="{in_flight_growth_per_s} / {in_flight_per_replica}")
     d.step("warm_pool_shrinks_below_s", "Cold start below which the warm pool starts to shrink",
            max(0.0, p.burst_ramp_s - p.signal_delay_s), "s", formula="max(0, {burst_ramp_s} s − {signal_delay_s} s)")
+    inside = reaction < p.burst_ramp_s
+    d.step("marginal_warm_replicas_per_s", "Warm replicas one more second of cold start costs, at this cold start",
+           growth / per_rep if inside else 0.0, "1/s", noun="replicas",
+           formula="{warm_replicas_per_second_of_cold_start}" if inside
+           else "{first_cold_replica_s} s ≥ {burst_ramp_s} s: the pool already carries the whole burst",
+           kind="" if inside else "verdict")
 
     # --- what the pool becomes with a faster start, and with a lagging signal ---
     fast = d.step("snapshot_reaction_s", "First cold replica with the snapshot", p.signal_delay_s + p.snapshot_cold_start_s,

@@ -92,8 +92,9 @@ def solve(p: Params, queue_tail: bool = True) -> Derivation:
     d.step(
         "utilization_at_floor",
         "Busy fraction of each GPU at the floor",
-        100 * p.arrival_rps / (d.value("gpus_floor") * full),
-        "%",
+        p.arrival_rps / (d.value("gpus_floor") * full),
+        "1",
+        percent=True,
         formula="{arrival_rps} / ({gpus_floor} × {per_gpu_rps_full})",
     )
     at_fill = d.step(
@@ -215,10 +216,72 @@ def solve(p: Params, queue_tail: bool = True) -> Derivation:
         "s",
         formula="{worst_batching_wait_s} s + {call_time_s} s",
     )
+    _record_work_conserving(d, p, call_s, worst)
     if queue_tail:
         _record_queue_tail(d, p, batch, call_s, worst)
     _record_failures(d, batch, call_s)
     return d
+
+
+def _record_work_conserving(d: Derivation, p: Params, call_s: float, worst: float) -> None:
+    """The other dispatcher: no timer. Whenever a worker frees it takes whatever is queued, up to the
+    limit. Batches then grow with load by themselves, so the fleet is the full-batch fleet with headroom
+    (at least one worker per dispatcher). With fixed call times and every worker busy, a dispatcher's
+    workers free one at a time, evenly staggered, so a request waits at most one free interval (the
+    even-stream convention; a burst of more than the limit in one interval spills to the next worker)."""
+    fleet = d.step(
+        "wc_fleet",
+        "GPUs under work-conserving dispatch: the full-batch fleet with headroom, one per dispatcher at least",
+        max(d.value("gpus_at_target_util"), p.dispatchers),
+        "1",
+        noun="GPUs",
+        formula="max({gpus_at_target_util}, {dispatchers})",
+    )
+    interval = d.step(
+        "wc_free_interval_s",
+        "Time between one of a dispatcher's workers freeing and the next (staggered)",
+        call_s * p.dispatchers / fleet,
+        "s",
+        formula="{call_time_s} × {dispatchers} / {wc_fleet}",
+    )
+    d.step(
+        "wc_batch",
+        "Inputs a freed worker takes: what arrived since the last one freed, capped at the limit",
+        min(p.max_batch_inputs, max(1.0, d.value("per_dispatcher_rps") * interval)),
+        "1",
+        noun="inputs",
+        formula="min({max_batch_inputs}, max(1, {per_dispatcher_rps} × {wc_free_interval_s}))",
+    )
+    wc_wait = d.step(
+        "wc_worst_wait_s",
+        "Longest a request waits for a worker under work-conserving dispatch",
+        interval,
+        "s",
+        formula="{wc_free_interval_s}",
+    )
+    d.step(
+        "wc_worst_latency_s",
+        "Its worst latency: the wait for a free worker plus the call",
+        wc_wait + call_s,
+        "s",
+        formula="{wc_worst_wait_s} + {call_time_s}",
+    )
+    d.step(
+        "wc_gpus_saved",
+        "GPUs work-conserving dispatch saves against the timeout flush's fleet",
+        d.value("gpus_recommended") - fleet,
+        "1",
+        noun="GPUs",
+        formula="{gpus_recommended} − {wc_fleet}",
+    )
+    d.step(
+        "shorter_worst_wait",
+        "Which dispatcher has the shorter worst batching wait",
+        "work-conserving dispatch" if wc_wait < worst else "the timeout flush",
+        "1",
+        formula="{wc_worst_wait_s} against {worst_batching_wait_s}",
+        kind="verdict",
+    )
 
 
 def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, worst: float) -> None:
@@ -243,8 +306,9 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
     d.step(
         "gpu_busy_at_recommended",
         "Busy share of each GPU in the recommended fleet",
-        100 * load / fleet,
-        "%",
+        load / fleet,
+        "1",
+        percent=True,
         formula="{gpu_offered_load} / {gpus_recommended}",
     )
     mdc = f"M/D/c with c = {{gpus_recommended}}, {{batch_rate_per_s}} and D = {{call_time_s}}"
@@ -261,8 +325,9 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
     d.step(
         "queue_wait_probability",
         "Share of batches that wait for a GPU (M/D/c)",
-        100 * queue.mdc_wait_probability(fleet, batch_rate, call_s),
-        "%",
+        queue.mdc_wait_probability(fleet, batch_rate, call_s),
+        "1",
+        percent=True,
         formula=f"P(W > 0) in {mdc}",
         kind="lookup",
         note=crommelin,
@@ -293,8 +358,9 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
     d.step(
         "queue_wait_probability_exponential",
         "Share that would wait if call times were exponential (M/M/c, Erlang C)",
-        100 * a_exp,
-        "%",
+        a_exp,
+        "1",
+        percent=True,
         formula="C({gpus_recommended}, {gpu_offered_load})",
         kind="lookup",
         note="Erlang C, by the Erlang B recursion.",
@@ -398,7 +464,7 @@ def exact_wait_ccdf(d: Derivation, t_s: tuple[float, ...]) -> list[float]:
     distribution where the page uses it exactly, else the exponential tail with the exact share that
     waits and the exact mean (the form the p95 and p99 steps then take)."""
     c, rate, call_s = int(d.value("gpus_recommended")), d.value("batch_rate_per_s"), d.value("call_time_s")
-    p_wait = d.value("queue_wait_probability") / 100
+    p_wait = d.value("queue_wait_probability")
     mean = d.value("queue_wait_mean_s")
     if not math.isfinite(d.value("queue_wait_p99_s")):  # at 99.9% busy or more the wait has no bound
         return [1.0 for _ in t_s]

@@ -258,7 +258,7 @@ def solve(p: Params) -> Derivation:
            "bandwidth" if at_cap.bound == "memory" else "compute",
            formula="{kv_capped_step_memory_s} s vs {kv_capped_step_compute_s} s", kind="verdict")
     d.step("compute_share_at_kv_cap", "FLOP side as a share of the bytes side at the KV cap",
-           100 * at_cap.compute_s / at_cap.memory_s, "%",
+           at_cap.compute_s / at_cap.memory_s, "1", percent=True,
            formula="{kv_capped_step_compute_s} / {kv_capped_step_memory_s}")
     d.step("full_memory_read_s", "Weights plus a full KV budget, read once", (W + budget) / bw, "s",
            formula="({weight_bytes} B + {kv_budget_bytes} B) / {replica_hbm_Bps} B/s")
@@ -463,7 +463,7 @@ def solve(p: Params) -> Derivation:
     d.step("planned_rps_per_replica", "Requests/s to route to one replica at the target utilization",
            cap * p.target_utilization, "1/s", noun="requests",
            formula="{replica_capacity_rps} × {target_utilization}")
-    d.step("replica_load", "Offered load on the replica", 100 * p.arrival_rps / cap, "%",
+    d.step("replica_load", "Offered load on the replica", p.arrival_rps / cap, "1", percent=True,
            formula="{arrival_rps} / {replica_capacity_rps}")
     d.require("replica_load", p.arrival_rps <= cap, lambda: (
         f"This replica cannot keep up: {format_quantity(p.arrival_rps, '1/s', noun='requests')} arrive against a "
@@ -513,7 +513,8 @@ def solve(p: Params) -> Derivation:
                    "{decode_step_at_load_s}))" if 1 - n_c * (s_c - s_d) > 0
            else "{chunk_step_at_load_s} (every step carries a chunk)")
     chunk_share = min(1.0, n_c * tpot_load)
-    d.step("chunk_step_share", "Share of steps that carry a chunk at this load", 100 * chunk_share, "%",
+    d.step("chunk_step_share", "Share of steps that carry a chunk at this load", chunk_share, "1",
+           percent=True,
            formula="min(1, {chunk_steps_per_s} × {tpot_at_load_s})")
     d.step("p95_tpot_s", "p95 TPOT at this load (the step 95% of tokens ride in or under)",
            s_c if chunk_share > 0.05 else s_d, "s",
@@ -549,6 +550,22 @@ def solve(p: Params) -> Derivation:
            note="" if lag > 0 else "The client reads as fast as the stream: its buffer never fills.")
     d.step("blocked_tpot_s", "Everyone's TPOT if the engine waited for that client",
            1 / p.slow_client_tokens_per_s, "s", formula="1 / {slow_client_tokens_per_s} tokens/s")
+
+    # --- the same step under real engines' rules ----------------------------------------------------
+    # vLLM's scheduler spends one token budget, max_num_batched_tokens, on decode tokens and prompt
+    # chunks together; its server default is 8,192 (max_num_seqs 1,024) on a GPU of 70 GiB or more
+    # that is not an A100, else 2,048 (256) (vllm/engine/arg_utils.py).
+    big = hw.hbm_bytes >= 70 * 2 ** 30 and "a100" not in hw.name.lower()
+    note = ("vLLM's OpenAI server on a GPU of 70 GiB or more that is not an A100" if big
+            else "vLLM's OpenAI server on smaller GPUs and A100s")
+    vb = d.step("vllm_default_budget_tokens", "vLLM's default max_num_batched_tokens on this GPU",
+                8192 if big else 2048, "1", noun="tokens", kind="lookup", note=note)
+    d.step("vllm_default_max_num_seqs", "vLLM's default max_num_seqs on this GPU", 1024 if big else 256, "1",
+           noun="sequences", kind="lookup", note=note)
+    d.step("vllm_budget_for_this_step", "max_num_batched_tokens the page's fused step would need under vLLM",
+           batch + c, "1", noun="tokens", formula="{decode_batch} + {worst_chunk_tokens}")
+    d.step("vllm_prompt_room_tokens", "Prompt tokens vLLM's default budget leaves beside the planned batch",
+           max(0, vb - batch), "1", noun="tokens", formula="max(0, {vllm_default_budget_tokens} − {decode_batch})")
     return d
 
 

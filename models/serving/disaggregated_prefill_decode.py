@@ -166,7 +166,7 @@ def solve(p: Params) -> Derivation:
                         formula="{output_tokens} / {decode_tokens_per_s} tokens/s")
     pf_node_s = e.prefill_s_per_request
     share = d.step("prefill_share", "Prefill's share of a request's node time",
-                   100 * pf_node_s / (pf_node_s + dec_node_s), "%",
+                   pf_node_s / (pf_node_s + dec_node_s), "1", percent=True,
                    formula="{prefill_s_per_request} / ({prefill_s_per_request} + {decode_node_s_per_request})")
 
     # --- the hand-off and the link it needs ---
@@ -178,7 +178,7 @@ def solve(p: Params) -> Derivation:
                     prompt_kv / pf_node_s, "B/s",
                     formula="{kv_transfer_bytes_per_request} B / {prefill_s_per_request} s")
     d.step("kv_egress_link_utilization", "That egress against the node's hand-off NICs",
-           100 * egress / node_link, "%", formula="{kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
+           egress / node_link, "1", percent=True, formula="{kv_egress_per_prefill_node_Bps} / {kv_node_link_Bps}")
     d.require("kv_egress_link_utilization", egress <= node_link, lambda: (
         f"The hand-off link cannot carry it: a busy prefill node sends {format_quantity(egress, 'B/s')} of KV "
         f"through {format_quantity(node_link, 'B/s')} of NICs ({format_quantity(100 * egress / node_link, '%')}), "
@@ -205,23 +205,24 @@ def solve(p: Params) -> Derivation:
                      1 / (1 / cap_p + 1 / cap_d), "1/s", noun="requests",
                      formula="1 / (1 / {prefill_node_capacity} + 1 / {decode_node_capacity})")
     loss = d.step("monolith_decode_loss", "Monolith: decode throughput lost to co-scheduled prefill",
-                  p.interference * share, "%", formula="{interference} × {prefill_share}%")
+                  p.interference * share, "1", percent=True,
+                  formula="{interference} × {prefill_share}")
     d.step("monolith_decode_tokens_per_s", "Decode tokens/s a monolith node keeps while prefill shares it",
-           e.decode_tokens_per_s * (1 - loss / 100), "1/s", noun="tokens",
-           formula="{decode_tokens_per_s} tokens/s × (1 − {monolith_decode_loss}%)")
+           e.decode_tokens_per_s * (1 - loss), "1/s", noun="tokens",
+           formula="{decode_tokens_per_s} tokens/s × (1 − {monolith_decode_loss})")
     cap_m = d.step("monolith_capacity_per_node", "Monolith: requests/s per node (turns, with interference)",
-                   1 / (pf_node_s + dec_node_s / (1 - loss / 100)), "1/s", noun="requests",
-                   formula="1 / ({prefill_s_per_request} s + {decode_node_s_per_request} s / (1 − {monolith_decode_loss}%))")
-    d.step("capacity_gain", "Disaggregated over monolith, per node", 100 * (cap_dis / cap_m - 1), "%",
+                   1 / (pf_node_s + dec_node_s / (1 - loss)), "1/s", noun="requests",
+                   formula="1 / ({prefill_s_per_request} s + {decode_node_s_per_request} s / (1 − {monolith_decode_loss}))")
+    d.step("capacity_gain", "Disaggregated over monolith, per node", cap_dis / cap_m - 1, "1", percent=True,
            formula="{disaggregated_capacity_per_node} / {monolith_capacity_per_node} − 1")
     # The perfect-overlap roofline: prefill chunks ride in the tensor time a memory-bound decode step
     # leaves idle, so part of the prefill costs the monolith nothing at all.
     idle = d.step("decode_idle_compute_fraction", "Tensor time a decode step leaves idle",
-                  100 * max(0.0, 1 - e.decode.compute_s / e.decode_step_s), "%",
+                  max(0.0, 1 - e.decode.compute_s / e.decode_step_s), "1", percent=True,
                   formula="max(0, 1 − {decode_step_compute_s} / {decode_step_s})")
     hidden = d.step("prefill_hidden_s_per_request", "Prefill a perfect-overlap monolith hides in that idle time",
-                    min(pf_node_s, idle / 100 * dec_node_s), "s",
-                    formula="min({prefill_s_per_request} s, {decode_idle_compute_fraction}% × {decode_node_s_per_request} s)")
+                    min(pf_node_s, idle * dec_node_s), "s",
+                    formula="min({prefill_s_per_request} s, {decode_idle_compute_fraction} × {decode_node_s_per_request} s)")
     d.step("roofline_monolith_capacity_per_node", "Monolith under a perfect-overlap roofline",
            1 / (pf_node_s - hidden + dec_node_s), "1/s", noun="requests",
            formula="1 / ({prefill_s_per_request} s − {prefill_hidden_s_per_request} s + {decode_node_s_per_request} s)")
@@ -255,12 +256,12 @@ def solve(p: Params) -> Derivation:
     # a node carries the monolith's capacity per node.
     # (rounded to 1e-12, far below anything shown, so that a hair more interference can never come out
     # a hair fewer monolith nodes through the round-off of the scaled inputs)
-    keep = round(1 - loss / 100, 12)
+    keep = round(1 - loss, 12)
     mono_fleet = sv.fleet(e, lam, u * keep, prefill_s_per_request=pf_node_s * keep)
     d.step("monolith_nodes_for_busy", "Monolith the engine's fleet needs, with interference, before rounding up",
            mono_fleet.replicas_continuous, "1", noun="nodes", kind="search",
            formula="the fewest R with {prefill_s_per_request} s × {request_rate} req/s / R + decode busy at "
-                   "the batch each holds / (1 − {monolith_decode_loss}%) ≤ {target_utilization}, and "
+                   "the batch each holds / (1 − {monolith_decode_loss}) ≤ {target_utilization}, and "
                    "slots for the sequences in flight")
     mono_cont = d.step("monolith_nodes_continuous", "Monolith before rounding up (the engine's fleet, with interference)",
                        max(mono_fleet.replicas_continuous, lam / cap_m), "1", noun="nodes",

@@ -67,6 +67,30 @@ class _PlanKnobs(StrictModel):
              help="Requests each active developer triggers per minute, after the editor's debounce.",
              draw=(2, 12)),
     ] = 6
+    typing_chars_per_s: Annotated[
+        float,
+        Knob("Typing speed", "chars/s", 1, 15, 0.5,
+             help="Characters a developer types per second while a completion is in flight (5 is about 60 words a minute).",
+             draw=(3, 8)),
+    ] = 5
+    suffix_share: Annotated[
+        float,
+        Knob("Context after the cursor", "", 0.0, 0.6, 0.01, percent=True,
+             help="Share of the prompt that is code after the cursor: the fill-in-the-middle suffix.",
+             draw=(0.05, 0.4)),
+    ] = 0.2
+    probe_period_s: Annotated[
+        float,
+        Knob("Health-check period", "s", 1, 60, 1,
+             help="How often the platform probes each replica (a Kubernetes readiness probe's periodSeconds).",
+             draw=(2, 15)),
+    ] = 10
+    probe_failures: Annotated[
+        int,
+        Knob("Failed probes before removal", "", 1, 10, 1,
+             help="Consecutive failed probes before a replica leaves the router (failureThreshold).",
+             draw=(1, 5)),
+    ] = 3
 
 
 # The coding assistant's request shape: 8,000 tokens of context (file, tabs, snippets), 90% of it
@@ -111,7 +135,7 @@ def solve(p: Params) -> Derivation:
            PHASE_MINUTES_45["depth"] + p.round_minutes - BASE_ROUND_MINUTES, "min",
            formula=f"{PHASE_MINUTES_45['depth']} min + {{round_minutes}} − {BASE_ROUND_MINUTES} min")
     d.step("depth_share", "Share of the planned minutes that go to depth",
-           100 * plan["depth"] / planned, "%", formula="{depth_minutes} / {planned_minutes}")
+           plan["depth"] / planned, "1", percent=True, formula="{depth_minutes} / {planned_minutes}")
 
     # --- the worked opening: a coding assistant ---
     rate = d.step("request_rate", "Completion requests per second at peak",
@@ -128,13 +152,42 @@ def solve(p: Params) -> Derivation:
                      formula="{prefill_s_per_request} + {output_tokens} × {decode_step_s}")
     in_flight = d.step("requests_in_flight", "Completions in flight (Little's law)", rate * latency, "1",
                        noun="requests", formula="{request_rate} × {completion_latency_s}")
+    d.step("keystroke_interval_s", "Time between two keystrokes", 1 / p.typing_chars_per_s, "s",
+           formula="1 / {typing_chars_per_s}")
+    d.step("keystrokes_during_completion", "Characters typed while one completion is in flight",
+           latency * p.typing_chars_per_s, "1", noun="keystrokes",
+           formula="{completion_latency_s} × {typing_chars_per_s}")
     d.step("developers_per_request_in_flight", "Active developers per completion in flight",
            p.developers / in_flight, "1", noun="×", formula="{developers} / {requests_in_flight}")
     f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_share", "Share of the fleet's busy time spent in prefill",
-           100 * f.prefill_replica_equivalents / (f.prefill_replica_equivalents + f.decode_replica_equivalents), "%",
+           f.prefill_replica_equivalents / (f.prefill_replica_equivalents + f.decode_replica_equivalents), "1",
+           percent=True,
            formula="{prefill_replica_equivalents} / ({prefill_replica_equivalents} + "
                    "{decode_replica_equivalents})")
+
+    # --- fill-in-the-middle: in prefix-suffix-middle order the suffix follows the cursor's edits ---
+    ceiling = d.step("psm_hit_ceiling", "Most of the prompt a prefix cache can hold in PSM order",
+                     1 - p.suffix_share, "1", percent=True, formula="1 − {suffix_share}",
+                     note="A keystroke at the cursor changes the end of the prefix, and every suffix token after it.")
+    eff = d.step("psm_effective_hit", "Prefix-cache hit in PSM order", min(p.prefix_cache_hit, ceiling), "1",
+                 percent=True, formula="min({prefix_cache_hit}, {psm_hit_ceiling})")
+    d.step("psm_hit_verdict", "Can the stated hit hold in PSM order?",
+           "it can" if p.prefix_cache_hit <= ceiling else "it cannot",
+           formula="{prefix_cache_hit} against {psm_hit_ceiling}", kind="verdict")
+    psm_fleet = sv.fleet(served(p, eff), rate, p.target_utilization)
+    d.step("replicas_psm_continuous", "Replicas at the PSM hit, before rounding up", psm_fleet.replicas_continuous,
+           "1", noun="replicas", formula="same search with prefix-cache hit {psm_effective_hit}", kind="variant")
+    d.step("replicas_psm", "Replicas if the prompt is sent in PSM order", psm_fleet.replicas, "1", noun="replicas",
+           formula="ceil({replicas_psm_continuous})")
+
+    # --- detection: how long a dead replica keeps receiving traffic ---
+    replicas_now = d.value("replicas")
+    detect = d.step("replica_loss_detect_s", "Time to take a dead replica out of the router",
+                    p.probe_period_s * p.probe_failures, "s", formula="{probe_period_s} × {probe_failures}")
+    d.step("requests_sent_to_dead_replica", "Requests routed to a dead replica before it is removed",
+           rate / replicas_now * detect, "1", noun="requests",
+           formula="{request_rate} / {replicas} × {replica_loss_detect_s}")
 
     # --- the mistakes, in numbers ---
     cold = served(p, 0.0)
@@ -188,7 +241,7 @@ def solve(p: Params) -> Derivation:
            e.prefill_s_per_request + p.output_tokens * at_mem.step_s, "s",
            formula="{prefill_s_per_request} + {output_tokens} × {tpot_at_memory_batch_s}")
     # A TPOT target shorter than one read of the weights cannot be met at any batch.
-    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 1, lambda: (
         f"No batch can meet this TPOT target: reading the weights once takes "
         f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
         "target. Loosen the target or spread the weights over more accelerators."))

@@ -329,7 +329,7 @@ def solve(p: Params) -> Derivation:
                  formula="{attention_flops_per_position} FLOP × {conversation_tokens} × ({conversation_tokens} − 1) / 2")
     flops = d.step("recompute_flops", "Prefill FLOP to recompute the conversation", r.prefill_flops(n_tok), "FLOP",
                    formula="{recompute_weight_flops} FLOP + {recompute_attention_flops} FLOP")
-    d.step("attention_share", "Attention's share of that prefill", 100 * att / flops, "%",
+    d.step("attention_share", "Attention's share of that prefill", att / flops, "1", percent=True,
            formula="{recompute_attention_flops} / {recompute_flops}")
     d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way (catalog)", hw.link_Bps_per_direction, "B/s",
            kind="lookup")
@@ -394,6 +394,16 @@ def solve(p: Params) -> Derivation:
     d.step("faster_at_this_length", "At this length, SSD reload or recompute?",
            "SSD reload" if r_ssd < rc else "recompute", "1", formula="{reload_s_ssd} s against {recompute_s} s",
            kind="verdict")
+    if ssd_Bps >= short:
+        ssd_word = "wins at every prefix length"
+    elif a == 0:
+        ssd_word = "never wins (recompute stays linear without the attention term)"
+    else:
+        ssd_word = "wins only above the crossing"
+    d.step("ssd_verdict", "SSD reload against recompute, at this drive count", ssd_word, "1",
+           formula="{ssd_reload_Bps} B/s against {break_even_bandwidth_short_Bps} B/s", kind="verdict")
+    d.step("reload_s_dram_shared_uplink", "DRAM reload if two GPUs share one PCIe switch uplink", 2 * r_dram, "s",
+           formula="2 × {reload_s_dram} s")
 
     # --- Depth: the traffic shape and how long an idle conversation survives per tier ---------
     lam = d.step("conversations_per_s", "New conversations per second per replica", p.conversations_per_min / 60,
@@ -403,8 +413,25 @@ def solve(p: Params) -> Derivation:
     growth = d.step("turn_growth_tokens", "Tokens each turn adds (message + reply)",
                     kv_tiers.growth_tokens(p.first_turn_tokens, p.conversation_tokens, p.turns), "1",
                     noun="tokens", formula="({conversation_tokens} − {first_turn_tokens}) / ({turns} − 1)")
-    d.step("message_tokens", "New message a returning turn prefills", growth - p.reply_tokens, "1", noun="tokens",
-           formula="{turn_growth_tokens} − {reply_tokens}")
+    m_tok = d.step("message_tokens", "New message a returning turn prefills", growth - p.reply_tokens, "1",
+                   noun="tokens", formula="{turn_growth_tokens} − {reply_tokens}")
+    # TTFT of a returning turn with a full-length prefix: reload then prefill, or the two overlapped
+    # layer by layer (layer i + 1's KV copies while layer i computes: a pipeline of `layers` stages).
+    msg_s = d.step("message_prefill_s", "Prefill of that message on top of a full-length prefix",
+                   r.prefill_s(m_tok, n_tok), "s",
+                   formula="({weight_flops_per_token} × {message_tokens} + {attention_flops_per_position} × "
+                           "{message_tokens} × ({conversation_tokens} + ({message_tokens} − 1) / 2)) / "
+                           "{replica_flops} + {allreduce_fixed_s} + {allreduce_per_token_s} × {message_tokens}")
+    d.step("ttft_miss_s", "First token on a miss: recompute prefix and message in one prefill",
+           r.prefill_s(n_tok + m_tok), "s", formula="{recompute_s} + {message_prefill_s} − {allreduce_fixed_s}")
+    d.step("ttft_ssd_serial_s", "First token from SSD: whole reload, then the message", r_ssd + msg_s, "s",
+           formula="{reload_s_ssd} + {message_prefill_s}")
+    L = m.layers
+    for tier, r_t in (("ssd", r_ssd), ("dram", r_dram)):
+        d.step(f"ttft_{tier}_layerwise_s", f"First token from {tier.upper()}: reload overlapped layer by layer",
+               max(r_t, msg_s) + min(r_t, msg_s) / L, "s",
+               formula=f"max({{reload_s_{tier}}}, {{message_prefill_s}}) + min({{reload_s_{tier}}}, "
+                       "{message_prefill_s}) / {model_layers}")
     T = p.turns
     ctx = [kv_tiers.context_tokens(p.first_turn_tokens, p.conversation_tokens, T, k) for k in range(1, T + 1)]
     stored = [(c + p.reply_tokens) * kv_tok for c in ctx]  # parked after turn k = prefix of turn k + 1
@@ -448,20 +475,20 @@ def solve(p: Params) -> Derivation:
                                 ("ssd", "any tier", "ssd_residency_s", f_s)):
         d.step(f"returns_within_{key}_residency", f"Returning users whose think time is below the {tier} residency",
                f, "1", formula=f"Φ(ln({{{t_key}}} / {{think_median_s}}) / {{think_sigma}})", kind="lookup", note=normal)
-    d.step("predicted_hit_share_hbm", "Returning turns that find their KV in HBM", 100 * f_h, "%",
+    d.step("predicted_hit_share_hbm", "Returning turns that find their KV in HBM", f_h, "1", percent=True,
            formula="{returns_within_hbm_residency}")
-    d.step("predicted_hit_share_dram", "… in DRAM", 100 * (f_d - f_h), "%",
+    d.step("predicted_hit_share_dram", "… in DRAM", f_d - f_h, "1", percent=True,
            formula="{returns_within_dram_residency} − {returns_within_hbm_residency}")
-    d.step("predicted_hit_share_ssd", "… on SSD", 100 * (f_s - f_d), "%",
+    d.step("predicted_hit_share_ssd", "… on SSD", f_s - f_d, "1", percent=True,
            formula="{returns_within_ssd_residency} − {returns_within_dram_residency}")
-    d.step("predicted_miss_share", "… nowhere: recompute", 100 * (1 - f_s), "%",
+    d.step("predicted_miss_share", "… nowhere: recompute", 1 - f_s, "1", percent=True,
            formula="1 − {returns_within_ssd_residency}")
-    d.step("predicted_hit_rate", "Returning turns served from some tier", 100 * f_s, "%",
+    d.step("predicted_hit_rate", "Returning turns served from some tier", f_s, "1", percent=True,
            formula="1 − {predicted_miss_share}")
     shares = {"HBM": f_h, "DRAM": f_d - f_h, "SSD": f_s - f_d, "recompute": 1 - f_s}
     d.step("busiest_tier", "Where most returning turns find their KV", max(shares, key=shares.get), "1",
-           formula="the largest of {predicted_hit_share_hbm}%, {predicted_hit_share_dram}%, "
-                   "{predicted_hit_share_ssd}%, {predicted_miss_share}%", kind="verdict")
+           formula="the largest of {predicted_hit_share_hbm}, {predicted_hit_share_dram}, "
+                   "{predicted_hit_share_ssd}, {predicted_miss_share}", kind="verdict")
     recompute_conv = sum(r.prefill_s(n) for n in (c + p.reply_tokens for c in ctx[:-1]))
     d.step("recompute_s_per_conversation", "Replica time to recompute every returning turn's prefix",
            recompute_conv, "s",
@@ -470,21 +497,25 @@ def solve(p: Params) -> Derivation:
                    "{allreduce_per_token_s} × {returning_prefix_tokens}",
            note="Every returning turn's prefix prefilled from scratch, each prefill with its all-reduces.")
     d.step("recompute_only_load", "Replica time re-prefilling history with no tier at all",
-           100 * lam * recompute_conv, "%", formula="{conversations_per_s} × {recompute_s_per_conversation}")
+           lam * recompute_conv, "1", percent=True, formula="{conversations_per_s} × {recompute_s_per_conversation}")
     d.step("gpu_seconds_avoided_per_conversation", "GPU-seconds of recompute the tiers save per conversation",
            recompute_conv * tp * f_s, "s",
-           formula="{recompute_s_per_conversation} s × {tp_degree} × {predicted_hit_rate}%")
+           formula="{recompute_s_per_conversation} s × {tp_degree} × {predicted_hit_rate}")
     d.step("gpu_seconds_avoided_per_hour", "GPU-seconds of recompute the tiers save per replica-hour",
            3600 * lam * recompute_conv * tp * f_s, "s",
            formula="3,600 s × {conversations_per_s} × {recompute_s_per_conversation} × {tp_degree} × "
                    "{predicted_hit_rate}")
+    d.step("ssd_hits_gpu_seconds_per_hour", "GPU-seconds per replica-hour the SSD tier's hits save",
+           3600 * lam * recompute_conv * tp * (f_s - f_d), "s",
+           formula="3,600 s × {conversations_per_s} × {recompute_s_per_conversation} × {tp_degree} × "
+                   "{predicted_hit_share_ssd}")
     ssd_util = d.step("ssd_link_utilization", "Share of time the SSD link spends reloading",
-                      100 * lam * (f_s - f_d) * ret_bytes / ssd_Bps, "%",
+                      lam * (f_s - f_d) * ret_bytes / ssd_Bps, "1", percent=True,
                       formula="{conversations_per_s} × {predicted_hit_share_ssd} × {returning_kv_bytes} / "
                               "{ssd_reload_Bps}")
-    d.require("ssd_link_utilization", ssd_util <= 100, lambda: (
+    d.require("ssd_link_utilization", ssd_util <= 1, lambda: (
         f"The SSD link cannot do it: the conversations the SSD tier serves would keep it busy "
-        f"{format_quantity(ssd_util, '%')} of the time, so reloads queue without bound. Give the SSD tier more "
+        f"{format_quantity(100 * ssd_util, '%')} of the time, so reloads queue without bound. Give the SSD tier more "
         "bandwidth or keep more of the history in DRAM."))
 
     # --- Failure modes: what the SSD tier writes, and a restart ---------------------------------

@@ -33,6 +33,8 @@ DAYS_PER_MONTH = 30
 SECONDS_PER_MONTH = DAYS_PER_MONTH * 86_400
 KEYS_PER_PROVIDER_IN_GATEWAY = 2  # one serving, one being rotated
 TOKENS_PER_MTOK = 1e6
+# OpenAI caches prompts of 1,024 tokens or more; Anthropic's minimum block is 1,024 tokens on its Sonnet and Opus models.
+MIN_CACHEABLE_PREFIX_TOKENS = 1024
 
 
 class Params(StrictModel):
@@ -95,6 +97,43 @@ class Params(StrictModel):
              help="Share of cacheable calls whose exact key (model version, messages, parameters) was seen "
                   "within the TTL.", draw=(0.1, 0.8)),
     ] = 0.4
+    prefix_share: Annotated[
+        float,
+        Knob("Stable prefix share of the prompt", "", 0, 1, 0.05, percent=True,
+             help="Share of input tokens that repeat byte for byte across a route's requests: system prompt, "
+                  "tool schemas, few-shot examples. Provider prompt caching can discount only these.",
+             draw=(0.5, 0.9)),
+    ] = 0.8
+    prefix_warm_share: Annotated[
+        float,
+        Knob("Requests that find the prefix warm", "", 0, 1, 0.05, percent=True,
+             help="Share of requests whose prefix is still in the provider's cache (within its TTL, routed to "
+                  "the same cache); the rest write it again.", draw=(0.4, 0.95)),
+    ] = 0.8
+    cached_input_price_fraction: Annotated[
+        float,
+        Knob("Cached input price over list input price", "", 0.01, 1, 0.01, percent=True,
+             help="Anthropic bills cache reads at 0.1x the input price; OpenAI's discount varies by model.",
+             draw=(0.1, 0.5)),
+    ] = 0.1
+    cache_write_premium: Annotated[
+        float,
+        Knob("Cache write premium over list input price", "", 0, 1, 0.05, percent=True,
+             help="Extra paid on a miss that writes the prefix: 25% for Anthropic's 5-minute cache, 100% for "
+                  "its 1-hour cache, none at OpenAI before GPT-5.6.", draw=(0, 0.25)),
+    ] = 0.25
+    semantic_hit_rate: Annotated[
+        float,
+        Knob("Semantic cache hit rate", "", 0, 0.9, 0.01, percent=True,
+             help="Share of the requests the exact cache misses that an embedding-similarity cache would answer "
+                  "from a stored response.", draw=(0.05, 0.3)),
+    ] = 0.1
+    semantic_false_hit_share: Annotated[
+        float,
+        Knob("Semantic hits that are wrong", "", 0, 1, 0.01, percent=True,
+             help="Share of semantic hits whose stored answer does not answer the new request.",
+             draw=(0.02, 0.3)),
+    ] = 0.1
     provider_availability: Annotated[
         float,
         Knob("Availability of one provider", "", 0.9, 0.99999, 0.0005, percent=True,
@@ -192,7 +231,7 @@ def solve(p: Params) -> Derivation:
                   formula="{output_tokens} × {output_usd_per_mtok} USD / 1e6")
     cost = d.step("cost_per_request_usd", "Cost of the average request", cin + cout, "USD",
                   formula="{input_cost_per_request_usd} USD + {output_cost_per_request_usd} USD")
-    d.step("output_share_of_cost", "Output's share of the cost", 100 * cout / cost, "%",
+    d.step("output_share_of_cost", "Output's share of the cost", cout / cost, "1", percent=True,
            formula="{output_cost_per_request_usd} / {cost_per_request_usd}")
     spend = d.step("spend_per_month_usd", "Spend per month, all teams", reqs * cost, "USD",
                    formula="{requests_per_month} × {cost_per_request_usd} USD")
@@ -205,7 +244,8 @@ def solve(p: Params) -> Derivation:
                   formula="{cacheable_requests_per_month} × {cache_hit_rate}")
     d.step("cache_savings_per_month_usd", "Provider spend the cache avoids per month", hits * cost, "USD",
            formula="{cache_hits_per_month} × {cost_per_request_usd} USD")
-    d.step("cache_savings_share", "Savings as a share of spend", 100 * p.cacheable_share * p.cache_hit_rate, "%",
+    d.step("cache_savings_share", "Savings as a share of spend", p.cacheable_share * p.cache_hit_rate, "1",
+           percent=True,
            formula="{cacheable_share} × {cache_hit_rate}")
     d.step("cache_savings_if_all_cached_usd", "The same hit rate claimed over all traffic (wrong)",
            spend * p.cache_hit_rate, "USD", formula="{spend_per_month_usd} USD × {cache_hit_rate}")
@@ -215,33 +255,76 @@ def solve(p: Params) -> Derivation:
     d.step("cache_bytes_per_month", "Response text those entries hold", misses * p.output_tokens * p.bytes_per_token,
            "B", formula="{cache_entries_per_month} × {output_tokens} × {bytes_per_token} B")
 
+    # --- provider-side prompt caching: the stable prefix billed at the cached rate ---
+    d.step("min_cacheable_prefix_tokens", "Shortest prefix OpenAI and Anthropic will cache (their docs)",
+           MIN_CACHEABLE_PREFIX_TOKENS, "1", noun="tokens", kind="lookup")
+    prefix = d.step("prefix_tokens", "Stable prefix per request", p.input_tokens * p.prefix_share, "1", noun="tokens",
+                    formula="{input_tokens} × {prefix_share}")
+    cacheable_prefix = prefix >= MIN_CACHEABLE_PREFIX_TOKENS
+    d.step("prefix_cacheable", "Is the prefix long enough for the provider to cache?",
+           "yes" if cacheable_prefix else "no", "1", formula="{prefix_tokens} ≥ {min_cacheable_prefix_tokens}",
+           kind="verdict")
+    net = p.prefix_warm_share * (1 - p.cached_input_price_fraction) - (1 - p.prefix_warm_share) * p.cache_write_premium
+    per_req = d.step(
+        "prompt_cache_saving_per_request_usd", "Input cost the provider's prompt cache saves per request (net of writes)",
+        prefix * p.input_usd_per_mtok / TOKENS_PER_MTOK * net if cacheable_prefix else 0.0, "USD",
+        formula=("{prefix_tokens} × {input_usd_per_mtok} USD / 1e6 × ({prefix_warm_share} × "
+                 "(1 − {cached_input_price_fraction}) − (1 − {prefix_warm_share}) × {cache_write_premium})")
+        if cacheable_prefix else "0 USD")
+    provider_reqs = reqs - hits
+    pc = d.step("prompt_cache_savings_per_month_usd", "Provider prompt caching saves per month",
+                provider_reqs * per_req, "USD",
+                formula="({requests_per_month} − {cache_hits_per_month}) × {prompt_cache_saving_per_request_usd} USD")
+    d.step("prompt_cache_savings_share", "Prompt caching's saving as a share of spend", pc / spend, "1", percent=True,
+           formula="{prompt_cache_savings_per_month_usd} / {spend_per_month_usd}")
+    resp = d.value("cache_savings_per_month_usd")
+    d.step("bigger_cache_lever", "Which cache saves more", "provider prompt caching" if pc > resp else "the response cache",
+           "1", formula="{prompt_cache_savings_per_month_usd} against {cache_savings_per_month_usd}", kind="verdict")
+
+    # --- a semantic cache: more hits, some of them wrong ---
+    sem = d.step("semantic_hits_per_month", "Requests a semantic cache would answer from a stored response",
+                 provider_reqs * p.semantic_hit_rate, "1", noun="requests",
+                 formula="({requests_per_month} − {cache_hits_per_month}) × {semantic_hit_rate}")
+    d.step("semantic_savings_per_month_usd", "Provider spend those hits avoid", sem * cost, "USD",
+           formula="{semantic_hits_per_month} × {cost_per_request_usd} USD")
+    wrong = d.step("semantic_wrong_answers_per_month", "Wrong answers served from the semantic cache per month",
+                   sem * p.semantic_false_hit_share, "1", noun="answers",
+                   formula="{semantic_hits_per_month} × {semantic_false_hit_share}")
+    d.step("semantic_wrong_answers_per_day", "The same per day", wrong / DAYS_PER_MONTH, "1", noun="answers",
+           formula="{semantic_wrong_answers_per_month} / {days_per_month}")
+    d.step("semantic_saving_per_wrong_answer_usd", "What each wrong answer buys in savings",
+           cost / p.semantic_false_hit_share if p.semantic_false_hit_share > 0 else math.inf, "USD",
+           formula="{cost_per_request_usd} USD / {semantic_false_hit_share}" if p.semantic_false_hit_share > 0 else "",
+           note="Unbounded when no semantic hit is wrong.")
+
     # --- fallbacks: independent, then correlated ---
     u = 1 - p.provider_availability
-    u_pct = d.step("provider_unavailability", "Unavailability of one provider", 100 * u, "%",
+    d.step("provider_unavailability", "Unavailability of one provider", u, "1", percent=True,
                    formula="1 − {provider_availability}")
     d.step("provider_downtime_per_month_s", "One provider's downtime per month", u * SECONDS_PER_MONTH, "s",
            formula="{provider_unavailability} × {days_per_month} × 86,400 s")
     indep = d.step("unavailability_with_fallback", "All providers down at once, if they fail independently",
-                   100 * u**p.providers, "%", formula="{provider_unavailability}%^{providers}")
+                   u**p.providers, "1", percent=True, formula="{provider_unavailability}^{providers}")
     d.step("downtime_with_fallback_per_month_s", "Downtime per month with fallback, independent failures",
-           indep / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_with_fallback} × {days_per_month} × 86,400 s")
+           indep * SECONDS_PER_MONTH, "s", formula="{unavailability_with_fallback} × {days_per_month} × 86,400 s")
     c = d.step("common_cause_unavailability", "Downtime that hits every provider path at once",
-               p.common_cause_share * u_pct, "%", formula="{common_cause_share} × {provider_unavailability}%")
+               p.common_cause_share * u, "1", percent=True,
+               formula="{common_cause_share} × {provider_unavailability}")
     d.step("independent_unavailability", "Each provider's remaining, independent unavailability",
-           100 * (u - c / 100) / (1 - c / 100), "%",
-           formula="({provider_unavailability}% − {common_cause_unavailability}%) / (1 − {common_cause_unavailability}%)")
+           (u - c) / (1 - c), "1", percent=True,
+           formula="({provider_unavailability} − {common_cause_unavailability}) / (1 − {common_cause_unavailability})")
     corr = d.step("unavailability_correlated", "All providers down at once, with the common cause",
-                  100 * all_down(u, p.common_cause_share, p.providers), "%",
-                  formula="{common_cause_unavailability}% + (1 − {common_cause_unavailability}%) × "
-                          "{independent_unavailability}%^{providers}")
+                  all_down(u, p.common_cause_share, p.providers), "1", percent=True,
+                  formula="{common_cause_unavailability} + (1 − {common_cause_unavailability}) × "
+                          "{independent_unavailability}^{providers}")
     d.step("downtime_correlated_per_month_s", "Downtime per month with fallback, common cause included",
-           corr / 100 * SECONDS_PER_MONTH, "s", formula="{unavailability_correlated} × {days_per_month} × 86,400 s")
+           corr * SECONDS_PER_MONTH, "s", formula="{unavailability_correlated} × {days_per_month} × 86,400 s")
     d.step("correlation_penalty", "How much worse the correlated figure is", corr / indep if indep > 0 else math.inf,
-           "1", noun="×", formula="{unavailability_correlated}% / {unavailability_with_fallback}%")
+           "1", noun="×", formula="{unavailability_correlated} / {unavailability_with_fallback}")
     e2e = d.step("unavailability_end_to_end", "What a team sees: the gateway in series with the fallback chain",
-                 100 * (1 - p.gateway_availability * (1 - corr / 100)), "%",
-                 formula="1 − {gateway_availability} × (1 − {unavailability_correlated}%)")
-    d.step("downtime_end_to_end_per_month_s", "Downtime per month a team sees", e2e / 100 * SECONDS_PER_MONTH, "s",
+                 1 - p.gateway_availability * (1 - corr), "1", percent=True,
+                 formula="1 − {gateway_availability} × (1 − {unavailability_correlated})")
+    d.step("downtime_end_to_end_per_month_s", "Downtime per month a team sees", e2e * SECONDS_PER_MONTH, "s",
            formula="{unavailability_end_to_end} × {days_per_month} × 86,400 s")
 
     # --- health routing: how fast a dead provider is noticed ---

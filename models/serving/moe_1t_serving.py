@@ -32,7 +32,7 @@ The hottest GPU sets the step: every GPU waits for the combine of every layer.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Annotated, Literal
 
@@ -46,6 +46,10 @@ from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
 from models.engine.roofline import ATTENTION_FLOPS_PER_MAC, Replica, floor_batch
 from models.engine.shape import count
+
+# DeepEP's legacy (V1) README, low-latency kernels with pure RDMA on H800 at EP 8, 128 tokens per batch,
+# 7168 hidden, top-8, FP8 dispatch and BF16 combine: the measured time of one dispatch and one combine.
+DEEPEP_DISPATCH_US, DEEPEP_COMBINE_US = 77.0, 114.0
 
 A2aPath = Literal["NVLink (scale-up)", "NIC (scale-out)"]
 SCALE_UP: A2aPath = "NVLink (scale-up)"
@@ -340,10 +344,11 @@ def solve(p: Params) -> Derivation:
     st = step_times(p, p.batch_per_gpu, p.imbalance)
     d.step("global_batch", "Sequences decoding on the group", gpus * p.batch_per_gpu, "1", noun="sequences",
            formula="{tp_degree} × {batch_per_gpu}")
-    d.step("experts_touched", "Resident experts a step touches (uniform routing)", 100 * st.touched, "%",
+    d.step("experts_touched", "Resident experts a step touches (uniform routing)", st.touched, "1",
+           percent=True,
            formula="1 − (1 − {experts_per_token} / {routed_experts})^{global_batch}")
     d.step("weight_read_bytes", "Weights one GPU reads per step", st.weight_read_bytes, "B",
-           formula="{always_on_bytes_per_gpu} + {expert_bytes_per_gpu} × {experts_touched}%")
+           formula="{always_on_bytes_per_gpu} + {expert_bytes_per_gpu} × {experts_touched}")
     d.step("weight_read_s", "Weight read per step", st.weight_read_s, "s",
            formula="{weight_read_bytes} / {effective_hbm_Bps}")
     d.step("kv_read_bytes", "KV one GPU reads per step", st.kv_read_bytes, "B",
@@ -389,9 +394,17 @@ def solve(p: Params) -> Derivation:
     d.step("nic_Bps", f"{hw.name} scale-out NIC per GPU, one direction", hw.nic_Bps_per_direction, "B/s")
     d.step("all_to_all_over_nic_s", "The same all-to-all over the scale-out NIC", nic.a2a_s, "s",
            formula="{a2a_bytes} / ({nic_Bps} × {a2a_efficiency}) + {a2a_latency_floor_s}")
+    nvl = step_times(p, p.batch_per_gpu, p.imbalance, link_Bps=hw.link_Bps_per_direction)
+    d.step("nvlink_Bps", f"{hw.name} scale-up link per GPU, one direction", hw.link_Bps_per_direction, "B/s",
+           kind="lookup")
+    d.step("all_to_all_over_nvlink_s", "The same all-to-all over the scale-up link (NVLink)", nvl.a2a_s, "s",
+           formula="{a2a_bytes} / ({nvlink_Bps} × {a2a_efficiency}) + {a2a_latency_floor_s}")
     step = d.step("decode_step_s", "Decode step (the hottest GPU's)", st.step_s, "s",
                   formula=("max({memory_s}, {compute_s}, {all_to_all_s}) + {step_overhead_s}" if p.overlap_a2a
                            else "max({memory_s}, {compute_s}) + {all_to_all_s} + {step_overhead_s}"))
+    d.step("decode_step_no_overlap_s", "The step with the all-to-all after compute (no overlap)",
+           replace(st, overlap=False).step_s, "s",
+           formula="max({memory_s}, {compute_s}) + {all_to_all_s} + {step_overhead_s}")
     d.step("decode_step_if_overlapped_s", "The step if the all-to-all overlaps compute", st.overlapped_s, "s",
            formula="max({memory_s}, {compute_s}, {all_to_all_s}) + {step_overhead_s}")
     d.step("step_bound_by", "What sets the step",
@@ -404,6 +417,28 @@ def solve(p: Params) -> Derivation:
            formula="1 / {decode_step_s}")
     d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.batch_per_gpu / step, "1/s", noun="tokens",
            formula="{batch_per_gpu} / {decode_step_s}")
+
+    # --- the all-to-all latency a measured library reports (DeepEP's low-latency kernels) ---
+    deepep = d.step("deepep_a2a_latency_s",
+                    "DeepEP low-latency kernels, mean of dispatch and combine (H800, EP 8, 128 tokens, RDMA)",
+                    (DEEPEP_DISPATCH_US + DEEPEP_COMBINE_US) / 2 * 1e-6, "s",
+                    formula=f"({DEEPEP_DISPATCH_US:g} µs + {DEEPEP_COMBINE_US:g} µs) / 2")
+    floor_dp = d.step("a2a_latency_floor_at_deepep_s", "All-to-all fixed cost per step at DeepEP's measured time",
+                      2 * lay.moe_layers * deepep, "s", formula="2 × {moe_layers} × {deepep_a2a_latency_s}")
+    a2a_dp = st.a2a_s - 2 * lay.moe_layers * p.a2a_latency_us * 1e-6 + floor_dp
+    d.step("all_to_all_at_deepep_s", "Dispatch + combine per step at DeepEP's measured time", a2a_dp, "s",
+           formula="{all_to_all_s} − {a2a_latency_floor_s} + {a2a_latency_floor_at_deepep_s}")
+    st_dp = replace(st, a2a_s=a2a_dp)
+    step_dp = d.step("decode_step_at_deepep_s", "Decode step at DeepEP's measured all-to-all time", st_dp.step_s, "s",
+                     formula=("max({memory_s}, {compute_s}, {all_to_all_at_deepep_s}) + {step_overhead_s}"
+                              if p.overlap_a2a else
+                              "max({memory_s}, {compute_s}) + {all_to_all_at_deepep_s} + {step_overhead_s}"))
+    d.step("tokens_per_s_per_user_at_deepep", "Per-user speed at DeepEP's measured all-to-all time", 1 / step_dp,
+           "1/s", noun="tokens", formula="1 / {decode_step_at_deepep_s}")
+    d.step("tokens_per_s_at_deepep", "Group tokens/s at DeepEP's measured all-to-all time",
+           gpus * p.batch_per_gpu / step_dp, "1/s", noun="tokens", formula="{global_batch} / {decode_step_at_deepep_s}")
+    d.step("a2a_floor_share_at_deepep", "Share of that step the all-to-all's fixed cost takes", floor_dp / step_dp,
+           "1", percent=True, formula="{a2a_latency_floor_at_deepep_s} / {decode_step_at_deepep_s}")
 
     # --- what imbalance costs ---
     bal = step_times(p, p.batch_per_gpu, 1.0)
@@ -418,13 +453,13 @@ def solve(p: Params) -> Derivation:
     d.step("tokens_per_s_per_user_balanced", "Per-user speed with balanced routing", 1 / bal.step_s, "1/s",
            noun="tokens", formula="1 / {decode_step_balanced_s}")
     d.step("imbalance_throughput_loss", "Throughput the hottest GPU costs at this batch",
-           100 * (1 - bal.step_s / st.step_s), "%", formula="1 − {decode_step_balanced_s} / {decode_step_s}")
+           1 - bal.step_s / st.step_s, "1", percent=True, formula="1 − {decode_step_balanced_s} / {decode_step_s}")
     share = d.step("expert_compute_share", "Routed experts' share of a token's compute (balanced)",
-                   100 * t_exp / (t_dense + t_exp + t_attn), "%",
+                   t_exp / (t_dense + t_exp + t_attn), "1", percent=True,
                    formula="{expert_s_per_token} / ({dense_s_per_token} + {expert_s_per_token} + "
                            "{attention_s_per_token})")
     d.step("imbalance_loss_compute_bound", "Loss once the step is all compute",
-           100 * (1 - 1 / (1 + (p.imbalance - 1) * share / 100)), "%",
+           1 - 1 / (1 + (p.imbalance - 1) * share), "1", percent=True,
            formula="1 − 1 / (1 + ({imbalance} − 1) × {expert_compute_share})")
     c_seq = d.step("compute_per_sequence_s", "FLOP time per sequence per step, hottest GPU",
                    t_dense + p.imbalance * t_exp + t_attn, "s",
@@ -446,7 +481,7 @@ def solve(p: Params) -> Derivation:
     d.step("decode_step_batch_1_balanced_s", "The same step with perfectly balanced routing", small_bal.step_s, "s",
            formula="the decode step with 1 sequence per GPU and balanced routing", kind="variant")
     d.step("imbalance_loss_batch_1", "Loss at one sequence per GPU (bandwidth- and latency-bound)",
-           100 * (1 - small_bal.step_s / small.step_s), "%",
+           1 - small_bal.step_s / small.step_s, "1", percent=True,
            formula="1 − {decode_step_batch_1_balanced_s} / {decode_step_batch_1_s}")
     d.step("tokens_per_s_per_user_batch_1", "The fastest a user can go on this group", 1 / small.step_s, "1/s",
            noun="tokens", formula="1 / {decode_step_batch_1_s}")
@@ -459,7 +494,7 @@ def solve(p: Params) -> Derivation:
            "s", formula="the decode step with max(1, {max_batch_per_gpu}) per GPU and balanced routing",
            kind="variant")
     d.step("imbalance_loss_at_max_batch", "Loss at the largest batch the KV allows",
-           100 * (1 - full_bal.step_s / full.step_s), "%",
+           1 - full_bal.step_s / full.step_s, "1", percent=True,
            formula="1 − {decode_step_at_max_batch_balanced_s} / {decode_step_at_max_batch_s}")
     d.step("tokens_per_s_at_max_batch", "Group tokens/s at that batch", gpus * max(1, cap) / full.step_s, "1/s",
            noun="tokens", formula="{tp_degree} × max(1, {max_batch_per_gpu}) / {decode_step_at_max_batch_s}")

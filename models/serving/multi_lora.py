@@ -356,7 +356,7 @@ def solve(p: Params) -> Derivation:
         noun="GPUs", formula="{variants} × {dedicated_replicas_per_variant} × {tp_degree}",
     )
     d.step(
-        "dedicated_utilization", "Average busy share of a dedicated replica", 100 * ded_busy, "%",
+        "dedicated_utilization", "Average busy share of a dedicated replica", ded_busy, "1", percent=True,
         formula="{per_variant_tokens_per_s} / {dedicated_replicas_per_variant} × {dedicated_step_s} / "
                 "{dedicated_stepped_batch}",
     )
@@ -386,7 +386,7 @@ def solve(p: Params) -> Derivation:
         formula="{adapter_params} × 2 B",
     )
     d.step(
-        "adapter_to_base_ratio", "Adapter as a share of the base", 100 * adapter / base, "%",
+        "adapter_to_base_ratio", "Adapter as a share of the base", adapter / base, "1", percent=True,
         formula="{adapter_bytes} / {base_weight_bytes}",
     )
     d.step(
@@ -459,13 +459,14 @@ def solve(p: Params) -> Derivation:
                 "{replica_hbm_Bps} B/s",
     )
     d.step(
-        "mixed_batch_overhead_fraction", "Throughput lost to the mixed batch", 100 * (1 - held_base / lora_s), "%",
+        "mixed_batch_overhead_fraction", "Throughput lost to the mixed batch", 1 - held_base / lora_s, "1",
+        percent=True,
         formula="1 − {held_batch_base_step_s} / {lora_step_s}",
     )
     heavy_step = lora_step(riders, size=heavy)
     d.step(
         "heavy_mixed_batch_overhead_fraction", "Throughput lost with heavy adapters in the batch",
-        100 * (1 - held_base / heavy_step), "%",
+        1 - held_base / heavy_step, "1", percent=True,
         formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch} × {heavy_adapter_bytes} / {replica_hbm_Bps})",
     )
@@ -500,7 +501,7 @@ def solve(p: Params) -> Derivation:
         formula="{multi_lora_replicas} × {tp_degree}",
     )
     d.step(
-        "multi_lora_utilization", "Busy share of a shared replica", 100 * ml_busy, "%",
+        "multi_lora_utilization", "Busy share of a shared replica", ml_busy, "1", percent=True,
         formula="{multi_lora_replica_tokens_per_s} × {lora_step_s} / {stepped_batch}",
     )
     d.step(
@@ -530,14 +531,14 @@ def solve(p: Params) -> Derivation:
     routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * adapter / bw
     d.step(
         "mixed_batch_overhead_routed_fraction", "Throughput lost with affinity routing",
-        100 * (1 - held_base / routed_step), "%",
+        1 - held_base / routed_step, "1", percent=True,
         formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch_routed} × {adapter_bytes} / {replica_hbm_Bps})",
     )
     heavy_routed_step = held_base * (1 + p.sgmv_overhead_fraction) + distinct_routed * heavy / bw
     d.step(
         "heavy_mixed_batch_overhead_routed_fraction", "Throughput lost with heavy adapters and affinity routing",
-        100 * (1 - held_base / heavy_routed_step), "%",
+        1 - held_base / heavy_routed_step, "1", percent=True,
         formula="1 − {held_batch_base_step_s} / ({held_batch_base_step_s} × (1 + {sgmv_overhead_fraction}) + "
                 "{distinct_adapters_per_batch_routed} × {heavy_adapter_bytes} / {replica_hbm_Bps})",
     )
@@ -590,7 +591,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "dedicate_threshold_share", "The same as a share of all traffic",
-        100 * threshold / p.total_tokens_per_s, "%",
+        threshold / p.total_tokens_per_s, "1", percent=True,
         formula="{dedicate_threshold_tokens_per_s} / {total_tokens_per_s}",
     )
     top = d.step(

@@ -248,7 +248,7 @@ def solve(p: Params) -> Derivation:
     keep = sim.keep_share(n, f, r)
     d.step(
         "keep_share", "Share of the hit region's portable traffic it keeps (equal utilization everywhere)",
-        100 * keep, "%",
+        keep, "1", percent=True,
         formula="max(0, min(1, ({regions} × (1 − {drop_fraction}) / ({regions} − {drop_fraction}) − "
                 "{residency_fraction}) / (1 − {residency_fraction})))",
     )
@@ -444,7 +444,7 @@ def solve(p: Params) -> Derivation:
     free_load = (1 - p.paid_fraction) * steady
     d.step(
         "free_tier_shed_share", "Share of the survivors' free tier shed meanwhile",
-        100 * (min(1.0, uncovered / free_load) if free_load > 0 else (1.0 if uncovered > 0 else 0.0)), "%",
+        min(1.0, uncovered / free_load) if free_load > 0 else (1.0 if uncovered > 0 else 0.0), "1", percent=True,
         formula="min(100%, {uncovered_rps_per_survivor} / ((1 − {paid_fraction}) × {survivor_steady_load_rps}))",
     )
     return d

@@ -166,7 +166,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "websocket_idle_share", "Share of WebSocket connections idle at any moment",
-        100 * (1 - stream_s / cycle_s), "%",
+        1 - stream_s / cycle_s, "1", percent=True,
         formula="1 − {stream_s} / {turn_cycle_s}",
     )
     d.step(
@@ -372,7 +372,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "peak_waiting_share", "Share of peak generations that must wait or be turned away",
-        100 * max(0.0, 1 - free_streams / streams), "%",
+        max(0.0, 1 - free_streams / streams), "1", percent=True,
         formula="max(0, 1 − {free_fleet_streams} / {concurrent_streams})",
     )
     budget = d.step(
@@ -403,7 +403,7 @@ def solve(p: Params) -> Derivation:
     # --- abuse: the free tier as a free API -----------------------------------------------------------
     d.step(
         "abuser_share_of_free_fleet", "One unchecked reseller's share of the free fleet",
-        100 * p.abuser_tokens_per_day / budget, "%",
+        p.abuser_tokens_per_day / budget, "1", percent=True,
         formula="{abuser_tokens_per_day} / {free_tier_tokens_per_day}",
     )
     d.step(

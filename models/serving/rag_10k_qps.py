@@ -329,8 +329,8 @@ def solve(p: Params) -> Derivation:
         formula="{index_shards} × {replicas_per_shard}",
     )
     d.step(
-        "corpus_hidden_per_lost_shard_pct", "Share of the corpus a query silently misses with one shard down",
-        100 / shards, "%", formula="1 / {index_shards}",
+        "corpus_hidden_per_lost_shard_share", "Share of the corpus a query silently misses with one shard down",
+        1 / shards, "1", percent=True, formula="1 / {index_shards}",
     )
 
     # --- reranker: sized from query-passage pairs -----------------------------------------------
@@ -382,8 +382,8 @@ def solve(p: Params) -> Derivation:
         formula="{prefill_flops_per_request} / {replica_prefill_flops}",
     )
     d.step(
-        "prefill_attention_share_pct", "Attention's share of prefill FLOP at this prompt length",
-        100 * (1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request")), "%",
+        "prefill_attention_share", "Attention's share of prefill FLOP at this prompt length",
+        1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request"), "1", percent=True,
         formula="1 − {prefill_flops_textbook} / {prefill_flops_per_request}",
     )
     miss_rate = d.step(
@@ -394,7 +394,7 @@ def solve(p: Params) -> Derivation:
     f = record_fleet(d, e_p, "llm_query_rate", s)
     # A decode step reads every weight once, so a TPOT target shorter than that read is met at no
     # batch (Params refuses it too, unless a fixed batch is given).
-    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 1, lambda: (
         f"No batch can meet this TPOT target: reading the weights once takes "
         f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
         "target. Loosen the target or spread the weights over more accelerators."))
@@ -472,8 +472,8 @@ def solve(p: Params) -> Derivation:
         kind="search",
     )
     d.step(
-        "hit_rate_at_saturation_pct", "Hit rate below which the cached fleet is 100% busy",
-        100 * (1 - sat_rate / p.qps), "%",
+        "hit_rate_at_saturation_fraction", "Hit rate below which the cached fleet is 100% busy",
+        1 - sat_rate / p.qps, "1", percent=True,
         formula="1 − {saturation_query_rate} / {qps}",
     )
     cold_batch = d.step(
@@ -488,8 +488,8 @@ def solve(p: Params) -> Derivation:
                 "max(1, {cold_cache_held_batch}) × {allreduce_per_sequence_s} + {step_overhead_s}",
     )
     d.step(
-        "cold_cache_load_pct", "Load on the cached fleet if the cache goes cold (every query misses)",
-        100 * sv.busy_share(s, p.qps, with_cache), "%",
+        "cold_cache_load_share", "Load on the cached fleet if the cache goes cold (every query misses)",
+        sv.busy_share(s, p.qps, with_cache), "1", percent=True,
         formula="{qps} × {prefill_s_per_request} / {llm_nodes_with_cache} + {qps} / {llm_nodes_with_cache} × "
                 "{output_tokens} × {cold_cache_step_s} / max(1, {cold_cache_held_batch})",
     )

@@ -273,9 +273,9 @@ def solve(p: Params) -> Derivation:
                   formula=" + ".join(f"{{{k}}}" for k, _ in COLD_STAGES) + " s")
     boot = d.step("boot_s", "Boot: the chain before the first prefill (refill time, unbilled)", cold - prefill, "s",
                   formula="{cold_start_s} s − {first_prefill_s} s")
-    d.step("weight_load_share", "Weight load's share of the cold start", 100 * d.value("weight_load_s") / cold, "%",
-           formula="{weight_load_s} / {cold_start_s}")
-    d.step("compile_share", "Compile's share of the cold start", 100 * p.compile_s / cold, "%",
+    d.step("weight_load_share", "Weight load's share of the cold start", d.value("weight_load_s") / cold, "1",
+           percent=True, formula="{weight_load_s} / {cold_start_s}")
+    d.step("compile_share", "Compile's share of the cold start", p.compile_s / cold, "1", percent=True,
            formula="{compile_s} / {cold_start_s}")
 
     # --- the snapshot ---
@@ -336,7 +336,7 @@ def solve(p: Params) -> Derivation:
     tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,
                     "B", formula="{weight_bytes} B + {kv_reserve_gb} GB")
     d.step("whole_gpu_memory_used", "Share of one GPU's memory a tenant uses alone",
-           100 * tenant / (p.tp_degree * hw.hbm_bytes), "%",
+           tenant / (p.tp_degree * hw.hbm_bytes), "1", percent=True,
            formula="{tenant_bytes} / ({tp_degree} × {gpu_memory_bytes})")
     room = p.tp_degree * hw.hbm_bytes * p.usable_hbm_fraction
     d.require("tenant_fits_its_gpus", tenant <= room, lambda: (
@@ -370,10 +370,10 @@ def solve(p: Params) -> Derivation:
                            "{step_overhead_s} s")
     n = p.tenants_per_gpu
     share = d.step("mig_bandwidth_share", "HBM bandwidth and SM share of one MIG slice",
-                   100 * (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "%",
+                   (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "1", percent=True,
                    formula=f"floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
     d.step("tpot_mig_s", "Decode step in a MIG slice: always, busy neighbours or not",
-           one.roofline_s / (share / 100) + one.allreduce_s + one.overhead_s, "s",
+           one.roofline_s / share + one.allreduce_s + one.overhead_s, "s",
            formula="max({decode_step_memory_s}, {decode_step_compute_s}) / {mig_bandwidth_share} + "
                    "{decode_step_allreduce_s} + {step_overhead_s}")
     d.step("tpot_time_sliced_mean_s", "Decode step time-sliced, on average",
@@ -384,10 +384,10 @@ def solve(p: Params) -> Derivation:
 
     # --- the margin ---
     d.step("billed_fraction", "Billed share of an instance's GPU-seconds (boot unbilled)",
-           100 * p.instance_billed_s / (p.instance_billed_s + boot), "%",
+           p.instance_billed_s / (p.instance_billed_s + boot), "1", percent=True,
            formula="{instance_billed_s} / ({instance_billed_s} + {boot_s})")
     d.step("billed_fraction_with_snapshot", "The same with snapshot boots",
-           100 * p.instance_billed_s / (p.instance_billed_s + snap_boot), "%",
+           p.instance_billed_s / (p.instance_billed_s + snap_boot), "1", percent=True,
            formula="{instance_billed_s} / ({instance_billed_s} + {snapshot_boot_s})")
     billed = d.step("billed_instances", "Instances billing at peak (Little's law)", rate * p.instance_billed_s, "1",
                     noun="instances", formula="{scale_up_rate} × {instance_billed_s}")
@@ -398,21 +398,22 @@ def solve(p: Params) -> Derivation:
                    math.ceil(fleet_cont - 1e-9), "1", noun="slots", formula="ceil({fleet_slots_continuous})")
     d.step("fleet_gpus", "Fleet GPUs", fleet * p.tp_degree, "1", noun="GPUs",
            formula="{fleet_slots} × {tp_degree}")
-    util = d.step("fleet_billed_utilization", "Fleet GPU-seconds that are billed", 100 * billed / fleet, "%",
+    util = d.step("fleet_billed_utilization", "Fleet GPU-seconds that are billed", billed / fleet, "1", percent=True,
                   formula="{billed_instances} / {fleet_slots}")
     fleet_s = d.step("fleet_slots_with_snapshot", "Fleet with snapshot refills",
                      math.ceil((billed + d.value("warm_pool_slots_with_snapshot")) / (1 - p.stranded_share) - 1e-9),
                      "1", noun="slots",
                      formula="ceil(({billed_instances} + {warm_pool_slots_with_snapshot}) / (1 − {stranded_share}))")
     util_s = d.step("fleet_billed_utilization_with_snapshot", "Billed share of the fleet with snapshots",
-                    100 * billed / fleet_s, "%", formula="{billed_instances} / {fleet_slots_with_snapshot}")
+                    billed / fleet_s, "1", percent=True,
+                    formula="{billed_instances} / {fleet_slots_with_snapshot}")
     booting = d.step("booting_instances_no_pool", "Instances booting at once with no pool (cold start on the request)",
                      rate * boot, "1", noun="instances", formula="{scale_up_rate} × {boot_s}")
     fleet_np = d.step("fleet_slots_no_pool", "Fleet with no warm pool",
                       math.ceil((billed + booting) / (1 - p.stranded_share) - 1e-9), "1", noun="slots",
                       formula="ceil(({billed_instances} + {booting_instances_no_pool}) / (1 − {stranded_share}))")
-    d.step("fleet_billed_utilization_no_pool", "Billed share of the fleet with no pool", 100 * billed / fleet_np, "%",
-           formula="{billed_instances} / {fleet_slots_no_pool}")
+    d.step("fleet_billed_utilization_no_pool", "Billed share of the fleet with no pool", billed / fleet_np, "1",
+           percent=True, formula="{billed_instances} / {fleet_slots_no_pool}")
     d.step("pool_premium_slots", "Slots the warm pool holds beyond the boots it replaces",
            d.value("warm_pool_slots") - booting, "1", noun="slots",
            formula="{warm_pool_slots} − {booting_instances_no_pool}")
@@ -421,11 +422,12 @@ def solve(p: Params) -> Derivation:
     cost_s = d.step("cost_per_gpu_s_usd", "Cost per GPU-second", p.gpu_cost_per_hour_usd / 3600, "USD",
                     formula="{gpu_cost_per_hour_usd} USD / 3,600")
     d.step("breakeven_utilization", "Fleet utilization at which revenue equals cost",
-           100 * cost_s / p.price_per_gpu_s_usd, "%", formula="{cost_per_gpu_s_usd} / {price_per_gpu_s_usd}")
-    d.step("gross_margin", "Gross margin", 100 * (1 - cost_s / (p.price_per_gpu_s_usd * util / 100)), "%",
+           cost_s / p.price_per_gpu_s_usd, "1", percent=True,
+           formula="{cost_per_gpu_s_usd} / {price_per_gpu_s_usd}")
+    d.step("gross_margin", "Gross margin", 1 - cost_s / (p.price_per_gpu_s_usd * util), "1", percent=True,
            formula="1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization})")
     d.step("gross_margin_with_snapshot", "Gross margin with snapshots",
-           100 * (1 - cost_s / (p.price_per_gpu_s_usd * util_s / 100)), "%",
+           1 - cost_s / (p.price_per_gpu_s_usd * util_s), "1", percent=True,
            formula="1 − {cost_per_gpu_s_usd} / ({price_per_gpu_s_usd} × {fleet_billed_utilization_with_snapshot})")
     d.step("revenue_per_month_usd", "Revenue per month at this peak, held all month",
            billed * p.tp_degree * p.price_per_gpu_s_usd * SECONDS_PER_MONTH, "USD",

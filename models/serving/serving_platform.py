@@ -82,20 +82,20 @@ def solve(p: Params) -> Derivation:
     # --- work per second, then the fleet ---
     f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_busy_fraction", "Share of each replica's time in prefill",
-           100 * f.prefill_replica_equivalents / f.replicas, "%",
+           f.prefill_replica_equivalents / f.replicas, "1", percent=True,
            formula="{prefill_replica_equivalents} / {replicas}")
     d.step("decode_busy_fraction", "Share of each replica's time in decode",
-           100 * f.decode_replica_equivalents / f.replicas, "%",
+           f.decode_replica_equivalents / f.replicas, "1", percent=True,
            formula="{decode_replica_equivalents} / {replicas}")
     busy = f.prefill_replica_equivalents + f.decode_replica_equivalents
-    d.step("utilization", "Busy share of each replica at peak", 100 * busy / f.replicas, "%",
-           formula="{prefill_busy_fraction}% + {decode_busy_fraction}%")
+    d.step("utilization", "Busy share of each replica at peak", busy / f.replicas, "1", percent=True,
+           formula="{prefill_busy_fraction} + {decode_busy_fraction}")
     slots = d.step("decode_slots", "Sequences the fleet can decode at once", f.replicas * e.batch, "1",
                    noun="sequences", formula="{replicas} × {decode_batch}")
     d.step("replicas_by_slots", "Replicas if sized by decode slots alone",
            max(1, math.ceil(in_flight / (e.batch * p.target_utilization) - 1e-9)), "1", noun="replicas",
            formula="ceil({requests_in_flight} / ({decode_batch} × {target_utilization}))")
-    d.step("slot_occupancy", "Requests in flight over decode slots", 100 * in_flight / slots, "%",
+    d.step("slot_occupancy", "Requests in flight over decode slots", in_flight / slots, "1", percent=True,
            formula="{requests_in_flight} / {decode_slots}")
 
     # --- what the count becomes without each assumption ---
@@ -127,7 +127,7 @@ def solve(p: Params) -> Derivation:
                    "max(1, {survivor_held_batch}) × {compute_per_sequence_s}) + {allreduce_fixed_s} + "
                    "max(1, {survivor_held_batch}) × {allreduce_per_sequence_s} + {step_overhead_s}")
     d.step("utilization_after_replica_loss", "Busy share of the survivors when one replica dies",
-           100 * sv.busy_share(e, rate, survivors), "%",
+           sv.busy_share(e, rate, survivors), "1", percent=True,
            formula="{prefill_replica_equivalents} / {surviving_replicas} + {request_rate} / {surviving_replicas} × "
                    "{output_tokens} × {survivor_step_s} / max(1, {survivor_held_batch})")
     d.step("requests_lost_per_replica_failure", "Requests in flight on one replica that dies",
@@ -135,10 +135,10 @@ def solve(p: Params) -> Derivation:
     cold_rate, _, _ = _chain(p, p.concurrent_users, p.think_time_s, 0.0)
     cold_engine = served(p, 0.0)
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
-           100 * sv.busy_share(cold_engine, cold_rate, f.replicas), "%",
+           sv.busy_share(cold_engine, cold_rate, f.replicas), "1", percent=True,
            formula="busy share of the same {replicas} replicas with prefix-cache hit 0", kind="variant")
     # A TPOT target shorter than one read of the weights cannot be met at any batch.
-    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 100, lambda: (
+    d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 1, lambda: (
         f"No batch can meet this TPOT target: reading the weights once takes "
         f"{format_quantity(d.value('weight_read_s'), 's')}, longer than the {format_quantity(p.tpot_target_ms, 'ms')} "
         "target. Loosen the target or spread the weights over more accelerators."))

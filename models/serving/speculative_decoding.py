@@ -157,8 +157,8 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{expected_tokens_per_pass} − 1")
     d.step("rejected_drafts_per_pass", "Drafted tokens thrown away per pass", k + 1 - e_tok, "1", noun="tokens",
            formula="{draft_tokens} + 1 − {expected_tokens_per_pass}")
-    d.step("verify_useful_share", "Share of the verify pass's token slots that become output", 100 * e_tok / (k + 1),
-           "%", formula="{expected_tokens_per_pass} / ({draft_tokens} + 1)")
+    d.step("verify_useful_share", "Share of the verify pass's token slots that become output", e_tok / (k + 1),
+           "1", percent=True, formula="{expected_tokens_per_pass} / ({draft_tokens} + 1)")
     d.step("iteration_cost_small_batch", "One round at small batch, in target decode steps", 1 + k * c, "1",
            noun="steps", formula="1 + {draft_tokens} × {draft_cost}")
     d.step("speedup_small_batch", "Speedup at small batch (verify costs one decode step)", e_tok / (1 + k * c), "1",
@@ -297,11 +297,11 @@ def solve(p: Params) -> Derivation:
 
     # --- monitoring: the acceptance rate below which it stops paying ---
     d.step("break_even_acceptance_small_batch", "Acceptance below which speculation loses at small batch",
-           100 * _acceptance_for(1.0, lambda x: expected_tokens(x, k) / (1 + k * c)), "%",
+           _acceptance_for(1.0, lambda x: expected_tokens(x, k) / (1 + k * c)), "1", percent=True,
            formula="a where (1 − a^({draft_tokens} + 1)) / (1 − a) = 1 + {draft_tokens} × {draft_cost}",
            kind="search")
     d.step("break_even_acceptance_at_operating_batch", "Acceptance below which it loses at the operating batch",
-           100 * _acceptance_for(1.0, lambda x: speedup_at(full, full_verify, x, k, c, batch)), "%",
+           _acceptance_for(1.0, lambda x: speedup_at(full, full_verify, x, k, c, batch)), "1", percent=True,
            formula="a where the speedup at {decode_batch} sequences = 1 (100% = never pays)", kind="search")
     ra = p.regressed_acceptance
     d.step("expected_tokens_regressed", "Tokens per pass after the regression", expected_tokens(ra, k), "1",

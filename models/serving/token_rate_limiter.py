@@ -237,7 +237,7 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "large_request_share_of_input_bucket", "One largest request as a share of a full input bucket",
-        100 * p.large_request_tokens / in_cap, "%",
+        p.large_request_tokens / in_cap, "1", percent=True,
         formula="{large_request_tokens} / {input_capacity_tokens}",
     )
     d.step(
@@ -341,17 +341,17 @@ def solve(p: Params) -> Derivation:
         formula="{sum_of_output_limits_per_s} tokens/s × {peak_use_fraction}",
     )
     fleet_util = d.step(
-        "fleet_utilization_at_peak", "Fleet busy at the peak minute", 100 * demand / fleet, "%",
+        "fleet_utilization_at_peak", "Fleet busy at the peak minute", demand / fleet, "1", percent=True,
         formula="{peak_output_demand_per_s} / {fleet_output_tokens_per_s}",
     )
-    d.require("fleet_utilization_at_peak", fleet_util <= 100, lambda: (
+    d.require("fleet_utilization_at_peak", fleet_util <= 1, lambda: (
         f"The fleet cannot serve this peak: tenants inside their limits ask for "
         f"{format_quantity(demand, '1/s', noun='tokens')} of output against "
-        f"{format_quantity(fleet, '1/s', noun='tokens')} of capacity, {format_quantity(fleet_util, '%')} of it. "
+        f"{format_quantity(fleet, '1/s', noun='tokens')} of capacity, {format_quantity(100 * fleet_util, '%')} of it. "
         "Lower the oversubscription or add replicas."))
     d.step(
         "peak_use_that_saturates_fleet", "Share of limits in use that fills the fleet",
-        100 * fleet / sum_limits, "%",
+        fleet / sum_limits, "1", percent=True,
         formula="{fleet_output_tokens_per_s} / {sum_of_output_limits_per_s}",
     )
 
@@ -386,7 +386,7 @@ def solve(p: Params) -> Derivation:
         formula="{counter_ops_per_s} × {largest_tenant_share}",
     )
     d.step(
-        "hot_shard_load", "That key's load on its shard", 100 * hot_ops / usable, "%",
+        "hot_shard_load", "That key's load on its shard", hot_ops / usable, "1", percent=True,
         formula="{hot_tenant_ops_per_s} / {usable_ops_per_shard}",
     )
     # Against what a shard can do at all, not the target: one key lives on one shard.
@@ -416,12 +416,12 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "lease_stranded_share_hot", "Stranded leases against the hot tenant's minute of traffic",
-        100 * stranded / (hot_tokens * 60), "%",
+        stranded / (hot_tokens * 60), "1", percent=True,
         formula="{lease_stranded_tokens} / ({hot_tenant_tokens_per_s} × 60 s)",
     )
     d.step(
         "lease_stranded_share_tier", "Stranded leases against a tier tenant's input minute",
-        100 * stranded / p.input_tpm_limit, "%",
+        stranded / p.input_tpm_limit, "1", percent=True,
         formula="{lease_stranded_tokens} / ({input_tpm_limit} × 1 min)",
     )
 
@@ -458,3 +458,38 @@ def simulate(p: Params, seed: int = 0, seconds: float = 180.0):
         stream_tokens_per_s=p.stream_tokens_per_s,
         seconds=seconds,
     ), seed)
+
+
+SIMULATED_TENANTS = ("steady", "bursty", "over")  # step prefixes, in the order of the run's tenants
+
+
+def simulation_steps(p: Params, r) -> Derivation:
+    """The run's figures as steps: per tenant the requests sent and admitted under each policy, the
+    books that show nothing is lost, and the over-limit tenant's settled rate beside the arithmetic's."""
+    d = Derivation(p)
+    w, settle, reserve = r.workload, r.settle, r.reserve
+    d.step("simulated_s", "Simulated time", w.steps * w.dt, "s", kind="given")
+    d.step("simulated_step_s", "One step of the trace", w.dt, "s", kind="given")
+    for i, (prefix, tenant) in enumerate(zip(SIMULATED_TENANTS, w.tenants)):
+        name = tenant.name[:1].upper() + tenant.name[1:]
+        d.step(f"{prefix}_requested", f"{name}: requests sent", int(settle.requested[i]), "1", noun="requests",
+               kind="simulated")
+        d.step(f"{prefix}_admitted", f"{name}: admitted, reserve then settle", int(settle.admitted[i]), "1",
+               noun="requests", kind="simulated")
+        d.step(f"{prefix}_admitted_reserve_only", f"{name}: admitted, reserve only", int(reserve.admitted[i]), "1",
+               noun="requests", kind="simulated")
+    d.step("simulated_requested", "Requests sent, all tenants", int(settle.requested.sum()), "1", noun="requests",
+           kind="simulated")
+    d.step("simulated_admitted", "Admitted with settle, all tenants", int(settle.admitted.sum()), "1",
+           noun="requests", kind="simulated")
+    d.step("simulated_rejected", "Rejected with settle, all tenants", int(settle.rejected.sum()), "1",
+           noun="requests", kind="simulated")
+    d.step("simulated_unaccounted", "Requests neither admitted nor rejected",
+           d.value("simulated_requested") - d.value("simulated_admitted") - d.value("simulated_rejected"), "1",
+           noun="requests", formula="{simulated_requested} − {simulated_admitted} − {simulated_rejected}")
+    over = SIMULATED_TENANTS.index("over")
+    d.step("over_admits_per_min_settled_sim", "Twice-limit tenant after the first minute, settle",
+           settle.admits_per_min(over, 60), "1/min", noun="requests", kind="simulated")
+    d.step("over_admits_per_min_reserving_sim", "Twice-limit tenant after the first minute, reserve only",
+           reserve.admits_per_min(over, 60), "1/min", noun="requests", kind="simulated")
+    return d

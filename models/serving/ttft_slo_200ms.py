@@ -311,8 +311,13 @@ def solve(p: Params) -> Derivation:
         (p.slo_ms - p.network_ms - p.routing_ms - p.queue_budget_ms - p.first_token_ms) / 1000, "s",
         formula="{slo_s} − {network_s} − {routing_s} − {queue_budget_s} − {first_token_s}",
     )
-    d.step("prefill_share_of_slo", "Share of the SLO left for prefill", 100 * budget / (p.slo_ms / 1000), "%",
-           formula="{prefill_budget_s} / {slo_s}")
+    d.step("prefill_share_of_slo", "Share of the SLO left for prefill", budget / (p.slo_ms / 1000), "1",
+           percent=True, formula="{prefill_budget_s} / {slo_s}")
+    # How far each allowance may grow before prefill gets nothing: where the page's sweeps of them end.
+    d.step("network_s_at_zero_prefill", "Round trip that leaves nothing for prefill", p.network_ms / 1000 + budget,
+           "s", formula="{network_s} + {prefill_budget_s}")
+    d.step("queue_budget_s_at_zero_prefill", "Queue allowance that leaves nothing for prefill", qb + budget, "s",
+           formula="{queue_budget_s} + {prefill_budget_s}")
 
     # --- the prompt the budget allows ---
     r, hw = replica(p), accelerator(p)
@@ -374,10 +379,10 @@ def solve(p: Params) -> Derivation:
            formula="{prefill_flops_at_max} / {replica_prefill_flops} + {allreduce_fixed_s} + {tokens_at_max} × "
                    "{allreduce_per_token_s}")
     d.step("attention_share_at_max", "Attention's share of that prefill's FLOP",
-           100 * attn * at_max * (at_max - 1) / 2 / r.prefill_flops(at_max), "%",
+           attn * at_max * (at_max - 1) / 2 / r.prefill_flops(at_max), "1", percent=True,
            formula="{attention_prefill_coefficient} × {tokens_at_max} × ({tokens_at_max} − 1) / {prefill_flops_at_max}")
     d.step("allreduce_share_at_max", "All-reduces' share of that prefill's time",
-           100 * r.allreduce_s(at_max) / r.prefill_s(at_max), "%",
+           r.allreduce_s(at_max) / r.prefill_s(at_max), "1", percent=True,
            formula="({allreduce_fixed_s} + {tokens_at_max} × {allreduce_per_token_s}) / {prefill_s_at_max}")
     d.step("attention_equals_weights_tokens", "Prompt length where attention FLOP equal weight FLOP",
            (2 * w_tok / attn + 1) if attn else math.inf, "1", noun="tokens",
@@ -412,8 +417,8 @@ def solve(p: Params) -> Derivation:
                 "({long_prompt_tokens} − {chunk_tokens_effective} / 2 − 1 / 2)) / {replica_prefill_flops} + "
                 "{allreduce_fixed_s} s + {chunk_tokens_effective} × {allreduce_per_token_s} s",
     )
-    d.step("chunk_share_of_prefill_budget", "One chunk's share of the prefill budget", 100 * chunk_s / budget, "%",
-           formula="{chunk_time_s} / {prefill_budget_s}")
+    d.step("chunk_share_of_prefill_budget", "One chunk's share of the prefill budget", chunk_s / budget, "1",
+           percent=True, formula="{chunk_time_s} / {prefill_budget_s}")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     w_read = d.step("weight_read_s", "Reading every weight once (each iteration pays it)",
                     r.weight_bytes / r.achieved_hbm_Bps, "s",
@@ -460,12 +465,12 @@ def solve(p: Params) -> Derivation:
     a = d.step("offered_load", "Offered load: replicas' worth of prefill work", lam * svc, "1", noun="replicas",
                formula="{arrival_rps} req/s × {service_time_s} s")
     tail = d.step("tail_probability", "Share of requests allowed past the queue allowance", 1 - p.slo_percentile, "1",
-                  formula="1 − {slo_percentile}")
+                  percent=True, formula="1 − {slo_percentile}")
     d.step("queue_budget_in_services", "Queue allowance in service times", qb * mu, "1", noun="prefills",
            formula="{queue_budget_s} × {service_rate_per_s}")
     rho1 = max_utilization_mm1(mu, qb, tail)
-    d.step("max_utilization_mm1", "Highest utilization of a replica with its own queue (M/M/1)", 100 * rho1, "%",
-           formula="largest ρ with ρ × e^(−{service_rate_per_s} × (1 − ρ) × {queue_budget_s}) ≤ {tail_probability}",
+    d.step("max_utilization_mm1", "Highest utilization of a replica with its own queue (M/M/1)", rho1, "1",
+           percent=True, formula="largest ρ with ρ × e^(−{service_rate_per_s} × (1 − ρ) × {queue_budget_s}) ≤ {tail_probability}",
            kind="search")
     d.step("replicas_separate_continuous", "Replicas' worth of work at that utilization, before the ceiling",
            a / rho1, "1", noun="replicas", formula="{offered_load} / {max_utilization_mm1}")
@@ -475,28 +480,29 @@ def solve(p: Params) -> Derivation:
     pooled = d.step("replicas_pooled", "Replicas behind one shared queue (M/M/c)", c, "1", noun="replicas",
                     formula="fewest c with C(c, {offered_load}) × e^(−(c × {service_rate_per_s} − {arrival_rps}) × "
                             "{queue_budget_s}) ≤ {tail_probability}", kind="search")
-    util_pooled = d.step("max_utilization_pooled", "Utilization of the pooled replicas", 100 * a / c, "%",
+    util_pooled = d.step("max_utilization_pooled", "Utilization of the pooled replicas", a / c, "1", percent=True,
                          formula="{offered_load} / {replicas_pooled}")
     d.step("pooled_wait_probability", "Share of requests that wait at all in the pool (Erlang C)",
-           100 * erlang_c(c, a), "%", formula="C({replicas_pooled}, {offered_load})", kind="lookup",
+           erlang_c(c, a), "1", percent=True, formula="C({replicas_pooled}, {offered_load})", kind="lookup",
            note="Erlang C, computed by the Erlang B recursion (the queueing tables' figure).")
     d.step("pooled_tail_at_budget", "Share of pooled requests past the queue allowance",
-           100 * mmc_wait_tail(c, lam, mu, qb), "%",
+           mmc_wait_tail(c, lam, mu, qb), "1", percent=True,
            formula="{pooled_wait_probability} × exp(−({replicas_pooled} × {service_rate_per_s} − {arrival_rps}) × "
                    "{queue_budget_s})")
     d.step("pooled_quantile_wait_s", "Pooled wait at the SLO percentile", mmc_wait_quantile(c, lam, mu, tail), "s",
            formula="max(0 s, ln({pooled_wait_probability} / {tail_probability}) / ({replicas_pooled} × "
                    "{service_rate_per_s} − {arrival_rps}))")
     d.step("pooled_wait_probability_one_fewer", "Share that would wait at all with one pooled replica fewer",
-           100 * (erlang_c(c - 1, a) if c > 1 else 1.0), "%", formula="C({replicas_pooled} − 1, {offered_load})",
+           erlang_c(c - 1, a) if c > 1 else 1.0, "1", percent=True,
+           formula="C({replicas_pooled} − 1, {offered_load})",
            kind="lookup", note="Erlang C again (everyone waits when the smaller pool cannot keep up).")
     d.step("pooled_tail_after_losing_one", "Share past the queue allowance with one pooled replica fewer",
-           100 * (mmc_wait_tail(c - 1, lam, mu, qb) if c > 1 else 1.0), "%",
+           mmc_wait_tail(c - 1, lam, mu, qb) if c > 1 else 1.0, "1", percent=True,
            formula="min(100%, {pooled_wait_probability_one_fewer} × exp(−(({replicas_pooled} − 1) × "
                    "{service_rate_per_s} − {arrival_rps}) × {queue_budget_s}))")
     d.step("pooling_ratio", "Separate queues over one pooled queue", sep / pooled, "1", noun="×",
            formula="{replicas_separate} / {replicas_pooled}")
-    rho_same = util_pooled / 100
+    rho_same = util_pooled
     d.step("mm1_quantile_wait_at_pooled_util_s",
            "Wait at the SLO percentile for a replica with its own queue, run at the pooled utilization",
            mmc_wait_quantile(1, rho_same * mu, mu, tail), "s",
@@ -505,7 +511,7 @@ def solve(p: Params) -> Derivation:
 
     # --- routing at the pooled fleet: random (M/M/1 each), power of two choices, one queue (JSQ ideal) ---
     rho = d.step("routing_utilization", "Utilization of each replica in the routing comparison (the pooled fleet's)",
-                 a / c, "1", formula="{offered_load} / {replicas_pooled}")
+                 a / c, "1", percent=True, formula="{offered_load} / {replicas_pooled}")
     # The mean field is a large-N limit: on a small fleet it can promise better than one shared queue
     # of the same size, which no router beats, so the shared queue's figure bounds it from below.
     clamp = " On a small fleet, where the large-N limit would beat one shared queue, the shared queue's figure."
@@ -526,7 +532,8 @@ def solve(p: Params) -> Derivation:
                        "s_k = ρ^(2^k − 1) at ρ = {routing_utilization}", kind="search",
                note="The supermarket model's large-N limit (Mitzenmacher 2001): exact as the fleet grows." + clamp)
     d.step("power_of_two_wait_probability", "Share that waits at all, power of two choices (ρ², mean field)",
-           100 * max(rho * rho, erlang_c(c, a)), "%", formula="max({routing_utilization}^2, {pooled_wait_probability})")
+           max(rho * rho, erlang_c(c, a)), "1", percent=True,
+           formula="max({routing_utilization}^2, {pooled_wait_probability})")
     d.step("random_mean_sojourn_s", "Mean time in queue and prefill, random routing (M/M/1)",
            1 / (mu * (1 - rho)), "s", formula="1 / ({service_rate_per_s} × (1 − {routing_utilization}))")
     pooled_mean = d.step("pooled_mean_sojourn_s", "Mean time in queue and prefill, one shared queue (M/M/c)",
@@ -622,8 +629,8 @@ def simulate(p: Params, seed: int = 0, customers: int = 100_000) -> TTFTSim:
     qb = d.value("queue_budget_s")
     tail = d.value("tail_probability")
     c = d.value("replicas_pooled")
-    rho1 = d.value("max_utilization_mm1") / 100
-    rho_pool = d.value("max_utilization_pooled") / 100
+    rho1 = d.value("max_utilization_mm1")
+    rho_pool = d.value("max_utilization_pooled")
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
     return TTFTSim(
         separate=run_queue("One replica, own queue, at the M/M/1 limit", 1, rho1 * mu, mu, qb, tail, streams[0],
@@ -632,3 +639,36 @@ def simulate(p: Params, seed: int = 0, customers: int = 100_000) -> TTFTSim:
         separate_at_pooled_util=run_queue("One replica, own queue, as busy as the pool", 1, rho_pool * mu, mu, qb,
                                           tail, streams[2], customers),
     )
+
+
+# The three queues a panel shows, in its order: (step prefix, short name).
+SIMULATED_QUEUES = (("own_at_limit", "Own queue, at its limit"), ("pool", "Pool"),
+                    ("own_at_pool_load", "Own queue, pool's load"))
+
+
+def simulation_steps(p: Params, r: TTFTSim) -> Derivation:
+    """The run's figures as steps beside their closed forms, so a panel shows steps, not hand-formatted
+    attributes: per queue the tail wait at the SLO percentile, its utilization and the share of
+    requests past the queue allowance, simulated and by Erlang C."""
+    d = Derivation(p)
+    checks = (r.separate, r.pooled, r.separate_at_pooled_util)
+    pct = f"p{format_number(100 * p.slo_percentile)}"
+    d.step("simulated_service_rate_per_s", "Prefills one replica completes per second", r.pooled.service_rate, "1/s",
+           noun="requests", kind="given")
+    for (prefix, name), q in zip(SIMULATED_QUEUES, checks):
+        name = f"Pool of {q.servers}" if prefix == "pool" else name
+        d.step(f"{prefix}_wait_s", f"{name}: {pct} wait", q.sim_quantile_s, "s", kind="simulated",
+               note=q.label)
+        d.step(f"{prefix}_wait_closed_form_s", f"{name}: {pct} wait, Erlang C", q.analytic_quantile_s, "s",
+               kind="lookup", note="M/M/c wait quantile")
+        d.step(f"{prefix}_arrival_rps", f"{name}: arrivals", q.arrival_rps, "1/s", noun="requests", kind="given")
+        d.step(f"{prefix}_servers", f"{name}: replicas", q.servers, "1", noun="replicas", kind="given")
+        d.step(f"{prefix}_busy", f"{name}: utilization", q.utilization, "1", percent=True,
+               formula=f"{{{prefix}_arrival_rps}} / ({{{prefix}_servers}} × {{simulated_service_rate_per_s}})")
+        d.step(f"{prefix}_past_allowance", f"{name}: share past the queue allowance, simulated", q.sim_over_budget,
+               "1", percent=True, kind="simulated")
+        d.step(f"{prefix}_past_allowance_closed_form", f"{name}: share past the queue allowance, Erlang C",
+               q.analytic_over_budget, "1", percent=True, kind="lookup")
+    d.step("simulated_requests", "Requests simulated per queue", r.pooled.customers, "1", noun="requests",
+           kind="given")
+    return d

@@ -251,7 +251,7 @@ def solve(p: Params) -> Derivation:
                   formula="4 FLOP × {dit_layers} × {dit_width} × {tokens_per_pass}²")
     fpp = d.step("flops_per_pass", "FLOP per pass", lin + attn, "FLOP",
                  formula="{linear_flops_per_pass} + {attention_flops_per_pass}")
-    d.step("attention_share", "Attention's share of the FLOP", 100 * attn / fpp, "%",
+    d.step("attention_share", "Attention's share of the FLOP", attn / fpp, "1", percent=True,
            formula="{attention_flops_per_pass} / {flops_per_pass}")
     passes = d.step("passes_per_request", "DiT passes per request", _passes(p), "1", noun="passes",
                     formula="{denoising_steps} × " + ("2 (guidance, with and without the prompt)"
@@ -291,7 +291,7 @@ def solve(p: Params) -> Derivation:
            kind="search")
     d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
            "s", formula="{wall_time_s} / {denoising_steps}")
-    d.step("progress_increment", "Progress per step", 100 / p.denoising_steps, "%",
+    d.step("progress_increment", "Progress per step", 1 / p.denoising_steps, "1", percent=True,
            formula="1 / {denoising_steps}")
 
     # --- memory per GPU ---
@@ -300,7 +300,7 @@ def solve(p: Params) -> Derivation:
                 formula=f"{{dit_params_b}} billion × {bpp:g} B")
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
-    d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", 100 * wb / hw.hbm_bytes, "%",
+    d.step("weight_share_of_hbm", "Weights as a share of one GPU's HBM", wb / hw.hbm_bytes, "1", percent=True,
            formula="{weight_bytes} / {gpu_memory_bytes}")
     d.step("hbm_left_for_activations_bytes", "HBM left per GPU for activations once the weights are in",
            p.usable_hbm_fraction * hw.hbm_bytes - wb, "B",
@@ -333,8 +333,8 @@ def solve(p: Params) -> Derivation:
                    formula="{weight_bytes} / {gpu_hbm_Bps}")
     pass_s = d.step("pass_compute_s", "One pass's compute per GPU", fpg / eff, "s",
                     formula="{flops_per_gpu_per_pass} / {effective_flops_per_gpu}")
-    d.step("batching_max_saving", "Most that sharing the weight read across a batch could save", 100 * wread / pass_s,
-           "%", formula="{weight_read_per_pass_s} / {pass_compute_s}")
+    d.step("batching_max_saving", "Most that sharing the weight read across a batch could save", wread / pass_s,
+           "1", percent=True, formula="{weight_read_per_pass_s} / {pass_compute_s}")
 
     # --- queue, progress and the fleet ---
     in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law)", p.arrival_rate * wall, "1",
@@ -359,7 +359,7 @@ def solve(p: Params) -> Derivation:
            formula="B(k) = A × B(k − 1) / (k + A × B(k − 1)) from B(0) = 1, up to k = {gpu_groups}, "
                    "with A = {jobs_in_service}", kind="lookup")
     p_wait = d.step("queue_wait_probability", "Share of jobs that queue (M/M/c over groups)",
-                    100 * wait_probability, "%",
+                    wait_probability, "1", percent=True,
                     formula="{gpu_groups} × {erlang_b_blocking} / ({gpu_groups} − {jobs_in_service} × "
                             "(1 − {erlang_b_blocking}))" if in_service < groups else "1 (the load fills every group)")
     d.step("mean_queue_wait_s", "Mean wait in the queue", queue.erlang_c_mean_wait_s(groups, p.arrival_rate, 1 / wall),

@@ -184,12 +184,12 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "single_tier_idle_fraction", "Share of the time a tier sized for the peak sits idle",
-        1 - 1 / ratio, "1",
+        1 - 1 / ratio, "1", percent=True,
         formula="1 − 1 / {peak_to_average}",
     )
     sync_frac = d.step(
         "sync_stall_fraction", "Training time spent waiting on a synchronous save",
-        p.burst_window_s / interval_s, "1",
+        p.burst_window_s / interval_s, "1", percent=True,
         formula="{burst_window_s} / {interval_min}",
     )
     d.step(

@@ -116,6 +116,36 @@ class _EvalKnobs(StrictModel):
              help="Drop in pass rate (percentage points) that should be caught.", draw=(0.005, 0.05)),
     ] = 0.01
 
+    passage_cluster_size: Annotated[
+        float,
+        Knob("Questions per passage", "", 1, 50, 1, log=True,
+             help="Questions that share one passage or context in a reading-comprehension eval (1: independent).",
+             draw=(2, 20)),
+    ] = 5
+    intra_cluster_corr: Annotated[
+        float,
+        Knob("Intra-passage correlation", "", 0, 0.9, 0.01,
+             help="Correlation of pass/fail between questions on the same passage (an estimate: misread the "
+                  "passage and several answers fall together).", draw=(0.05, 0.5)),
+    ] = 0.3
+    judge_share: Annotated[
+        float,
+        Knob("Prompts scored by an LLM judge", "", 0, 1, 0.01, percent=True,
+             help="Share of prompts whose answer a judge model grades (open-ended evals); the rest are scored "
+                  "by exact match or unit tests on CPU.", draw=(0.05, 0.4)),
+    ] = 0.2
+    judge_tokens_per_prompt: Annotated[
+        float,
+        Knob("Judge tokens per graded answer", "tokens", 200, 10_000, 50, log=True,
+             help="Rubric, question and answer read, verdict written (an estimate).", draw=(800, 3000)),
+    ] = 1500
+    naive_throughput_share: Annotated[
+        float,
+        Knob("Naive script's throughput", "", 0.05, 1, 0.01, percent=True,
+             help="Share of the batch engine's tokens/s a one-script-per-eval harness gets (static batches, "
+                  "no prefix cache; an estimate).", draw=(0.15, 0.5)),
+    ] = 0.3
+
     @model_validator(mode="after")
     def _starts(self) -> "_EvalKnobs":
         if self.replica_startup_min >= 60 * self.fast_turnaround_h:
@@ -163,12 +193,12 @@ def solve(p: Params) -> Derivation:
     replica_s = d.step("replica_s_per_prompt", "Replica time per prompt: prefill, then its share of decode",
                        e.prefill_s_per_request + decode_s, "s",
                        formula="{prefill_s_per_request} s + {decode_s_per_prompt} s")
-    d.step("prefill_share", "Share of replica time spent in prefill", 100 * e.prefill_s_per_request / replica_s, "%",
+    d.step("prefill_share", "Share of replica time spent in prefill", e.prefill_s_per_request / replica_s, "1", percent=True,
            formula="{prefill_s_per_request} / {replica_s_per_prompt}")
     # What a bare roofline (no all-reduces, no fixed cost) would charge, to show what they add.
     step = e.decode
     d.step("decode_step_extras_share", "Share of the decode step spent in all-reduces and the fixed cost",
-           100 * (step.allreduce_s + step.overhead_s) / step.step_s, "%",
+           (step.allreduce_s + step.overhead_s) / step.step_s, "1", percent=True,
            formula="({decode_step_allreduce_s} + {step_overhead_s}) / {decode_step_s}")
     roofline_s = d.step("roofline_s_per_prompt", "Replica time per prompt on a bare roofline (no all-reduces or "
                         "fixed cost)",
@@ -254,8 +284,26 @@ def solve(p: Params) -> Derivation:
            formula="max(0, {checkpoints_per_day} − {replicas_slow} × 24 h × {target_utilization} / "
                    "{replica_hours_per_checkpoint} h)")
     d.step("fast_fleet_busy_share", "Share of the day the fast fleet has work",
-           min(100.0, 100 * replica_h * p.checkpoints_per_day / (r_fast * HOURS_PER_DAY)), "%",
+           min(1.0, replica_h * p.checkpoints_per_day / (r_fast * HOURS_PER_DAY)), "1", percent=True,
            formula="min(100%, {replica_hours_per_checkpoint} × {checkpoints_per_day} / ({replicas_fast} × 24 h))")
+
+
+    # --- the slow option's verdict, and what a fleet that keeps up really delivers ---
+    d.step("slow_option_verdict", "Is the slow turnaround, sized for its latency alone, a real option?",
+           "keeps up" if r_slow >= r_cadence else "falls behind: not an option",
+           formula="{replicas_slow} ≥ {replicas_for_cadence}")
+    d.step("slow_ok_turnaround_h", "Turnaround the slow option delivers once sized to keep up",
+           min(p.slow_turnaround_h, startup_h + replica_h / (r_slow_ok * p.target_utilization)), "h",
+           formula="min({slow_turnaround_h}, {startup_h} + {replica_hours_per_checkpoint} / "
+                   "({replicas_slow_keeping_up} × {target_utilization}))")
+
+    # --- LLM-as-judge scoring: a GPU stage after generation ---
+    judge_h = d.step("judge_gpu_hours", "GPU-hours an LLM judge spends grading one checkpoint",
+                     prompts * p.judge_share * p.judge_tokens_per_prompt / per_gpu / SECONDS_PER_HOUR, "h",
+                     noun="GPU", formula="{prompts_per_checkpoint} × {judge_share} × {judge_tokens_per_prompt} / "
+                                         "{tokens_per_s_per_gpu}")
+    d.step("judge_share_of_generation", "Judge GPU-hours against generation's", judge_h / gpu_h, "1", percent=True,
+           formula="{judge_gpu_hours} / {gpu_hours_per_checkpoint}")
 
     d.step("startup_fetch_bytes", "Checkpoint bytes the fast fleet reads at start-up", r_fast * weight_bytes, "B",
            formula="{replicas_fast} × {weight_bytes} B")
@@ -302,29 +350,54 @@ def solve(p: Params) -> Derivation:
            formula="({replicas_fast} × max({avg_load_fast_s}, {largest_eval_replica_s}) − {replica_s_to_run}) × "
                    "{tp_degree}", noun="GPU")
 
+    # --- the naive design: one script per eval, each loading the model ---
+    naive_load = d.step("naive_load_replica_h", "Replica-hours spent loading the model, one load per eval",
+                        p.evals * startup_h, "h", formula="{evals} × {startup_h}")
+    naive_h = d.step("naive_replica_h", "Replica-hours per checkpoint, one script per eval",
+                     naive_load + replica_h / p.naive_throughput_share, "h",
+                     formula="{naive_load_replica_h} + {replica_hours_per_checkpoint} / {naive_throughput_share}")
+    naive_fleet_h = d.step("naive_fleet_h", "The naive design's load spread over the fast fleet's replicas",
+                           naive_h / (r_fast * p.target_utilization), "h",
+                           formula="{naive_replica_h} / ({replicas_fast} × {target_utilization})")
+    naive_tail_h = d.step("naive_largest_eval_h", "The largest eval as one naive script",
+                          startup_h + largest / p.naive_throughput_share / SECONDS_PER_HOUR, "h",
+                          formula="{startup_h} + {largest_eval_replica_s} / {naive_throughput_share}")
+    d.step("naive_turnaround_h", "Turnaround of the naive design on the fast fleet's replicas",
+           max(naive_fleet_h, naive_tail_h), "h", formula="max({naive_fleet_h}, {naive_largest_eval_h})")
+
     # --- reproducibility: how small a regression one run can see ---
     pq = p.pass_rate * (1 - p.pass_rate)
-    se = d.step("pass_rate_se", "Standard error of one eval's pass rate", 100 * math.sqrt(pq / p.prompts_per_eval),
-                "%", formula="sqrt({pass_rate} × (1 − {pass_rate}) / {prompts_per_eval})")
+    se = d.step("pass_rate_se", "Standard error of one eval's pass rate", math.sqrt(pq / p.prompts_per_eval),
+                "1", percent=True, formula="sqrt({pass_rate} × (1 − {pass_rate}) / {prompts_per_eval})")
     d.step("z_alpha", "z for a 5% two-sided false-alarm rate (normal table)", Z_ALPHA, "1",
            formula="Φ⁻¹(1 − 0.05 / 2)", kind="lookup")
     d.step("z_power", "z for 80% power (normal table)", Z_POWER, "1", formula="Φ⁻¹(0.80)", kind="lookup")
-    d.step("ci95_half_width", "95% confidence interval, half-width", Z_ALPHA * se, "%",
+    d.step("ci95_half_width", "95% confidence interval, half-width", Z_ALPHA * se, "1", percent=True,
            formula="{z_alpha} × {pass_rate_se}")
     diff_se = d.step("difference_se", "Standard error of the difference between two checkpoints",
-                     math.sqrt(2) * se, "%", formula="sqrt(2) × {pass_rate_se}")
-    d.step("significant_drop", "Smallest drop that is significant at 95%", Z_ALPHA * diff_se, "%",
+                     math.sqrt(2) * se, "1", percent=True, formula="sqrt(2) × {pass_rate_se}")
+    d.step("significant_drop", "Smallest drop that is significant at 95%", Z_ALPHA * diff_se, "1", percent=True,
            formula="{z_alpha} × {difference_se}")
     d.step("min_detectable_regression", "Smallest regression caught 80% of the time at 95% confidence",
-           (Z_ALPHA + Z_POWER) * diff_se, "%", formula="({z_alpha} + {z_power}) × {difference_se}")
+           (Z_ALPHA + Z_POWER) * diff_se, "1", percent=True, formula="({z_alpha} + {z_power}) × {difference_se}")
     d.step("prompts_needed", "Prompts per eval to catch the target regression (80% power)",
            math.ceil(2 * (Z_ALPHA + Z_POWER) ** 2 * pq / p.regression_to_detect ** 2 - 1e-9), "1", noun="prompts",
            formula="ceil(2 × ({z_alpha} + {z_power})² × {pass_rate} × (1 − {pass_rate}) / {regression_to_detect}²)")
+    deff = d.step("design_effect", "Variance inflation when questions share a passage (design effect)",
+                  1 + (p.passage_cluster_size - 1) * p.intra_cluster_corr, "1", noun="×",
+                  formula="1 + ({passage_cluster_size} − 1) × {intra_cluster_corr}")
+    d.step("effective_prompts", "Independent prompts those clustered questions are worth",
+           p.prompts_per_eval / deff, "1", noun="prompts", formula="{prompts_per_eval} / {design_effect}")
+    cse = d.step("clustered_se", "Standard error clustered by passage", se * math.sqrt(deff), "1", percent=True,
+                 formula="{pass_rate_se} × sqrt({design_effect})")
+    d.step("clustered_min_detectable", "Smallest regression caught with clustered errors",
+           (Z_ALPHA + Z_POWER) * math.sqrt(2) * cse, "1", percent=True,
+           formula="({z_alpha} + {z_power}) × sqrt(2) × {clustered_se}")
     d.step("false_alarms_per_comparison", "Evals flagged by chance alone when nothing changed", p.evals * ALPHA,
            "1", noun="evals", formula="{evals} × 0.05")
     z_family = d.step("bonferroni_z", "z for a 5% false-alarm rate across all evals (Bonferroni)",
                       NormalDist().inv_cdf(1 - ALPHA / (2 * p.evals)), "1",
                       formula="Φ⁻¹(1 − 0.05 / (2 × {evals}))", kind="lookup")
-    d.step("significant_drop_all_evals", "Smallest significant drop with that correction", z_family * diff_se, "%",
+    d.step("significant_drop_all_evals", "Smallest significant drop with that correction", z_family * diff_se, "1", percent=True,
            formula="{bonferroni_z} × {difference_se}")
     return d

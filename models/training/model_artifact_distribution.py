@@ -196,7 +196,7 @@ def solve(p: Params) -> Derivation:
                             "/ {layers}")
     d.step("docker_vs_bound", "Docker pull over the link bound", docker / bound, "1", noun="×",
            formula="{docker_time_per_node_s} s / {per_node_lower_bound_s} s")
-    d.step("unpack_share", "Share of the pull spent unpacking", 100 * min(1.0, unpack / docker), "%",
+    d.step("unpack_share", "Share of the pull spent unpacking", min(1.0, unpack / docker), "1", percent=True,
            formula="min(100%, {unpack_s} / {docker_time_per_node_s})")
     d.step("docker_at_line_rate_s", "The same pull with the registry at full link speed",
            _pull(bound, unpack, p.layers), "s",

@@ -119,6 +119,30 @@ class _TrainingKnobs(StrictModel):
              help="Most tokens an expert rank accepts, as a multiple of the mean; the overflow is dropped.",
              draw=(1, 2)),
     ] = 1.25
+    global_batch_tokens: Annotated[
+        float,
+        Knob("Global batch", "tokens", 2**21, 2**28, 2**20, log=True,
+             help="Tokens per optimizer step (an assumption; large MoE runs use tens of millions).",
+             draw=(2**24, 2**27)),
+    ] = 2**26
+    microbatch_tokens: Annotated[
+        float,
+        Knob("Microbatch", "tokens", 1024, 65536, 1024, log=True,
+             help="Tokens one pipeline microbatch carries per GPU (one 4,096-token sequence here).",
+             draw=(2048, 16384)),
+    ] = 4096
+    virtual_stages: Annotated[
+        int,
+        Knob("Virtual stages per GPU", "", 1, 8, 1,
+             help="Interleaved 1F1B: chunks of layers per GPU; the bubble shrinks by this factor.", draw=(1, 4)),
+    ] = 1
+    act_bytes_per_token_layer_over_h: Annotated[
+        float,
+        Knob("Activation bytes per hidden element", "B", 2, 80, 1,
+             help="Bytes a layer keeps for backward per token, per element of d_model (an estimate: about 34 "
+                  "for a dense layer with selective recomputation, 2 with full recomputation).",
+             draw=(20, 50)),
+    ] = 34
 
 
 # A mock draws a trillion-scale MoE: the catalog's first four models leave Mixtral-8x7B (8 experts,
@@ -328,11 +352,11 @@ def solve(p: Params) -> Derivation:
     d.step("dsv3_gpu_peak_flops", f"{DSV3_GPU} dense BF16 peak", dsv3_peak, "FLOP/s")
     dsv3_mfu = d.step(
         "dsv3_implied_mfu", "MFU DeepSeek-V3's reported pre-training implies on H800s",
-        100 * TRAIN_FLOPS_PER_PARAM_TOKEN * dsv3.active_params * DSV3_PRETRAIN_TOKENS
-        / (DSV3_PRETRAIN_GPU_HOURS * 3600 * dsv3_peak), "%",
+        TRAIN_FLOPS_PER_PARAM_TOKEN * dsv3.active_params * DSV3_PRETRAIN_TOKENS
+        / (DSV3_PRETRAIN_GPU_HOURS * 3600 * dsv3_peak), "1", percent=True,
         formula=(f"{TRAIN_FLOPS_PER_PARAM_TOKEN} FLOP × {{dsv3_active_params}} × {{dsv3_pretrain_tokens}} / "
                  "({dsv3_pretrain_gpu_hours} × {dsv3_gpu_peak_flops})"))
-    d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu / 100) / 3600, "h",
+    d.step("gpu_hours_at_dsv3_mfu", "This run at that MFU", run_flops / (peak * dsv3_mfu) / 3600, "h",
            formula="{run_flops} / ({gpu_peak_flops} × {dsv3_implied_mfu})", noun="GPU")
 
     # --- shape: the state budget per GPU and the layout that falls out ---
@@ -355,7 +379,7 @@ def solve(p: Params) -> Derivation:
     d.step("routed_params", "All routed experts", lay.routed_params, "1", noun="parameters",
            formula="{routed_experts} × {expert_params}")
     d.step("expert_share_of_compute", "Routed experts' share of a token's FLOPs",
-           100 * k * lay.expert_params / active, "%",
+           k * lay.expert_params / active, "1", percent=True,
            formula="{experts_per_token} × {expert_params} / {active_params}")
     d.step("experts_per_gpu", "Routed experts per GPU per layer", m.moe_experts // p.ep_size, "1", noun="experts",
            formula="{routed_experts} / {ep_size}")
@@ -430,8 +454,9 @@ def solve(p: Params) -> Derivation:
     d.step("nvlink_over_nic", "NVLink over the NIC", nvl / nic_gbps, "1", noun="×",
            formula="{nvlink_GBps} / {nic_GBps}")
     d.step("a2a_share_if_all_nvlink", "All-to-all time over compute time, all of it on NVLink",
-           100 * egress / nvl, "%", formula="{a2a_egress_per_gpu_GBps} / {nvlink_GBps}")
-    nic_all = d.step("a2a_share_if_all_nic", "The same traffic through the NIC", 100 * egress / nic_gbps, "%",
+           egress / nvl, "1", percent=True, formula="{a2a_egress_per_gpu_GBps} / {nvlink_GBps}")
+    nic_all = d.step("a2a_share_if_all_nic", "The same traffic through the NIC", egress / nic_gbps, "1",
+                     percent=True,
                      formula="{a2a_egress_per_gpu_GBps} / {nic_GBps}")
 
     # This layout: copies to GPUs in the same node ride NVLink; copies to other nodes go once per node.
@@ -453,7 +478,7 @@ def solve(p: Params) -> Derivation:
            nodes_per_token(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", noun="nodes",
            formula="min({ep_nodes}, max({max_nodes_per_token}, ceil({experts_per_token} / {experts_per_node})))")
     d.step("node_untouched_share", "Chance one of those nodes gets none of the token's experts",
-           100 * untouched_share(m.moe_experts, k, nodes, p.max_nodes_per_token), "%",
+           untouched_share(m.moe_experts, k, nodes, p.max_nodes_per_token), "1", percent=True,
            formula=untouched_share_formula(m.moe_experts, k, nodes, p.max_nodes_per_token),
            note="Each of the k experts, drawn without replacement among the chosen nodes' experts, misses it.")
     nic_copies = d.step(
@@ -468,12 +493,14 @@ def solve(p: Params) -> Derivation:
     nic_rate = d.step("a2a_nic_GBps", "All-to-all egress on the NIC in this layout", nic_copies * scale, "GB/s",
                       formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{nic_copies_per_token}} × {{copy_bytes}} "
                               "× {tokens_per_s_per_gpu}")
-    share_nvl = d.step("a2a_share_nvlink", "NVLink all-to-all time over compute time", 100 * nvl_rate / nvl, "%",
+    share_nvl = d.step("a2a_share_nvlink", "NVLink all-to-all time over compute time", nvl_rate / nvl, "1",
+                       percent=True,
                        formula="{a2a_nvlink_GBps} / {nvlink_GBps}")
-    share_nic = d.step("a2a_share_nic", "NIC all-to-all time over compute time", 100 * nic_rate / nic_gbps, "%",
+    share_nic = d.step("a2a_share_nic", "NIC all-to-all time over compute time", nic_rate / nic_gbps, "1",
+                       percent=True,
                        formula="{a2a_nic_GBps} / {nic_GBps}")
     r = d.step("a2a_share", "All-to-all time over compute time: the slower link sets it",
-               max(share_nvl, share_nic), "%", formula="max({a2a_share_nvlink}, {a2a_share_nic})")
+               max(share_nvl, share_nic), "1", percent=True, formula="max({a2a_share_nvlink}, {a2a_share_nic})")
 
     # --- depth: expert parallelism across nodes, DeepSeek-V3 style ---
     # 64-way, or every expert its own GPU where the model has fewer routed experts.
@@ -490,7 +517,7 @@ def solve(p: Params) -> Derivation:
     d.step("wide_experts_per_node", "Routed experts of one layer on each node of the wide layout",
            m.moe_experts // w_nodes, "1", noun="experts", formula="floor({routed_experts} / {wide_ep_nodes})")
     d.step("wide_node_untouched_share_dedup", "Chance a node of the wide layout gets none of a token's experts",
-           100 * untouched_share(m.moe_experts, k, w_nodes, w_nodes), "%",
+           untouched_share(m.moe_experts, k, w_nodes, w_nodes), "1", percent=True,
            formula=untouched_share_formula(m.moe_experts, k, w_nodes, w_nodes),
            note="Each of the k experts, drawn without replacement among all of them, misses that node's.")
     dedup = d.step("wide_nic_copies_dedup", "One copy per destination node, forwarded over NVLink inside it",
@@ -501,29 +528,30 @@ def solve(p: Params) -> Derivation:
            nodes_per_token(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", noun="nodes",
            formula="min({wide_ep_nodes}, max({max_nodes_per_token}, ceil({experts_per_token} / {wide_experts_per_node})))")
     d.step("wide_node_untouched_share", "Chance one of those nodes gets none of the token's experts",
-           100 * untouched_share(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "%",
+           untouched_share(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", percent=True,
            formula=untouched_share_formula(m.moe_experts, k, w_nodes, p.max_nodes_per_token))
     limited = d.step("wide_nic_copies_limited", "And each token limited to a few nodes",
                      remote_node_copies(m.moe_experts, k, w_nodes, p.max_nodes_per_token), "1", noun="copies",
                      formula="{wide_nodes_per_token} × (1 − {wide_node_untouched_share}) × "
                              "({wide_ep_nodes} − 1) / {wide_ep_nodes}")
     d.step("wide_nic_share_naive", "Wide layout, NIC time over compute, no routing limit",
-           100 * naive * scale / nic_gbps, "%",
+           naive * scale / nic_gbps, "1", percent=True,
            formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_naive}} × {{copy_bytes}} × "
                    "{tokens_per_s_per_gpu} / {nic_GBps}")
-    d.step("wide_nic_share_dedup", "Wide layout, one copy per node", 100 * dedup * scale / nic_gbps, "%",
+    d.step("wide_nic_share_dedup", "Wide layout, one copy per node", dedup * scale / nic_gbps, "1",
+           percent=True,
            formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_dedup}} × {{copy_bytes}} × "
                    "{tokens_per_s_per_gpu} / {nic_GBps}")
-    d.step("wide_nic_share_limited", "Wide layout, node-limited routing", 100 * limited * scale / nic_gbps, "%",
+    d.step("wide_nic_share_limited", "Wide layout, node-limited routing", limited * scale / nic_gbps, "1",
+           percent=True,
            formula=f"{A2A_PER_MOE_LAYER} × {{moe_layers}} × {{wide_nic_copies_limited}} × {{copy_bytes}} × "
                    "{tokens_per_s_per_gpu} / {nic_GBps}")
 
     # --- failure modes: router imbalance and all-to-all congestion ---
     s = k * lay.expert_params / active
-    rr = r / 100
     imb = p.router_imbalance
     slow = d.step("step_slowdown_from_imbalance", "Step time over the balanced step: every rank waits for the hottest",
-                  (1 + (imb - 1) * s + imb * rr) / (1 + rr), "1", noun="×",
+                  (1 + (imb - 1) * s + imb * r) / (1 + r), "1", noun="×",
                   formula="(1 + ({router_imbalance} − 1) × {expert_share_of_compute} + {router_imbalance} × "
                           "{a2a_share}) / (1 + {a2a_share})")
     d.step("gpu_hours_lost_to_imbalance", "GPU-hours the imbalance adds to the run", gpu_h * (slow - 1), "h",
@@ -532,19 +560,58 @@ def solve(p: Params) -> Derivation:
                     min(imb, p.capacity_factor), "1", noun="×",
                     formula="min({router_imbalance}, {capacity_factor})")
     d.step("step_slowdown_capped", "Step slowdown with the cap",
-           (1 + (capped - 1) * s + capped * rr) / (1 + rr), "1", noun="×",
+           (1 + (capped - 1) * s + capped * r) / (1 + r), "1", noun="×",
            formula="(1 + ({hot_rank_load_capped} − 1) × {expert_share_of_compute} + {hot_rank_load_capped} × "
                    "{a2a_share}) / (1 + {a2a_share})")
     d.step("dropped_share_hot_rank", "Routed tokens the hottest rank drops under the cap",
-           100 * max(0.0, 1 - p.capacity_factor / imb), "%",
+           max(0.0, 1 - p.capacity_factor / imb), "1", percent=True,
            formula="max(0, 1 − {capacity_factor} / {router_imbalance})")
     d.step("hot_rank_ingress_GBps", "Bytes/s the hottest rank receives", imb * egress, "GB/s",
            formula="{router_imbalance} × {a2a_egress_per_gpu_GBps}")
     d.step("hot_rank_nic_load", "The hottest rank's load on its NIC if this all-to-all crossed it",
-           imb * nic_all, "%", formula="{router_imbalance} × {a2a_share_if_all_nic}")
+           imb * nic_all, "1", percent=True, formula="{router_imbalance} × {a2a_share_if_all_nic}")
     d.step("step_slowdown_if_a2a_on_nic", "Balanced step if this all-to-all crossed the NIC instead",
-           (1 + nic_all / 100) / (1 + rr), "1", noun="×",
+           (1 + nic_all) / (1 + r), "1", noun="×",
            formula="(1 + {a2a_share_if_all_nic}) / (1 + {a2a_share})")
+
+
+    # --- what crosses InfiniBand, the pipeline bubble, and activation memory ---
+    step_s = d.step("step_s", "One optimizer step", p.global_batch_tokens / (p.gpus * tps), "s",
+                    formula="{global_batch_tokens} / ({gpus} × {tokens_per_s_per_gpu})")
+    dp_bytes = d.step(
+        "dp_bytes_per_gpu_per_step", "Data-parallel bytes per GPU per step: reduce-scatter fp32 grads, all-gather "
+        "bf16 weights (ZeRO-1)", (lay.dp - 1) / lay.dp * lay.params_per_gpu * (sb.grads + sb.weights) / 1e9, "GB",
+        formula="({dp_size} − 1) / {dp_size} × {params_per_gpu} × ({grad_bytes_per_param} + {weight_bytes_per_param})")
+    dp_rate = d.step("dp_GBps", "Data-parallel traffic per GPU, averaged over the step", dp_bytes / step_s, "GB/s",
+                     formula="{dp_bytes_per_gpu_per_step} / {step_s}")
+    pp_rate = d.step(
+        "pp_GBps", "Pipeline traffic per GPU: activations forward, their gradients back, at each stage boundary",
+        tps * lay.pp * 2 * m.d_model * A2A_BYTES_PER_ELEM / 1e9 * (lay.pp - 1) / lay.pp, "GB/s",
+        formula="{tokens_per_s_per_gpu} × ({pp_size} − 1) × 2 × {copy_bytes}")
+    ib = d.step("ib_GBps", "Everything on the NIC per GPU: data parallel + pipeline + all-to-all off the node",
+                dp_rate + pp_rate + nic_rate, "GB/s", formula="{dp_GBps} + {pp_GBps} + {a2a_nic_GBps}")
+    d.step("ib_share_of_nic", "That traffic over the NIC's bandwidth", ib / nic_gbps, "1", percent=True,
+           formula="{ib_GBps} / {nic_GBps}")
+    mbs = d.step("microbatches", "Microbatches per pipeline per step",
+                 p.global_batch_tokens / (lay.dp * p.ep_size * p.microbatch_tokens), "1", noun="microbatches",
+                 formula="{global_batch_tokens} / ({dp_size} × {ep_size} × {microbatch_tokens})")
+    d.step("bubble_share", "Pipeline bubble over useful time (1F1B, interleaved)",
+           (lay.pp - 1) / (p.virtual_stages * mbs), "1", percent=True,
+           formula="({pp_size} − 1) / ({virtual_stages} × {microbatches})")
+    mbs16 = d.step("microbatches_at_16", "Microbatches per pipeline at 16 stages (data parallel doubles as stages halve)",
+                   mbs * 16 / lay.pp, "1", noun="microbatches", formula="{microbatches} × 16 / {pp_size}")
+    d.step("bubble_share_at_16", "The bubble at 16 stages, Kimi K2's depth",
+           15 / (p.virtual_stages * mbs16), "1", percent=True, formula="15 / ({virtual_stages} × {microbatches_at_16})")
+    in_flight = d.step("in_flight_microbatches", "Microbatches the first stage holds under 1F1B",
+                       min(lay.pp, mbs), "1", noun="microbatches", formula="min({pp_size}, {microbatches})")
+    act = d.step("activation_GB", "Activations the first stage holds",
+                 in_flight * p.microbatch_tokens * (m.layers / lay.pp) * p.act_bytes_per_token_layer_over_h
+                 * m.d_model / 1e9, "GB",
+                 formula="{in_flight_microbatches} × {microbatch_tokens} × {layers_per_stage} × "
+                         "{act_bytes_per_token_layer_over_h} × {hidden_size}")
+    d.step("activations_fit", "Do they fit in the HBM left over?",
+           "yes" if act <= hw.hbm_bytes / 1e9 - per_gpu_state else "no: recompute more or shrink the microbatch",
+           formula="{activation_GB} ≤ {activation_room_GB}")
 
     # --- the checkpoint, and how often the run will need it ---
     d.step("checkpoint_per_gpu_GB", "Checkpoint bytes each GPU writes if all write in parallel",

@@ -8,7 +8,9 @@ knob:
     30 TB of shards   15T tokens x 2 B per token id: uint16 holds a vocabulary of at most 65,536;
                       anything larger (Llama 3's 128,256) is stored as uint32, 4 B: 60 TB
     a few PB raw      clean text (15T x ~4 B of UTF-8 per token = 60 TB) over an END-TO-END keep
-                      rate (clean bytes / raw crawl bytes); 2% gives 3 PB, 1% gives 6 PB
+                      rate (clean bytes / uncompressed crawl bytes). FineWeb: 96 crawls of 200-400 TiB
+                      for 15T tokens, about 0.2%, so 30 PB uncompressed; "a few PB" is that crawl
+                      gzipped (~3x) or extracted text, not the bytes extraction parses
     1.7M tokens/s     15T / 1.7M = 102 days for one pass; x 2 B = 3.4 MB/s at the trainer; and
                       6 x 405B x 1.7M FLOP/s / (989 TFLOP/s x 40% MFU) = ~10.4k H100s
 
@@ -67,22 +69,23 @@ class _PipelineKnobs(StrictModel):
     ] = 4.0
     keep_end_to_end: Annotated[
         float,
-        Knob("End-to-end keep rate", "", 0.002, 0.2, 0.001, log=True, percent=True,
-             help="Clean, deduplicated text bytes over raw crawl bytes (uncompressed WARC records).",
-             draw=(0.005, 0.05)),
-    ] = 0.02
+        Knob("End-to-end keep rate", "", 0.0005, 0.2, 0.0005, log=True, percent=True,
+             help="Clean, deduplicated text bytes over raw crawl bytes (uncompressed WARC records: HTML and "
+                  "headers). FineWeb's 15T tokens from 96 crawls of 200-400 TiB each is about 0.2%.",
+             draw=(0.001, 0.005)),
+    ] = 0.002
     filter_keep: Annotated[
         float,
         Knob("Filter keep rate", "", 0.05, 1.0, 0.01, percent=True,
              help="Share of extracted text bytes that pass language ID and the quality filters.",
-             draw=(0.2, 0.7)),
-    ] = 0.4
+             draw=(0.2, 0.6)),
+    ] = 0.3
     dedup_keep: Annotated[
         float,
         Knob("Dedup keep rate", "", 0.05, 1.0, 0.01, percent=True,
              help="Share of filtered bytes left after exact and near-duplicate removal.",
-             draw=(0.3, 0.8)),
-    ] = 0.5
+             draw=(0.25, 0.7)),
+    ] = 0.4
     window_days: Annotated[
         float,
         Knob("Window per stage", "days", 1, 60, 1,
@@ -124,6 +127,47 @@ class _PipelineKnobs(StrictModel):
         Knob("Training MFU", "", 0.2, 0.7, 0.01, percent=True,
              help="Share of dense BF16 peak the training step achieves.", draw=(0.3, 0.55)),
     ] = 0.4
+
+    warc_compression: Annotated[
+        float,
+        Knob("WARC gzip ratio", "×", 2, 6, 0.1,
+             help="Uncompressed crawl bytes over gzipped WARC bytes (an assumption: gzip on HTML is about 3x).",
+             draw=(2.8, 4)),
+    ] = 3.2
+    crawls: Annotated[
+        int,
+        Knob("Crawls read", "", 1, 200, 1, help="Common Crawl snapshots the corpus draws on (FineWeb: 96).",
+             draw=(40, 120)),
+    ] = 96
+    doc_kb: Annotated[
+        float,
+        Knob("Mean document", "kB", 0.5, 20, 0.5, log=True,
+             help="Mean bytes of extracted text per web document (an estimate: a few kB for a typical page).",
+             draw=(2, 6)),
+    ] = 3
+    minhash_buckets: Annotated[
+        int, Knob("LSH bands", "", 1, 50, 1, help="MinHash LSH bands (datatrove and FineWeb: 14).",
+                  draw=(9, 20)),
+    ] = 14
+    minhash_hashes_per_bucket: Annotated[
+        int, Knob("Hashes per band", "", 1, 20, 1, help="Hashes per LSH band (datatrove and FineWeb: 8).",
+                  draw=(5, 13)),
+    ] = 8
+    minhash_hash_bytes: Annotated[
+        Literal[4, 8], Knob("Hash width", "B", 4, 8, help="Bytes per MinHash value (FineWeb: 64-bit).",
+                            draw=(4, 8)),
+    ] = 8
+    classifier_tokens_per_s_per_gpu: Annotated[
+        float,
+        Knob("Quality-classifier throughput", "tokens/s", 1e4, 2e6, 1e4, log=True,
+             help="Tokens a second one GPU scores with a BERT-sized quality classifier (an estimate: about a "
+                  "fifth of what 2 FLOPs per parameter at full bf16 peak would allow).", draw=(1e5, 5e5)),
+    ] = 2e5
+    classifier_max_tokens: Annotated[
+        int, Knob("Classifier context", "tokens", 128, 2048, 128,
+                  help="Tokens of each document the classifier reads (an assumption: a BERT-class encoder's 512).",
+                  draw=(256, 1024)),
+    ] = 512
 
     @model_validator(mode="after")
     def _extraction_yield_possible(self) -> "_PipelineKnobs":
@@ -193,21 +237,68 @@ def solve(p: Params) -> Derivation:
     )
     yield_frac = p.keep_end_to_end / (p.filter_keep * p.dedup_keep)
     d.step(
-        "extract_yield_pct", "Text bytes extraction keeps per raw byte (what the keep rate leaves)",
-        100 * yield_frac, "%",
+        "extract_yield_share", "Text bytes extraction keeps per raw byte (what the keep rate leaves)",
+        yield_frac, "1", percent=True,
         formula="{keep_end_to_end} / ({filter_keep} × {dedup_keep})",
     )
     extracted = d.step(
         "extracted_text_TB", "Extracted text", raw_tb * yield_frac, "TB",
-        formula="{raw_PB} × {extract_yield_pct}",
+        formula="{raw_PB} × {extract_yield_share}",
     )
     filtered = d.step(
         "filtered_text_TB", "Text passing language and quality filters", extracted * p.filter_keep, "TB",
         formula="{extracted_text_TB} × {filter_keep}",
     )
     d.step(
-        "raw_PB_at_1pct_keep", "Raw crawl if only 1% of bytes survive", clean / 0.01 / 1000, "PB",
-        formula="{clean_text_TB} / 0.01",
+        "raw_PB_at_half_keep", "Raw crawl if the keep rate halves", clean / (p.keep_end_to_end / 2) / 1000, "PB",
+        formula="{clean_text_TB} / ({keep_end_to_end} / 2)",
+    )
+    d.step(
+        "raw_compressed_PB", "That crawl as gzipped WARC files", raw_tb / p.warc_compression / 1000, "PB",
+        formula="{raw_PB} / {warc_compression}",
+    )
+    d.step(
+        "raw_TiB_per_crawl", "Uncompressed crawl per snapshot", raw_tb * 1e12 / p.crawls / 2**40, "TiB",
+        formula="{raw_PB} / {crawls}",
+    )
+
+    # --- dedup state: one MinHash signature per document ---
+    docs = d.step(
+        "dedup_docs", "Documents entering dedup", filtered * 1e9 / p.doc_kb, "1", noun="documents",
+        formula="{filtered_text_TB} / {doc_kb}",
+    )
+    sig = d.step(
+        "minhash_sig_B", "MinHash signature per document",
+        p.minhash_buckets * p.minhash_hashes_per_bucket * p.minhash_hash_bytes, "B",
+        formula="{minhash_buckets} × {minhash_hashes_per_bucket} × {minhash_hash_bytes}",
+    )
+    state = d.step(
+        "minhash_state_TB", "Signatures for the whole corpus", docs * sig / 1e12, "TB",
+        formula="{dedup_docs} × {minhash_sig_B}",
+    )
+    band = d.step(
+        "minhash_band_TB_global", "One band's signatures to sort, dedup across all crawls", state / p.minhash_buckets,
+        "TB", formula="{minhash_state_TB} / {minhash_buckets}",
+    )
+    d.step(
+        "minhash_band_GB_per_crawl", "One band's signatures to sort, dedup within each crawl",
+        band * 1000 / p.crawls, "GB", formula="{minhash_band_TB_global} / {crawls}",
+    )
+
+    # --- the model-based quality classifier: a GPU stage inside the filter ---
+    cls_docs = d.step(
+        "classifier_docs", "Documents the quality classifier scores (all extracted text, an upper bound)",
+        extracted * 1e9 / p.doc_kb, "1", noun="documents", formula="{extracted_text_TB} / {doc_kb}",
+    )
+    doc_tokens = d.step(
+        "classifier_tokens_per_doc", "Tokens the classifier reads per document",
+        min(p.classifier_max_tokens, p.doc_kb * 1000 / p.text_bytes_per_token), "1", noun="tokens",
+        formula="min({classifier_max_tokens}, {doc_kb} / {text_bytes_per_token})",
+    )
+    cls_gpu_h = d.step(
+        "classifier_gpu_hours", "GPU-hours to score them", cls_docs * doc_tokens / p.classifier_tokens_per_s_per_gpu
+        / 3600, "1", noun="GPU-hours",
+        formula="{classifier_docs} × {classifier_tokens_per_doc} / {classifier_tokens_per_s_per_gpu} / 1 h",
     )
 
     # --- the rate each stage needs to finish in the window ---
@@ -243,8 +334,8 @@ def solve(p: Params) -> Derivation:
         formula="the two largest core-hour totals",
     )
     d.step(
-        "top_two_share_pct", "Their share of all core-hours",
-        100 * (core_hours[ranked[0]] + core_hours[ranked[1]]) / total, "%",
+        "top_two_share", "Their share of all core-hours",
+        (core_hours[ranked[0]] + core_hours[ranked[1]]) / total, "1", percent=True,
         formula=f"({{{ranked[0]}_core_hours}} + {{{ranked[1]}_core_hours}}) / {{pipeline_core_hours}}",
     )
     d.step(
@@ -306,6 +397,11 @@ def solve(p: Params) -> Derivation:
     d.step(
         "read_per_gpu_Bps", "Bytes each GPU reads", read * 1e6 / gpus, "B/s",
         formula="{trainer_read_MBps} / {implied_training_gpus}",
+    )
+    d.step(
+        "classifier_share_of_training", "Classifier GPU-hours against one pass of training",
+        cls_gpu_h / (gpus * tokens / p.train_tokens_per_s / 3600), "1", percent=True,
+        formula="{classifier_gpu_hours} / {training_gpu_hours}",
     )
     d.step(
         "pipeline_days_serial", "Pipeline wall time if each stage waits for the one before",

@@ -115,6 +115,24 @@ class Params(StrictModel):
         Knob("Drill length", "h", 0.5, 24, 0.5, help="Load, train a few hundred steps, compare the loss.",
              draw=(1, 6)),
     ] = 2
+    site_loss_per_year: Annotated[
+        float,
+        Knob("Site losses per year", "", 0.001, 0.5, 0.001, log=True, percent=True,
+             help="Chance a year that the building is out for longer than the run can wait (power, cooling, "
+                  "fire, a fabric-wide fault). An estimate: no public rate exists for this event.",
+             draw=(0.005, 0.1)),
+    ] = 0.02
+    usd_per_gpu_hour: Annotated[
+        float,
+        Knob("GPU-hour price", "USD/h", 0.5, 10, 0.1, log=True,
+             help="What a GPU-hour of this cluster costs, owned or rented.", draw=(1.5, 4)),
+    ] = 2.0
+    egress_usd_per_GB: Annotated[
+        float,
+        Knob("Replication price", "USD/GB", 0, 0.1, 0.001,
+             help="Per-GB price of the cross-site link (cloud inter-region transfer is about 0.02; an owned "
+                  "fibre link is a fixed cost, 0 here).", draw=(0.005, 0.05)),
+    ] = 0.02
 
 
 def solve(p: Params) -> Derivation:
@@ -164,28 +182,28 @@ def solve(p: Params) -> Derivation:
         formula="{interval_min} min / 2 + {restart_min} min",
     )
     d.step(
-        "restart_share_of_loss", "Restart's share of that loss", p.restart_min / loss_min, "1",
+        "restart_share_of_loss", "Restart's share of that loss", p.restart_min / loss_min, "1", percent=True,
         formula="{restart_min} min / {loss_per_interruption_min} min",
     )
     lost_h = d.step(
         "gpu_hours_lost", "GPU time lost to interruptions over the run", n_int * loss_min / 60 * p.gpus, "h",
         formula="{expected_interruptions} × {loss_per_interruption_min} × {gpus}", noun="GPU")
     lost_frac = d.step(
-        "fraction_lost", "Share of the run lost to interruptions", lost_h / run_h, "1",
+        "fraction_lost", "Share of the run lost to interruptions", lost_h / run_h, "1", percent=True,
         formula="{gpu_hours_lost} / {run_gpu_hours}",
     )
     ckpt_frac = d.step(
         "checkpoint_overhead_fraction", "Share of the run spent paused for saves",
-        write_s / (p.interval_min * 60), "1",
+        write_s / (p.interval_min * 60), "1", percent=True,
         formula="{checkpoint_write_s} / {interval_min}",
     )
     d.step(
-        "total_overhead_fraction", "Interruptions plus saves", lost_frac + ckpt_frac, "1",
+        "total_overhead_fraction", "Interruptions plus saves", lost_frac + ckpt_frac, "1", percent=True,
         formula="{fraction_lost} + {checkpoint_overhead_fraction}",
     )
     d.step(
         "young_total_overhead_fraction", "The same total at Young's interval",
-        write_s / young_s + (young_s / 2 + p.restart_min * 60) / mtbf_s, "1",
+        write_s / young_s + (young_s / 2 + p.restart_min * 60) / mtbf_s, "1", percent=True,
         formula="{checkpoint_write_s} / {young_optimal_interval_min} + "
         "({young_optimal_interval_min} / 2 + {restart_min}) / {job_mtbf_h}",
     )
@@ -244,12 +262,66 @@ def solve(p: Params) -> Derivation:
         "drill_gpu_hours", "GPU time the drills cost", drills * p.drill_gpus * p.drill_hours, "h",
         formula="{drills_per_run} × {drill_gpus} GPUs × {drill_hours} h", noun="GPU")
     d.step(
-        "drill_fraction", "Drills as a share of the run", drill_h / run_h, "1",
+        "drill_fraction", "Drills as a share of the run", drill_h / run_h, "1", percent=True,
         formula="{drill_gpu_hours} / {run_gpu_hours}",
     )
     d.step(
         "silent_break_rpo_days", "RPO if replication breaks silently right after a drill",
         p.drill_every_days + rpo_worst / 1440, "d",
         formula="{drill_every_days} + {rpo_worst_min}",
+    )
+    # --- The money: replication egress, and the expected-value case for the second site -----------
+    n_repl = d.step(
+        "replicated_checkpoints", "Checkpoints shipped across the link over the run",
+        math.floor(p.run_days * 1440 / (every * p.interval_min) + 1e-9), "1", noun="checkpoints",
+        formula="⌊{run_days} / ({replicate_every} × {interval_min})⌋",
+    )
+    egress_tb = d.step(
+        "replication_egress_PB", "Bytes replication sends over the run", n_repl * ckpt_tb / 1000, "PB",
+        formula="{replicated_checkpoints} × {checkpoint_TB}",
+    )
+    egress_usd = d.step(
+        "replication_egress_usd", "What those bytes cost on the link", egress_tb * 1e6 * p.egress_usd_per_GB, "USD",
+        formula="{replication_egress_PB} × {egress_usd_per_GB}",
+    )
+    drill_usd = d.step(
+        "drill_usd", "What the drills cost", drill_h * p.usd_per_gpu_hour, "USD",
+        formula="{drill_gpu_hours} × {usd_per_gpu_hour}",
+    )
+    dr_cost = d.step(
+        "dr_cost_usd", "The second site's running cost for the run (its GPUs do other work meanwhile)",
+        egress_usd + drill_usd, "USD", formula="{replication_egress_usd} + {drill_usd}",
+    )
+    prob = d.step(
+        "site_loss_probability_run", "Chance the site is lost during the run",
+        1 - math.exp(-p.site_loss_per_year * p.run_days / 365), "1", percent=True,
+        formula="1 − exp(−{site_loss_per_year} × {run_days} / 365 days)",
+    )
+    exposure_no_dr = d.step(
+        "exposure_no_dr_gpu_hours", "GPU time a site loss destroys with no off-site copy (at a random moment, half "
+        "the run)", run_h / 2, "h", formula="{run_gpu_hours} / 2", noun="GPU",
+    )
+    saved = d.step(
+        "dr_saves_gpu_hours", "GPU time the second site saves when the site is lost",
+        exposure_no_dr - p.gpus * (rpo_worst + rto) / 60, "h",
+        formula="{exposure_no_dr_gpu_hours} − {site_loss_gpu_hours_worst}", noun="GPU",
+    )
+    ev = d.step(
+        "dr_expected_saving_usd", "Expected value of what the second site saves",
+        prob * saved * p.usd_per_gpu_hour, "USD",
+        formula="{site_loss_probability_run} × {dr_saves_gpu_hours} × {usd_per_gpu_hour}",
+    )
+    d.step(
+        "break_even_site_loss_probability", "Chance of a site loss during the run at which the second site pays",
+        dr_cost / (saved * p.usd_per_gpu_hour), "1", percent=True,
+        formula="{dr_cost_usd} / ({dr_saves_gpu_hours} × {usd_per_gpu_hour})",
+    )
+    d.step(
+        "dr_pays_on_expected_value", "Does the expected saving exceed the running cost?",
+        "yes" if ev >= dr_cost else "no", formula="{dr_expected_saving_usd} ≥ {dr_cost_usd}",
+    )
+    d.step(
+        "worst_case_loss_no_dr_usd", "The run's value at its last day, lost with no off-site copy",
+        run_h * p.usd_per_gpu_hour, "USD", formula="{run_gpu_hours} × {usd_per_gpu_hour}",
     )
     return d

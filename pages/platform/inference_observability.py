@@ -54,7 +54,7 @@ def utilization_vs_throughput(ctx):
     hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
     fig = sweep_figure(
         ctx.slug, ctx.params, "tokens_per_s_replica",
-        {"gpu_util_counter_pct": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
+        {"gpu_util_counter_share": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
          "mfu": "Model FLOP utilization"},
         title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
         n=60, lo=max(10, at_roofline / 50), hi=hi,

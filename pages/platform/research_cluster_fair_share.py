@@ -94,7 +94,7 @@ def last_week_vs_half_life(ctx):
     # Added as dicts (ui/figures.py): add_vline and add_annotation validate the figure's shapes and notes.
     fig.layout.shapes = (*fig.layout.shapes, vline(model.HOURS_PER_WEEK, color=INK, dash="dash", width=1))
     fig.layout.annotations = (*fig.layout.annotations, dict(
-        x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="Slurm default (7 days)", showarrow=False,
+        x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="one week", showarrow=False,
         xanchor="right", xshift=-3, yanchor="top", font=dict(size=11)))
     return fig
 
@@ -288,7 +288,7 @@ def fair_share_panel(ctx):
                    help="GPUs held over the cluster, at every tick where demand reached the cluster.")
     row2[2].metric("GPUs running jobs: Evals holds / releases",
                    f"{100 * hoard_run.busy_utilization.mean():,.1f}% / {100 * free_run.busy_utilization.mean():,.1f}%",
-                   delta=f"cap {d['busy_utilization_cap_pct'].display()} while holding", delta_color="off", border=True)
+                   delta=f"cap {d['busy_utilization_cap_share'].display()} while holding", delta_color="off", border=True)
     row2[3].metric("Evals' mean start wait: holds / releases",
                    f"{_mean_wait_min(hoard_run.waits_by_team()[3])} / {_mean_wait_min(free_run.waits_by_team()[3])}",
                    delta=f"hoard buys at most {d['owner_wait_s'].display('min')}", delta_color="off", border=True)

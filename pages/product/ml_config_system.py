@@ -67,7 +67,7 @@ def silent_batch_vs_gpus(ctx):
     p = ctx.params
     return sweep_figure(
         ctx.slug, p, "relaunch_gpus",
-        {"relaunch_silent_batch_change_pct": "Change of the global batch if the trainer rounds down"},
+        {"relaunch_silent_batch_change_fraction": "Change of the global batch if the trainer rounds down"},
         title="Flooring the accumulation: what it silently does to the batch", y_title="% of the written batch",
         n=241, lo=64, hi=min(16384, max(1024, 2 * p.relaunch_gpus)), line_shape="hv",
     )

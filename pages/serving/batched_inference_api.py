@@ -128,7 +128,7 @@ def gpu_queue_panel(ctx):
     def card(col, title, attr, key, scale=1.0, show=_t):
         values = [getattr(r, attr) for r in runs]
         sim = sum(values) / len(values)
-        col.metric(f"{title} (sim · M/D/c)", f"{show(sim * scale)} · {show(d.value(key))}", border=True,
+        col.metric(f"{title} (sim · M/D/c)", f"{show(sim * scale)} · {show(d.value(key) * scale)}", border=True,
                    help=f"Simulated: the mean of {len(runs)} runs, from {show(min(values) * scale)} to "
                         f"{show(max(values) * scale)}. M/D/c: {d[key].label}, {d[key].display()}.")
 

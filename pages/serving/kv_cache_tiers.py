@@ -98,7 +98,7 @@ def shares_vs_think(ctx):
     ys = sweep(ctx.slug, p, "think_median_s", keys, xs)
     names = ["HBM", "DRAM", "SSD", "miss: recompute"]
     colors = [TIER_COLORS[HBM], TIER_COLORS[DRAM], TIER_COLORS[SSD], TIER_COLORS[MISS]]
-    traces = [dict(type="scatter", x=xs, y=ys[key], name=name, mode="lines", stackgroup="share",
+    traces = [dict(type="scatter", x=xs, y=[100 * y for y in ys[key]], name=name, mode="lines", stackgroup="share",
                    line=dict(color=color, width=1)) for key, name, color in zip(keys, names, colors)]
     layout = layout_dict("Where returning turns find their KV, against the median think time (estimate)",
                          "Median think time (s, log)", "% of returning turns", log_x=True)
@@ -179,7 +179,7 @@ def tiers_panel(ctx):
     window_s = r.grid_s[-1]
     # Steady state: skip the first third of the window, while the tiers are still filling.
     shares = r.shares_between(window_s / 3, window_s)
-    predicted = [d.value(k) / 100 for k in ("predicted_hit_share_hbm", "predicted_hit_share_dram",
+    predicted = [d.value(k) for k in ("predicted_hit_share_hbm", "predicted_hit_share_dram",
                                             "predicted_hit_share_ssd", "predicted_miss_share")]
     hours = r.end_s / 3600
     row1 = st.columns(3)

@@ -4,14 +4,13 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from models.serving import multi_region_failover as model
 from models.sim import failover as sim
 from ui.replay import replay
 from ui.charts import INK, MUTED, PALETTE, layout_dict, sweep, sweep_figure, sweep_values
 from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
-from ui.sim_panel import cached_simulation, seed_input
+from ui.sim_panel import run_simulation, seed_input
 
 page = QuestionPage("multi-region-failover")
 
@@ -95,9 +94,6 @@ def retry_wave(ctx):
 
 # --- the live simulation ---------------------------------------------------------------------
 
-
-def _run(params_json: str, seed: int):
-    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
 
 
 def _per_s(x: np.ndarray, dt: float, window_s: float = 1.0) -> np.ndarray:
@@ -202,7 +198,7 @@ def failover_panel(ctx):
     p, d = ctx.params, ctx.derivation
     st.markdown("##### Live: five minutes around the drop, in 100 ms steps")
     seed = seed_input(ctx.slug)
-    r = cached_simulation(ctx.slug, _run, p, seed, "Simulating the failover…")
+    r = run_simulation(ctx.slug, p, seed, "Simulating the failover…")
     dt = r.step_s
 
     cols = st.columns(4)
@@ -268,7 +264,7 @@ def failover_panel(ctx):
 
     # The same scenario under each retry policy: the stampede, or not.
     runs = {pol: (r if pol == p.retry_policy else
-                  cached_simulation(ctx.slug, _run, p.model_copy(update={"retry_policy": pol}), seed,
+                  run_simulation(ctx.slug, p.model_copy(update={"retry_policy": pol}), seed,
                                     "Simulating the other retry policies…"))
             for pol in sim.RETRY_POLICIES}
     st.plotly_chart(_policies_figure(r, runs, p.retry_policy), key=f"{ctx.slug}.sim.policies")

@@ -8,31 +8,10 @@ from ui.question_page import QuestionPage
 
 page = QuestionPage("speculative-decoding")
 
-ACCEPTANCE_CURVES = (0.6, 0.7, 0.8, 0.9)
-
-
-@page.chart("speedup_vs_k")
-def speedup_vs_k(ctx):
-    p = ctx.params
-    xs = list(range(1, 17))
-    rates = sorted(set(ACCEPTANCE_CURVES) | {round(p.acceptance_rate, 4)})
-    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline/add_hline wrote.
-    traces = []
-    for i, a in enumerate(rates):
-        ys = sweep(ctx.slug, p.model_copy(update={"acceptance_rate": a}), "draft_tokens", ["speedup_small_batch"],
-                   xs)["speedup_small_batch"]
-        current = abs(a - p.acceptance_rate) < 1e-9
-        traces.append(dict(type="scatter", x=xs, y=ys, name=f"a = {a:.0%}" + (" (now)" if current else ""),
-                           mode="lines+markers", line=dict(color=PALETTE[i % len(PALETTE)], width=3.5 if current else 2,
-                                                           dash="solid" if current else "dot")))
-    y_now = ctx.derivation.value("speedup_small_batch")
-    traces.append(dict(type="scatter", x=[p.draft_tokens], y=[y_now], mode="markers", showlegend=False,
-                       marker=dict(color=INK, size=12, line=dict(color="white", width=2)),
-                       hovertemplate="now: %{y:.3g}×<extra></extra>"))
-    layout = layout_dict(f"Small-batch speedup against k, draft cost c = {p.draft_cost:.1%}",
-                         "Draft tokens k", "speedup (×)")
-    layout["shapes"] = [vline(p.draft_tokens, color="#64748b", dash="dot", width=1), hline(1, color="#dc2626", width=1)]
-    return figure(traces, layout)
+page.sweep("speedup_vs_k", "draft_tokens", {"speedup_small_batch": "a = {value}"},
+           family=("acceptance_rate", (0.6, 0.7, 0.8, 0.9)), xs=range(1, 17), mode="lines+markers", hlines=(1,),
+           title="Small-batch speedup against k, draft cost c = {{draft_cost}}", x_title="Draft tokens k",
+           y_title="speedup (×)")
 
 
 @page.chart("speedup_vs_batch")
@@ -66,26 +45,16 @@ def speedup_vs_batch(ctx):
     return figure(traces, layout)
 
 
-@page.chart("break_even_vs_context")
-def break_even_vs_context(ctx):
-    p = ctx.params
-    xs = [x for x in (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 64000)
-          if x != p.prompt_tokens] + [p.prompt_tokens]
-    xs = sorted(xs)
-    keys = ["break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap"]
-    names = ["Break-even, weights only", "Break-even, full step (missing = never)", "KV cap"]
-    # The break-even and the cap do not depend on the batch; with the batch left to the engine a
-    # long prompt is not refused for a batch that no longer fits.
-    ys = sweep(ctx.slug, p.model_copy(update={"given_batch": 0}), "prompt_tokens", keys, xs)
-    traces = [dict(type="scatter", x=xs, y=[v if math.isfinite(v) and v > 0 else None for v in ys[key]], name=name,
-                   mode="lines+markers", connectgaps=False,
-                   line=dict(color=(PALETTE[1], PALETTE[0], INK)[i], width=2.5,
-                             dash="dash" if key == "batch_memory_cap" else "solid"))
-              for i, (key, name) in enumerate(zip(keys, names))]
-    layout = layout_dict("Where speculation stops paying, against prompt length (log-log)", "Prompt tokens",
-                         "sequences per replica", log_x=True, log_y=True)
-    layout["shapes"] = [vline(p.prompt_tokens, color="#64748b", dash="dot", width=1)]
-    return figure(traces, layout)
-
+# The break-even and the cap do not depend on the batch; with the batch left to the engine a long
+# prompt is not refused for a batch that no longer fits.
+page.sweep("break_even_vs_context", "prompt_tokens", {
+    "break_even_batch_weights_only": "Break-even, weights only",
+    "break_even_batch_with_kv": "Break-even, full step (missing = never)",
+    "batch_memory_cap": "KV cap",
+}, xs=(250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 64000),
+    fixed={"given_batch": 0}, gaps=True, mode="lines+markers", dashed=("batch_memory_cap",),
+    colors={"break_even_batch_weights_only": PALETTE[1], "break_even_batch_with_kv": PALETTE[0], "batch_memory_cap": INK},
+    title="Where speculation stops paying, against prompt length (log-log)", x_title="Prompt tokens",
+    y_title="sequences per replica", log_x=True, log_y=True)
 
 page.render()

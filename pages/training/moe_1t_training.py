@@ -29,8 +29,9 @@ def a2a_vs_ep(ctx):
     points = _ep_points(ctx)
     xs = [str(ep) for ep, _ in points]
     series = (("a2a_share_nvlink", "NVLink time / compute"), ("a2a_share_nic", "NIC time / compute"))
-    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace wrote.
-    traces = [dict(type="bar", x=xs, y=[float(d.value(key)) for _, d in points], name=name,
+    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace wrote. The shares are
+    # fractions; the axis reads in percent.
+    traces = [dict(type="bar", x=xs, y=[100 * float(d.value(key)) for _, d in points], name=name,
                    marker=dict(color=PALETTE[i],
                                line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points], color=INK)))
               for i, (key, name) in enumerate(series)]

@@ -14,7 +14,7 @@ def overhead_vs_interval(ctx):
             "checkpoint_overhead_fraction": "Paused for saves",
         },
         title="Share of the run lost against the checkpoint interval (Young's optimum dashed)",
-        y_title="% of the run", y_unit="%", from_unit="1", n=120, lo=5, hi=120,
+        y_title="% of the run", n=120, lo=5, hi=120,
     )
     young = ctx.derivation.value("young_optimal_interval_min")
     fig.add_vline(x=young, line=dict(color=INK, dash="dash", width=1.5))

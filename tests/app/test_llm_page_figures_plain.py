@@ -16,7 +16,8 @@ import plotly.graph_objects as go
 import pytest
 from plotly.subplots import make_subplots
 
-from tests.app.test_page_figures_plain import _assert_same, _chart, _ctx, _page, _sim
+from models.registry import QUESTIONS
+from tests.app.test_page_figures_plain import _assert_same, _chart, _ctx, _page, _sent, _sim
 from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
 
 # --- rag-10k-qps ----------------------------------------------------------------------------------
@@ -24,58 +25,39 @@ from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figur
 RAG = "rag-10k-qps"
 
 
-def OLD_rag_latency_budget(ctx):
-    STAGES = _page(RAG)["STAGES"]
-    d, p = ctx.derivation, ctx.params
-    fig = go.Figure()
-    for i, (key, name) in enumerate(STAGES.items()):
-        fig.add_trace(go.Bar(
-            y=["First token"], x=[d.value(key)], name=name, orientation="h",
-            marker=dict(color=PALETTE[i % len(PALETTE)]),
-            text=[d[key].display()], textposition="inside", insidetextanchor="middle",
-            hovertemplate=f"{name}: %{{x:,.1f}} ms<extra></extra>",
-        ))
-    fig.add_vline(x=p.ttft_slo_ms, line=dict(color=INK, dash="dash", width=1.5))
-    # In the legend: above the line, the label landed among the legend's rows on a phone.
-    fig.add_trace(legend_line(f"target {p.ttft_slo_ms:g} ms", color=INK, dash="dash", width=1.5))
-    base_layout(fig, f"Budget to the first token: {d['latency_budget_ms'].display()}", "ms", "")
-    # 320 px: on a phone the legend takes seven rows of it.
-    fig.update_layout(barmode="stack", height=320, hovermode="closest", legend_traceorder="normal")
-    return fig
-
-
-def OLD_rag_llm_vs_prompt(ctx):
-    p = ctx.params
-    keys = ["prompt_tokens", "llm_nodes_no_cache_fp8", "llm_nodes_no_cache_bf16", "llm_nodes_with_cache"]
-    xs = sweep_values(p, "passages_in_prompt", 40)
-    ys = sweep(ctx.slug, p, "passages_in_prompt", keys, xs)
-    cur = ctx.derivation
-    names = {
-        "llm_nodes_no_cache_fp8": "No cache, all fp8",
-        "llm_nodes_no_cache_bf16": "No cache, all bf16",
-        "llm_nodes_with_cache": f"With the cache ({p.weight_precision} weights)",
-    }
-    fig = go.Figure()
-    for i, key in enumerate(names):
-        color = PALETTE[i % len(PALETTE)]
-        fig.add_trace(go.Scatter(x=ys["prompt_tokens"], y=ys[key], name=names[key], mode="lines",
-                                 line=dict(color=color, width=2.5)))
-        fig.add_trace(go.Scatter(x=[cur.value("prompt_tokens")], y=[cur.value(key)], mode="markers",
-                                 showlegend=False, marker=dict(color=color, size=11, line=dict(color="white", width=2)),
-                                 hovertemplate=f"{names[key]} now: %{{y:,.0f}}<extra></extra>"))
-    fig.add_vline(x=cur.value("prompt_tokens"), line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "LLM nodes against prompt length (1 to 40 passages pasted in)",
-                       "Prompt tokens", f"{p.tp_degree}-GPU nodes")
+STAGES = ("latency_budget_ms_network", "latency_budget_ms_embed", "latency_budget_ms_retrieve",
+          "latency_budget_ms_rerank", "latency_budget_ms_llm_queue", "latency_budget_ms_prefill")
 
 
 @pytest.mark.parametrize("changes", [{}, {"ttft_slo_ms": 800.0, "passages_in_prompt": 10, "weight_precision": "bf16"}],
                          ids=["default", "other"])
-def test_rag_charts(monkeypatch, changes):
+def test_rag_charts_are_declared_over_the_steps(changes):
+    """The budget bar is the six stage steps end to end with the target at the knob; the prompt chart
+    is the page's sweep of passages pasted in, each point at that scenario's prompt tokens."""
     ctx = _ctx(RAG, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_rag_latency_budget(ctx), lambda: _chart(RAG, "latency_budget")(ctx))
-    assert len(sent["data"]) == 7 and sent["layout"]["legend"]["traceorder"] == "normal"
-    sent = _assert_same(monkeypatch, lambda: OLD_rag_llm_vs_prompt(ctx), lambda: _chart(RAG, "llm_vs_prompt")(ctx))
-    assert len(sent["data"]) == 6 and len(sent["layout"]["shapes"]) == 1
+    d, p = ctx.derivation, ctx.params
+    sent = _sent(_chart(RAG, "latency_budget")(ctx))
+    bars = [t for t in sent["data"] if t["type"] == "bar"]
+    assert [t["x"][0] for t in bars] == [pytest.approx(d.value(k)) for k in STAGES]
+    assert sum(t["x"][0] for t in bars) == pytest.approx(d.value("latency_budget_ms"))
+    assert [t["text"][0] for t in bars] == [d[k].display(hint=False) for k in STAGES]
+    assert sent["layout"]["barmode"] == "stack" and sent["layout"]["legend"]["traceorder"] == "normal"
+    assert sent["layout"]["shapes"][0]["x0"] == pytest.approx(p.ttft_slo_ms)
+    assert sent["data"][-1]["name"] == f"target {p.ttft_slo_ms:g} ms"
+    assert d["latency_budget_ms"].display() in sent["layout"]["title"]["text"]
+
+    sent = _sent(_chart(RAG, "llm_vs_prompt")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines"]
+    assert [t["name"] for t in lines] == ["No cache, all fp8", "No cache, all bf16",
+                                          f"With the cache ({p.weight_precision} weights)"]
+    for n_passages in (1, 7, 40):  # each point is a solve with that many passages pasted in
+        at = QUESTIONS[RAG].solve(p.model_copy(update={"passages_in_prompt": n_passages}))
+        i = lines[0]["x"].index(pytest.approx(at.value("prompt_tokens")))
+        assert lines[2]["y"][i] == pytest.approx(at.value("llm_nodes_with_cache"))
+    marker = sent["data"][1]
+    assert marker["x"] == [pytest.approx(d.value("prompt_tokens"))] and marker["y"] == [pytest.approx(d.value("llm_nodes_no_cache_fp8"))]
+    assert sent["layout"]["shapes"][0]["x0"] == pytest.approx(d.value("prompt_tokens"))
+    assert sent["layout"]["yaxis"]["title"]["text"] == f"Nodes of {p.tp_degree} GPUs"
 
 
 # --- continuous-batching --------------------------------------------------------------------------
@@ -328,63 +310,35 @@ def test_moe_charts(monkeypatch, changes):
 # --- multi-lora -----------------------------------------------------------------------------------
 
 
-def OLD_lora_adapter_bytes(ctx):
-    xs = sweep_values(ctx.params, "lora_rank", 40)
-    fig = go.Figure()
-    for i, targets in enumerate(("q,v", "q,k,v,o", "all seven")):
-        p = ctx.params.model_copy(update={"targets": targets})
-        ys = sweep(ctx.slug, p, "lora_rank", ["adapter_bytes"], xs)["adapter_bytes"]
-        width = 3.5 if targets == ctx.params.targets else 2
-        fig.add_trace(go.Scatter(x=xs, y=[y / 1e6 for y in ys], name=f"LoRA on {targets}", mode="lines",
-                                 line=dict(color=PALETTE[i], width=width)))
-    cur = ctx.derivation.value("adapter_bytes") / 1e6
-    fig.add_trace(go.Scatter(x=[ctx.params.lora_rank], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color=INK, size=11, line=dict(color="white", width=2)),
-                             hovertemplate="this scenario: %{y:,.4g} MB<extra></extra>"))
-    heavy = ctx.derivation.value("heavy_adapter_bytes") / 1e6
-    fig.add_trace(go.Scatter(x=[ctx.params.heavy_rank], y=[heavy], mode="markers", showlegend=False,
-                             marker=dict(color=PALETTE[2], size=11, symbol="diamond", line=dict(color="white", width=2)),
-                             hovertemplate="heavy comparison adapter: %{y:,.4g} MB<extra></extra>"))
-    fig.add_vline(x=ctx.params.lora_rank, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "One adapter's size against rank, by the projections it targets (log-log)",
-                       "LoRA rank", "MB per adapter (bf16)", log_x=True, log_y=True)
-
-
 @pytest.mark.parametrize("changes", [{}, {"lora_rank": 64, "targets": "all seven", "heavy_rank": 128}],
                          ids=["default", "other"])
-def test_lora_adapter_bytes(monkeypatch, changes):
+def test_lora_adapter_bytes_is_a_family_of_sweeps_over_the_targets(changes):
+    """One line per target set, each the page's solve with that set and the rank moved, in MB; the
+    scenario's own set drawn bold and marked at its rank; the heavy adapter a diamond."""
     slug = "multi-lora"
     ctx = _ctx(slug, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_lora_adapter_bytes(ctx), lambda: _chart(slug, "adapter_bytes")(ctx))
-    assert len(sent["data"]) == 5 and sent["layout"]["xaxis"]["type"] == sent["layout"]["yaxis"]["type"] == "log"
+    d, p = ctx.derivation, ctx.params
+    sent = _sent(_chart(slug, "adapter_bytes")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines"]
+    assert [t["name"] for t in lines] == [f"LoRA on {t}" + (" (now)" if t == p.targets else "")
+                                          for t in ("q,v", "q,k,v,o", "all seven")]
+    for t in lines:
+        targets = t["name"].removeprefix("LoRA on ").removesuffix(" (now)")
+        assert t["line"]["width"] == (3.5 if targets == p.targets else 2)
+        for i in (0, len(t["x"]) // 2, -1):
+            at = QUESTIONS[slug].solve(p.model_copy(update={"targets": targets, "lora_rank": t["x"][i]}))
+            assert t["y"][i] == pytest.approx(at.value("adapter_bytes") / 1e6)
+    markers = [t for t in sent["data"] if t["mode"] == "markers"]
+    assert [(m["x"], m["y"]) for m in markers] == [
+        ([p.lora_rank], [pytest.approx(d.value("adapter_bytes") / 1e6)]),
+        ([p.heavy_rank], [pytest.approx(d.value("heavy_adapter_bytes") / 1e6)])]
+    assert markers[1]["marker"]["symbol"] == "diamond"
+    assert sent["layout"]["xaxis"]["type"] == sent["layout"]["yaxis"]["type"] == "log"
 
 
 # --- speculative-decoding -------------------------------------------------------------------------
 
 SPEC = "speculative-decoding"
-
-
-def OLD_spec_speedup_vs_k(ctx):
-    ACCEPTANCE_CURVES = _page(SPEC)["ACCEPTANCE_CURVES"]
-    p = ctx.params
-    xs = list(range(1, 17))
-    rates = sorted(set(ACCEPTANCE_CURVES) | {round(p.acceptance_rate, 4)})
-    fig = go.Figure()
-    for i, a in enumerate(rates):
-        ys = sweep(ctx.slug, p.model_copy(update={"acceptance_rate": a}), "draft_tokens", ["speedup_small_batch"],
-                   xs)["speedup_small_batch"]
-        current = abs(a - p.acceptance_rate) < 1e-9
-        fig.add_trace(go.Scatter(x=xs, y=ys, name=f"a = {a:.0%}" + (" (now)" if current else ""), mode="lines+markers",
-                                 line=dict(color=PALETTE[i % len(PALETTE)], width=3.5 if current else 2,
-                                           dash="solid" if current else "dot")))
-    y_now = ctx.derivation.value("speedup_small_batch")
-    fig.add_trace(go.Scatter(x=[p.draft_tokens], y=[y_now], mode="markers", showlegend=False,
-                             marker=dict(color=INK, size=12, line=dict(color="white", width=2)),
-                             hovertemplate="now: %{y:.3g}×<extra></extra>"))
-    fig.add_vline(x=p.draft_tokens, line=dict(color="#64748b", dash="dot", width=1))
-    fig.add_hline(y=1, line=dict(color="#dc2626", width=1))
-    return base_layout(fig, f"Small-batch speedup against k, draft cost c = {p.draft_cost:.1%}",
-                       "Draft tokens k", "speedup (×)")
 
 
 def OLD_spec_speedup_vs_batch(ctx):
@@ -414,39 +368,38 @@ def OLD_spec_speedup_vs_batch(ctx):
                             "costs throughput", "Decode batch (sequences)", "speedup (×)", log_x=True)
 
 
-def OLD_spec_break_even_vs_context(ctx):
-    p = ctx.params
-    xs = [x for x in (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000, 16000, 24000, 32000, 64000)
-          if x != p.prompt_tokens] + [p.prompt_tokens]
-    xs = sorted(xs)
-    keys = ["break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap"]
-    names = ["Break-even, weights only", "Break-even, full step (missing = never)", "KV cap"]
-    # The break-even and the cap do not depend on the batch; with the batch left to the engine a
-    # long prompt is not refused for a batch that no longer fits.
-    ys = sweep(ctx.slug, p.model_copy(update={"given_batch": 0}), "prompt_tokens", keys, xs)
-    fig = go.Figure()
-    for i, (key, name) in enumerate(zip(keys, names)):
-        y = [v if math.isfinite(v) and v > 0 else None for v in ys[key]]
-        fig.add_trace(go.Scatter(x=xs, y=y, name=name, mode="lines+markers", connectgaps=False,
-                                 line=dict(color=(PALETTE[1], PALETTE[0], INK)[i], width=2.5,
-                                           dash="dash" if key == "batch_memory_cap" else "solid")))
-    fig.add_vline(x=p.prompt_tokens, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "Where speculation stops paying, against prompt length (log-log)", "Prompt tokens",
-                       "sequences per replica", log_x=True, log_y=True)
-
-
 @pytest.mark.parametrize("changes", [{}, {"acceptance_rate": 0.65, "draft_tokens": 7, "draft_cost": 0.15,
                                           "prompt_tokens": 6000, "given_batch": 16}], ids=["default", "other"])
 def test_spec_charts(monkeypatch, changes):
     ctx = _ctx(SPEC, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_spec_speedup_vs_k(ctx), lambda: _chart(SPEC, "speedup_vs_k")(ctx))
-    assert len(sent["data"]) == (5 if changes else 4) + 1 and len(sent["layout"]["shapes"]) == 2
+    d, p = ctx.derivation, ctx.params
+    q = QUESTIONS[SPEC]
+    # speedup against k: a line per acceptance rate (the scenario's own among 60-90%), k from 1 to 16
+    sent = _sent(_chart(SPEC, "speedup_vs_k")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines+markers"]
+    rates = sorted({0.6, 0.7, 0.8, 0.9, p.acceptance_rate})
+    assert [t["name"] for t in lines] == [f"a = {100 * a:g}%" + (" (now)" if a == p.acceptance_rate else "")
+                                          for a in rates]
+    for t, a in zip(lines, rates):
+        assert t["x"] == list(range(1, 17))
+        at = q.solve(p.model_copy(update={"acceptance_rate": a, "draft_tokens": 5}))
+        assert t["y"][4] == pytest.approx(at.value("speedup_small_batch"))
+    title = sent["layout"]["title"]
+    assert f"c = {100 * p.draft_cost:g}%" in title["text"] + title.get("subtitle", {}).get("text", "")
+    assert [sh["y0"] for sh in sent["layout"]["shapes"] if sh["yref"] == "y"] == [1]  # the 1x line
     sent = _assert_same(monkeypatch, lambda: OLD_spec_speedup_vs_batch(ctx),
                         lambda: _chart(SPEC, "speedup_vs_batch")(ctx))
     assert len(sent["layout"]["shapes"]) == 1 + len(sent["data"]) - 4 >= 2  # the 1x line, a vline per legend row
-    sent = _assert_same(monkeypatch, lambda: OLD_spec_break_even_vs_context(ctx),
-                        lambda: _chart(SPEC, "break_even_vs_context")(ctx))
-    assert len(sent["data"]) == 3 and len(sent["layout"]["shapes"]) == 1
+    # the break-even against the prompt, the batch left to the engine; "never" is a gap
+    sent = _sent(_chart(SPEC, "break_even_vs_context")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines+markers"]
+    assert [t["name"] for t in lines] == ["Break-even, weights only", "Break-even, full step (missing = never)", "KV cap"]
+    for i, prompt in enumerate(lines[0]["x"]):
+        at = q.solve(p.model_copy(update={"given_batch": 0, "prompt_tokens": prompt}))
+        for t, key in zip(lines, ("break_even_batch_weights_only", "break_even_batch_with_kv", "batch_memory_cap")):
+            v = at.value(key)
+            assert t["y"][i] == (pytest.approx(v) if math.isfinite(v) and v > 0 else None)
+    assert lines[2]["line"]["dash"] == "dash" and 250 in lines[0]["x"] and 64000 in lines[0]["x"]
 
 
 # --- disaggregated-prefill-decode -----------------------------------------------------------------
@@ -600,7 +553,7 @@ def OLD_ttft_chunk_vs_long_prompt(ctx):
     p, d = ctx.params, ctx.derivation
     fig = sweep_figure(
         ctx.slug, p, "long_prompt_tokens",
-        {"long_prompt_prefill_s": "Long prompt in one piece", "chunk_time_s": f"Its last chunk of {p.chunk_tokens:,}"},
+        {"long_prompt_prefill_s": "Long prompt in one piece", "chunk_time_s": f"Its last chunk of {p.chunk_tokens:,} tokens"},
         title="A short request's wait behind a long prompt (log-log)", y_title="ms",
         y_unit="ms", from_unit="s", log_y=True, n=80,
     )
@@ -644,8 +597,7 @@ def test_ttft_figures(monkeypatch, seed, changes):
     assert len(sent["layout"]["shapes"]) == 3 and len(sent["layout"]["annotations"]) == 2
     r, p, d = _sim(TTFT, seed, **changes), ctx.params, ctx.derivation
     sent = _assert_same(monkeypatch, lambda: OLD_ttft_ccdf(r, p, d),
-                        lambda: _page(TTFT)["_ccdf_figure"]((r.separate, r.pooled, r.separate_at_pooled_util),
-                                                            p.queue_budget_ms, d.value("tail_probability")))
+                        lambda: _page(TTFT)["_ccdf_figure"](ctx, r, d))
     assert len(sent["data"]) == 6 and len(sent["layout"]["shapes"]) == 2 and len(sent["layout"]["annotations"]) == 1
 
 
@@ -688,7 +640,7 @@ def OLD_obs_utilization_vs_throughput(ctx):
     hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
     fig = sweep_figure(
         ctx.slug, ctx.params, "tokens_per_s_replica",
-        {"gpu_util_counter_pct": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
+        {"gpu_util_counter_share": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
          "mfu": "Model FLOP utilization"},
         title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
         n=60, lo=max(10, at_roofline / 50), hi=hi,

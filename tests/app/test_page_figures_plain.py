@@ -90,8 +90,8 @@ def _first_difference(a, b, path="") -> str:
 
 
 def _sim(slug: str, seed: int = 0, **changes):
-    """The page's own simulation of a scenario (its `_run`, as cached_simulation calls it)."""
-    return _page(slug)["_run"](_ctx(slug, **changes).params.model_dump_json(), seed)
+    """The question's own simulation of a scenario, as ui.sim_panel.run_simulation runs it."""
+    return QUESTIONS[slug].module.simulate(_ctx(slug, **changes).params, seed=seed)
 
 
 # --- batched-inference-api ------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def OLD_token_utilization_vs_peak_use(ctx):
         title="Fleet utilization against the share of summed limits in use",
         y_title="Fleet busy (%)", x_scale=100, n=100,
     )
-    fig.add_hline(y=100, line=dict(color="#dc2626", dash="dash", width=1))
+    fig.add_hline(y=100, line=dict(color="#64748b", dash="dash", width=1))  # declared: hlines=(100,)
     return fig
 
 
@@ -208,8 +208,9 @@ def test_token_trace(monkeypatch, seed, changes):
     slug = "token-rate-limiter"
     r, p = _sim(slug, seed, **changes), _ctx(slug, **changes).params
     levels = _assert_same(monkeypatch, lambda: OLD_token_trace_figures(r, p)[0],
-                          lambda: _page(slug)["_levels_figure"](r, p.max_tokens))
-    bars = _assert_same(monkeypatch, lambda: OLD_token_trace_figures(r, p)[1], lambda: _page(slug)["_admitted_figure"](r))
+                          lambda: _page(slug)["_levels_figure"](_ctx(slug, **changes), r, None))
+    bars = _assert_same(monkeypatch, lambda: OLD_token_trace_figures(r, p)[1],
+                        lambda: _page(slug)["_admitted_figure"](_ctx(slug, **changes), r, None))
     assert len(levels["data"]) == 3 and len(levels["layout"]["annotations"]) == 1 and len(bars["data"]) == 3
 
 
@@ -529,7 +530,7 @@ def OLD_rcf_last_week_vs_half_life(ctx):
         title="What last week still costs, against the half-life", y_title="Weight (1 = counts in full)", n=80,
     )
     fig.add_vline(x=model.HOURS_PER_WEEK, line=dict(color=INK, dash="dash", width=1))
-    fig.add_annotation(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="Slurm default (7 days)",
+    fig.add_annotation(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="one week",
                        showarrow=False, xanchor="right", xshift=-3, yanchor="top", font=dict(size=11))
     return fig
 
@@ -891,7 +892,7 @@ def OLD_moe_a2a_vs_ep(ctx):
     fig = go.Figure()
     series = (("a2a_share_nvlink", "NVLink time / compute"), ("a2a_share_nic", "NIC time / compute"))
     for i, (key, name) in enumerate(series):
-        fig.add_trace(go.Bar(x=xs, y=[float(d.value(key)) for _, d in points], name=name,
+        fig.add_trace(go.Bar(x=xs, y=[100 * float(d.value(key)) for _, d in points], name=name,
                              marker_color=PALETTE[i],
                              marker_line=dict(width=[3 if ep == ctx.params.ep_size else 0 for ep, _ in points],
                                               color=INK)))

@@ -12,11 +12,6 @@ WRITTEN = written()
 TIMEOUT = 30
 
 
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("WALKTHROUGHS_DB", str(tmp_path / "apptest.duckdb"))
-
-
 def test_home_lists_every_question_and_says_all_are_written():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     assert not at.exception
@@ -172,3 +167,13 @@ def test_markup_in_every_url_parameter_is_shown_as_text(q):
     quoted = [t for t in shown if "session expired" in t]
     assert quoted, "the page should say what it ignored"
     assert not [t for t in quoted if _unescaped_markup(t)]
+
+
+def test_a_share_on_a_log_slider_reads_as_a_percent():
+    """The keep rate is a fraction (0.002) on a log slider: its stops read "0.2%", as a linear share
+    slider's value reads "30%", not a bare "0.2"."""
+    at = app_page("pretraining-data-pipeline").run()
+    assert not at.exception
+    keep = next(s for s in at.select_slider if s.label.startswith("End-to-end keep rate"))
+    assert keep.options and all(o.endswith("%") for o in keep.options)
+    assert "0.2%" in keep.options

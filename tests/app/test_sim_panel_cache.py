@@ -59,3 +59,24 @@ def test_a_rerun_reuses_each_simulation_run(tmp_path):
     assert [m.value for m in at.markdown] == ["doubled=7", "squared=10"]
     runs = (tmp_path / "runs.log").read_text().split()
     assert sorted(runs) == ["doubled", "squared"], runs  # once each, over two reruns
+
+
+def _a_question_simulation():
+    import streamlit as st
+
+    from models.registry import QUESTIONS
+    from ui.sim_panel import run_simulation
+
+    q = QUESTIONS["token-rate-limiter"]
+    p = q.Params(**st.session_state.get("changes", {}))
+    first = run_simulation(q.slug, p, 3, "Simulating…")
+    again = run_simulation(q.slug, p, 3, "Simulating…")
+    st.session_state["same_object"] = repr(first) == repr(again)  # cache_data hands out copies
+    st.session_state["equal_to_direct"] = repr(first) == repr(q.module.simulate(p, seed=3))
+
+
+def test_a_page_runs_its_questions_own_simulate_through_the_cache():
+    at = AppTest.from_function(_a_question_simulation, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["equal_to_direct"] is True
+    assert at.session_state["same_object"] is True

@@ -63,7 +63,7 @@ def test_seed_the_hour_is_loose():
 
 def test_seed_gpu_duty_cycle():
     d = solve(Params())
-    assert v(d, "gpu_duty_cycle") == pytest.approx(100 / 61)  # 1.64%
+    assert v(d, "gpu_duty_cycle") == pytest.approx(1 / 61)  # 1.64%
     assert v(d, "sessions_thinking") == pytest.approx(1000 / 61)  # 16.4 of 1,000
 
 
@@ -137,7 +137,7 @@ def test_seed_checkpoints_resume_a_step_not_an_hour():
     assert v(d, "expected_loss_per_failure_with_checkpoints_s") == pytest.approx(with_ckpt)
     assert v(d, "checkpoint_bytes_per_step") == pytest.approx(500 * 4 + 10e6)
     assert v(d, "failures_per_session") == pytest.approx(6100 / (24 * 3600))
-    assert v(d, "failure_probability_per_session") == pytest.approx(100 * (1 - math.exp(-6100 / 86400)))
+    assert v(d, "failure_probability_per_session") == pytest.approx(1 - math.exp(-6100 / 86400))
 
 
 # --- a variant worked by hand --------------------------------------------------------------------
@@ -151,7 +151,7 @@ def test_variant_h200_long_context_short_tools():
     d = solve(p)
     assert v(d, "session_duration_s") == 50 * 32 == 1600  # under an hour this time
     assert v(d, "steps_in_an_hour") == 112  # 3,600 / 32 = 112.5
-    assert v(d, "gpu_duty_cycle") == pytest.approx(100 * 2 / 32)  # 6.25%
+    assert v(d, "gpu_duty_cycle") == pytest.approx(2 / 32)  # 6.25%
     thinking = 5000 * 2 / 32  # 312.5 sessions on a GPU
     assert v(d, "final_context_tokens") == 10_000 + 50 * 1000 == 60_000
     mean_tok = 10_000 + 1000 * 51 / 2  # 35,500
@@ -299,7 +299,7 @@ def test_orderings_that_always_hold(p):
     s = p.steps
     assert (s + 1) / 2 * (1 - 1e-9) <= v(d, "recompute_multiplier") <= s * (1 + 1e-9)
     assert 1 - 1e-9 <= v(d, "recompute_flop_multiplier") <= s * (1 + 1e-9)
-    assert 0 < v(d, "gpu_duty_cycle") < 100
+    assert 0 < v(d, "gpu_duty_cycle") < 1
     assert v(d, "steps_in_an_hour") * v(d, "step_period_s") <= 3600 + 1e-6
 
 
@@ -334,3 +334,32 @@ def test_page_knobs_move_metrics_and_prose(tmp_path, monkeypatch):
     # 100 x (1 + 30) s
     assert {m.label: m.value for m in at.metric}["One session"] == "3,100 s"
     assert "**3,100 s" in "\n".join(m.value for m in at.markdown)
+
+
+def test_the_think_is_tied_to_its_tokens():
+    d = solve(Params())
+    step = d.value("think_decode_step_s")
+    # the decode rate is one token per decode step; a 1 s think decodes 1 / step tokens
+    assert d.value("think_tokens_per_s") == pytest.approx(1 / step)
+    assert d.value("think_token_budget") == pytest.approx(1.0 / step)
+    # the seed's 30-token action takes 30 steps
+    assert d.value("think_decode_s") == pytest.approx(30 * step)
+    # the engine's step at a batch of 45 and 29,250 tokens of context is about 30 ms: 33 tokens a second
+    assert 25 < d.value("think_tokens_per_s") < 40
+    assert d.value("think_fits") == "yes"
+    # a 100-token action (some reasoning) at ~30 ms a token no longer fits a 1 s think
+    assert solve(Params(action_tokens=100)).value("think_fits") == "no"
+
+
+def test_provider_prompt_cache_across_the_tool_call():
+    d = solve(Params())
+    # a 60 s tool call is inside a 5-minute TTL
+    assert d.value("provider_cache_ttl_s") == 300
+    assert d.value("prefix_stays_warm") == "yes"
+    # mean context 4,000 + 500 x 101 / 2 = 29,250 tokens; all but the 500 new ones read at 0.1x,
+    # the new ones written at 1.25x: (28,750 x 0.1 + 500 x 1.25) / 29,250 = 3,500 / 29,250
+    assert d.value("think_input_cost_share") == pytest.approx(3500 / 29250)
+    # a 10-minute tool call outlives the TTL: every think rewrites the whole prefix at 1.25x
+    cold = solve(Params(tool_s=600))
+    assert cold.value("prefix_stays_warm") == "no"
+    assert cold.value("think_input_cost_share") == pytest.approx(1.25)

@@ -301,3 +301,29 @@ def test_the_overrun_sentence_reads_at_a_moment_and_when_there_is_none():
     d = solve(Params(burst_multiplier=1.2))
     assert math.isinf(d.value("overrun_at_s")) and d.value("backlog_without_pool") == 0
     assert d.value("overrun_clause") == "even the peak, 48 requests/s, stays under it, so nothing piles up"
+
+
+def test_the_seventy_second_cold_start_part_by_part():
+    """15 s image + 140 GB at 5 GB/s (28 s) + 20 s warm-up = 63 s of the stated 70 s; 7 s is left."""
+    d = solve(Params())
+    assert d.value("cold_start_image_s") == 15
+    assert d.value("cold_start_weights_s") == pytest.approx(140 / 5) == 28
+    assert d.value("cold_start_warmup_s") == 20
+    assert d.value("cold_start_parts_s") == pytest.approx(63)
+    assert d.value("cold_start_other_s") == pytest.approx(70 - 63)
+    assert d.value("cold_start_weights_share") == pytest.approx(28 / 70)
+    assert d.value("cold_start_parts_verdict").startswith("the remaining 7 s")
+    slow = solve(Params(weight_load_GBps=1))  # 140 s of weights alone
+    assert d.value("cold_start_other_s") > 0 and slow.value("cold_start_other_s") == 0
+    assert slow.value("cold_start_parts_verdict").startswith("the parts alone exceed it")
+
+
+def test_the_headline_per_second_figure_is_zero_outside_the_ramp():
+    """Reaction 15 + 70 = 85 s exceeds the 60 s ramp: one more second of cold start costs nothing here.
+    The knee is 60 − 15 = 45 s; at a 30 s cold start (45 s reaction) each second costs
+    (1,200 − 400) / 60 / 80 = 0.1667 replicas."""
+    d = solve(Params())
+    assert d.value("marginal_warm_replicas_per_s") == 0
+    assert d.value("warm_pool_shrinks_below_s") == 45
+    inside = solve(Params(cold_start_s=30))
+    assert inside.value("marginal_warm_replicas_per_s") == pytest.approx(800 / 60 / 80)

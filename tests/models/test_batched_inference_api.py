@@ -22,7 +22,7 @@ def test_seed_figures_follow_the_seed_arithmetic():
     assert d.value("per_gpu_rps_at_fill") == pytest.approx(125)
     assert d.value("gpus_at_fill") == 16
     # the floor is 100% busy: the page must say so
-    assert d.value("utilization_at_floor") == pytest.approx(100)
+    assert d.value("utilization_at_floor") == pytest.approx(1)
     # at 2,000 req/s a 50-input batch takes 25 ms to arrive
     assert d.value("batch_fill_time_s") == pytest.approx(50 / 2000) == pytest.approx(0.025)
 
@@ -155,9 +155,9 @@ def test_one_gpu_is_m_d_1_and_matches_erlangs_formula():
     d = solve(Params(arrival_rps=5))
     assert d.value("gpus_recommended") == 1
     assert d.value("batch_rate_per_s") == pytest.approx(4)
-    assert d.value("gpu_busy_at_recommended") == pytest.approx(80)
+    assert d.value("gpu_busy_at_recommended") == pytest.approx(0.8)
     # M/D/1: P(wait) = rho, mean wait = rho D / (2 (1 - rho)) = 0.8 x 0.2 / 0.4 = 0.4 s
-    assert d.value("queue_wait_probability") == pytest.approx(80, rel=1e-9)
+    assert d.value("queue_wait_probability") == pytest.approx(0.8, rel=1e-9)
     assert d.value("queue_wait_mean_s") == pytest.approx(0.4, rel=1e-9)
     for pct in (95, 99):
         assert d.value(f"queue_wait_p{pct}_s") == pytest.approx(_md1_quantile(4, 0.2, pct / 100), rel=1e-7)
@@ -192,13 +192,13 @@ def test_seed_fleet_queue_tail_by_hand():
     # 2,000 req/s in batches of 50 = 40 batches/s; x 0.2 s = 8 GPUs of work on 10 GPUs: 80% busy
     assert d.value("batch_rate_per_s") == pytest.approx(40)
     assert d.value("gpu_offered_load") == pytest.approx(8)
-    assert d.value("gpu_busy_at_recommended") == pytest.approx(80)
+    assert d.value("gpu_busy_at_recommended") == pytest.approx(0.8)
     # Erlang C for 10 servers at a = 8 from the birth-death chain, then the M/M/c p99 in closed form
     c, a = 10, 8.0
     terms = [a ** k / math.factorial(k) for k in range(c)]
     top = a ** c / math.factorial(c) * c / (c - a)
     erlang_c = top / (sum(terms) + top)
-    assert d.value("queue_wait_probability_exponential") == pytest.approx(100 * erlang_c, rel=1e-9)
+    assert d.value("queue_wait_probability_exponential") == pytest.approx(erlang_c, rel=1e-9)
     assert d.value("queue_wait_p99_exponential_s") == pytest.approx(math.log(erlang_c / 0.01) / (10 / 0.2 - 40))
     # deterministic calls queue less than exponential ones, in share and in tail
     assert d.value("queue_wait_probability") < d.value("queue_wait_probability_exponential")
@@ -220,7 +220,7 @@ def test_queue_engine_replications_cover_the_exact_tail():
     runs = simulate_gpu_queue(p, seed=0, batches=100_000, replications=16)
     assert {r.servers for r in runs} == {10}
     for attr, key, scale in (("wait_p99_s", "queue_wait_p99_s", 1), ("wait_p95_s", "queue_wait_p95_s", 1),
-                             ("mean_wait_s", "queue_wait_mean_s", 1), ("wait_share", "queue_wait_probability", 100)):
+                             ("mean_wait_s", "queue_wait_mean_s", 1), ("wait_share", "queue_wait_probability", 1)):
         want = d.value(key) / scale
         lo, hi = _ci([getattr(r, attr) for r in runs])
         print(f"{key}: simulated {lo:.5g}..{hi:.5g}, exact {want:.5g}")
@@ -273,7 +273,7 @@ def test_the_exact_tail_the_chart_draws_passes_through_the_page_percentiles():
     d = solve(Params())
     p95, p99 = d.value("queue_wait_p95_s"), d.value("queue_wait_p99_s")
     at = exact_wait_ccdf(d, (0.0, p95, p99, 10.0))
-    assert at[0] == pytest.approx(d.value("queue_wait_probability") / 100, rel=1e-9)  # P(W > 0)
+    assert at[0] == pytest.approx(d.value("queue_wait_probability"), rel=1e-9)  # P(W > 0)
     assert at[1] == pytest.approx(0.05, rel=1e-6) and at[2] == pytest.approx(0.01, rel=1e-6)
     assert at[3] < 1e-12
     # one GPU: Erlang's M/D/1 distribution, a formula of its own
@@ -313,7 +313,7 @@ def test_a_fleet_at_the_floor_has_no_bounded_tail():
     # 2,000 / 250 = 8 GPUs exactly: 100% busy, the M/D/c queue is unstable
     assert d.value("gpus_recommended") == 8
     assert math.isinf(d.value("queue_wait_p99_s")) and math.isinf(d.value("queue_wait_mean_s"))
-    assert d.value("queue_wait_probability") == 100
+    assert d.value("queue_wait_probability") == 1
 
 
 @settings(max_examples=60, deadline=None)
@@ -325,5 +325,40 @@ def test_more_headroom_never_lengthens_the_tail(rate, timeout, u1, u2):
     for d in (d_lo, d_hi):
         assert 0 <= d.value("queue_wait_p95_s") <= d.value("queue_wait_p99_s")
         assert d.value("latency_bound_p99_s") >= d.value("worst_latency_s")
-        assert d.value("gpu_busy_at_recommended") <= 100 * 0.95 + 1e-9
+        assert d.value("gpu_busy_at_recommended") <= 0.95 + 1e-9
     assert d_lo.value("queue_wait_p99_s") <= d_hi.value("queue_wait_p99_s") + 1e-12
+
+
+def test_work_conserving_dispatch_at_the_seed():
+    d = solve(Params())
+    # full-batch fleet with 80% headroom: ceil(2000 / (250 x 0.8)) = 10 GPUs, one dispatcher
+    assert d.value("wc_fleet") == 10
+    # 10 workers of 200 ms calls, staggered: one frees every 200 / 10 = 20 ms
+    assert d.value("wc_free_interval_s") == pytest.approx(0.020)
+    # it takes the 2000 x 0.020 = 40 requests that arrived since the last one freed
+    assert d.value("wc_batch") == pytest.approx(40)
+    assert d.value("wc_worst_wait_s") == pytest.approx(0.020)
+    assert d.value("wc_worst_latency_s") == pytest.approx(0.220)
+    # the timeout flush's first request waits (50 - 1) / 2000 = 24.5 ms for its batch to fill
+    assert d.value("worst_batching_wait_s") == pytest.approx(0.0245)
+    assert d.value("shorter_worst_wait") == "work-conserving dispatch"
+    assert d.value("wc_gpus_saved") == 0
+
+
+def test_work_conserving_dispatch_against_a_short_timeout():
+    d = solve(Params(flush_timeout_ms=10))
+    # the 10 ms timeout sends 1 + 2000 x 0.01 = 21 inputs: 105 req/s per GPU, ceil(2000 / (105 x 0.8)) = 24 GPUs
+    assert d.value("gpus_recommended") == 24
+    # work-conserving keeps the 10-GPU fleet (batches of 40 by themselves), 14 GPUs fewer
+    assert d.value("wc_fleet") == 10
+    assert d.value("wc_gpus_saved") == 14
+    # but its worst wait, 20 ms, is longer than the 10 ms timeout
+    assert d.value("shorter_worst_wait") == "the timeout flush"
+
+
+def test_work_conserving_dispatch_with_many_dispatchers():
+    d = solve(Params(dispatchers=4))
+    # each dispatcher owns 10 / 4 = 2.5 workers' worth: one frees every 200 x 4 / 10 = 80 ms,
+    # and takes 500 req/s x 0.08 s = 40 inputs
+    assert d.value("wc_free_interval_s") == pytest.approx(0.08)
+    assert d.value("wc_batch") == pytest.approx(40)

@@ -46,7 +46,7 @@ def test_tiers_and_cost_by_hand():
     # 77.76 x $23 + 868.32 x $4 = 1,788.48 + 3,473.28 = $5,261.76 a month
     assert v(d, "storage_cost_per_month_usd") == pytest.approx(77.76 * 23 + 868.32 * 4) == pytest.approx(5261.76)
     assert v(d, "all_hot_cost_per_month_usd") == pytest.approx(946.08 * 23)  # $21,759.84
-    assert v(d, "tiering_saving_pct") == pytest.approx(100 * (1 - 5261.76 / 21759.84))
+    assert v(d, "tiering_saving_share") == pytest.approx(1 - 5261.76 / 21759.84)
     # retention is one year, so the bill one year in is already the steady state
     assert v(d, "cost_after_one_year_usd") == pytest.approx(5261.76)
 
@@ -56,10 +56,31 @@ def test_ingestion_and_audit_by_hand():
     assert v(d, "replay_buffer_TB") == pytest.approx(1.728 * 7 * 3)  # 36.288 TB
     assert v(d, "duplicates_per_day") == pytest.approx(8.64e9 * 0.001)  # 8.64 M
     assert v(d, "dedup_state_GB") == pytest.approx(100_000 * 3600 * 16 / 1e9)  # 5.76 GB
-    assert v(d, "streaming_files_per_day") == pytest.approx(86_400 / 60 * 16)  # 23,040 files
-    assert v(d, "streaming_file_MB") == pytest.approx(1.728e6 / 23_040)  # 75 MB
+    # 1,440 commits a day x 16 tasks x 8 partitions each
+    assert v(d, "streaming_files_per_day") == pytest.approx(86_400 / 60 * 16 * 8)  # 184,320 files
+    assert v(d, "streaming_file_MB") == pytest.approx(1.728e6 / 184_320)  # 9.375 MB: small
+    assert v(d, "files_per_compacted_file") == pytest.approx(512 / 9.375)  # 54.6 merged into one
+    assert v(d, "small_files_verdict").startswith("small")
     assert v(d, "compacted_files_per_day") == math.ceil(1.728e6 / 512) == 3375
     assert v(d, "audit_per_year_GB") == pytest.approx(200_000 * 1000 * 365 / 1e9)  # 73 GB
+
+
+def test_one_commit_per_hour_from_one_task_is_not_a_small_file_problem():
+    d = solve(Params(commit_interval_s=3600, writer_tasks=1, partitions_per_commit=1))
+    # 24 files a day of 1.728 TB / 24 = 72 GB each: far above 512 MB
+    assert v(d, "streaming_file_MB") == pytest.approx(1.728e6 / 24)
+    assert v(d, "small_files_verdict").startswith("already near")
+
+
+def test_erasing_one_user_by_hand():
+    d = solve(Params())
+    # 120 active days x 3,375 files a day, each 512 MB, when files are sorted by time
+    assert v(d, "erasure_days") == pytest.approx(120)
+    assert v(d, "erasure_files_unclustered") == 120 * 3375  # 405,000 files
+    assert v(d, "erasure_rewrite_TB_unclustered") == pytest.approx(405_000 * 512 / 1e6)  # 207.4 TB
+    assert v(d, "erasure_rewrite_GB_clustered") == pytest.approx(120 * 512 / 1e3)  # 61.44 GB, one file a day
+    short = solve(Params(retention_days=30))
+    assert v(short, "erasure_days") == pytest.approx(30)  # cannot span more days than are kept
 
 
 def test_blast_radius_by_hand():

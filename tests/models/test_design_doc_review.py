@@ -60,7 +60,7 @@ def test_seed_half_full_batches_need_sixteen():
     assert v(d, "batch_fill_time_s") == pytest.approx(0.025)
     # the first request plus 2,000 req/s x 0.012 s = 25 inputs: half the limit of 50
     assert v(d, "inputs_per_call_at_peak") == pytest.approx(1 + 2000 * 0.012) == pytest.approx(25)
-    assert v(d, "batch_fill_at_peak") == pytest.approx(50)
+    assert v(d, "batch_fill_at_peak") == pytest.approx(0.5)
     # "With half-full batches you need 16": 2,000 / (25 / 0.2 = 125)
     assert v(d, "per_gpu_rps_at_doc_timer") == pytest.approx(125)
     assert v(d, "gpus_needed_at_peak") == 2000 / 125 == 16
@@ -70,7 +70,7 @@ def test_seed_half_full_batches_need_sixteen():
 def test_seed_consequences_of_the_shortfall():
     d = solve(Params())
     assert v(d, "doc_capacity_rps") == pytest.approx(8 * 125)  # 1,000
-    assert v(d, "doc_load_at_peak") == pytest.approx(100 * 2000 / 1000)  # 200%
+    assert v(d, "doc_load_at_peak") == pytest.approx(2000 / 1000)  # 200%
     assert v(d, "excess_rps_at_peak") == pytest.approx(1000)
     assert v(d, "backlog_after_peak_minute") == pytest.approx(1000 * 60)
     assert v(d, "wait_after_peak_minute_s") == pytest.approx(60_000 / 1000)
@@ -115,11 +115,31 @@ def test_seed_risk_costs_and_ranking():
     assert v(d, "top_risk") == "capacity"
     assert v(d, "risk_expected_annual_cost_usd") == pytest.approx(604_800)
     assert v(d, "total_expected_annual_cost_usd") == pytest.approx(923_800)
-    assert v(d, "top_risk_share") == pytest.approx(100 * 604_800 / 923_800)
+    assert v(d, "top_risk_share") == pytest.approx(604_800 / 923_800)
     assert v(d, "top_to_second_ratio") == pytest.approx(604_800 / 120_000)
     assert v(d, "checklist_items") == 8
     assert v(d, "checklist_missing_count") == 5
     assert v(d, "checklist_covered_count") == 3
+
+
+def test_seed_how_far_the_guesses_can_move():
+    d = solve(Params())
+    # the largest risk besides capacity is the rollout: 0.4 x $300,000
+    assert v(d, "largest_other_risk_usd") == pytest.approx(120_000)
+    # capacity = p x $756,000 ties $120,000 at p = 120,000 / 756,000 = 15.9%
+    assert v(d, "capacity_break_even_p") == pytest.approx(120_000 / 756_000)
+    # or, at p = 0.8, when a failed request is worth $0.005 x 120,000 / 604,800
+    assert v(d, "capacity_break_even_value_usd") == pytest.approx(0.005 * 120_000 / 604_800)
+    # the guess below the break-even flips the lead, the one above keeps it
+    assert v(solve(Params(p_capacity=0.15)), "top_risk") == "rollback"
+    assert v(solve(Params(p_capacity=0.17)), "top_risk") == "capacity"
+    assert v(solve(Params(value_per_request_usd=0.0009)), "top_risk") == "rollback"
+
+
+def test_nothing_short_means_capacity_never_leads():
+    d = solve(Params(flush_timeout_ms=25))
+    assert v(d, "capacity_impact_usd") == 0
+    assert math.isinf(v(d, "capacity_break_even_p")) and math.isinf(v(d, "capacity_break_even_value_usd"))
 
 
 def test_batching_arithmetic_is_the_batched_pages_not_a_copy():
@@ -466,7 +486,7 @@ def test_seed_reviewers_fleet_p99_by_hand():
     # 25 ms timer: full calls of 50, 40 batches/s, 8 GPUs of work on 10 GPUs
     assert v(d, "alt_batch_rate_per_s") == pytest.approx(40)
     assert v(d, "alt_offered_load_gpus") == pytest.approx(8)
-    assert v(d, "alt_erlang_c") == pytest.approx(100 * _erlang_c_by_the_chain(10, 8.0), rel=1e-9)
+    assert v(d, "alt_erlang_c") == pytest.approx(_erlang_c_by_the_chain(10, 8.0), rel=1e-9)
     wait = _mmc_p99_by_hand(10, 40, 0.2)
     assert v(d, "alt_queue_wait_p99_s") == pytest.approx(wait, rel=1e-9)
     assert wait == pytest.approx(0.3712, abs=1e-4)

@@ -46,7 +46,7 @@ def test_fleet_and_failures_by_hand():
     assert v(d, "interruptions_per_gpu_day") == pytest.approx(rate)
     assert v(d, "node_failures_per_day") == pytest.approx(32_000 * rate)  # ≈ 15.2
     assert v(d, "nodes_in_repair") == pytest.approx(32_000 * rate * 3)  # ≈ 45.5
-    assert v(d, "repair_share_pct") == pytest.approx(100 * 32_000 * rate * 3 / 4000)
+    assert v(d, "repair_share") == pytest.approx(32_000 * rate * 3 / 4000)
 
 
 def test_reconciler_by_hand():
@@ -56,7 +56,7 @@ def test_reconciler_by_hand():
     assert v(d, "api_qps_with_cache") == pytest.approx(4000 / 30 * 5 * 0.02)
     assert v(d, "reconcile_work_s") == pytest.approx(5 * 0.020)
     # 133.3 reconciles/s × 0.1 s = 13.3 busy workers of 20
-    assert v(d, "reconciler_utilization_pct") == pytest.approx(100 * (4000 / 30) * 0.1 / 20)
+    assert v(d, "reconciler_busy_share") == pytest.approx((4000 / 30) * 0.1 / 20)
     assert v(d, "reconciler_keeps_up") == "yes"
     assert v(d, "full_resync_s") == pytest.approx(4000 * 0.1 / 20) == pytest.approx(20)
 
@@ -71,14 +71,14 @@ def test_heartbeats_by_hand():
 def test_health_gate_by_hand():
     d = solve(Params())
     # 1 − 0.99^64
-    assert v(d, "p_allocation_has_bad_node") == pytest.approx(100 * (1 - 0.99**64))
-    assert v(d, "p_allocation_has_bad_node") == pytest.approx(47.44, abs=0.01)
+    assert v(d, "p_allocation_has_bad_node") == pytest.approx(1 - 0.99**64)
+    assert v(d, "p_allocation_has_bad_node") == pytest.approx(0.4744, abs=0.0001)
     assert v(d, "expected_bad_nodes") == pytest.approx(0.64)
     # the gate passes 0.99 + 0.001 of the pool; 0.001 of it is bad: 0.001 / 0.991
     passed_bad = 0.01 * 0.1 / (1 - 0.009)
     assert v(d, "bad_fraction_after_gate") == pytest.approx(passed_bad)
-    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(100 * (1 - (1 - passed_bad) ** 64))
-    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(6.26, abs=0.01)
+    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(1 - (1 - passed_bad) ** 64)
+    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(0.0626, abs=0.0001)
 
 
 def test_meter_buffer_by_hand():
@@ -103,15 +103,15 @@ def test_variant_by_hand():
     assert v(d, "api_qps") == pytest.approx(100)  # 25 × 4
     assert v(d, "api_qps_with_cache") == pytest.approx(10)
     assert v(d, "reconcile_work_s") == pytest.approx(0.2)  # 4 × 50 ms
-    assert v(d, "reconciler_utilization_pct") == pytest.approx(125)  # 25 × 0.2 / 4 = 1.25
+    assert v(d, "reconciler_busy_share") == pytest.approx(1.25)  # 25 × 0.2 / 4 = 1.25
     assert v(d, "reconciler_keeps_up") == "no"
     assert v(d, "heartbeat_writes_per_s") == pytest.approx(300)  # 1,500 / 5
     assert v(d, "failure_detection_s") == pytest.approx(30)  # 5 × 6
     # 1 − 0.98^16 = 0.2762
-    assert v(d, "p_allocation_has_bad_node") == pytest.approx(27.62, abs=0.01)
+    assert v(d, "p_allocation_has_bad_node") == pytest.approx(0.2762, abs=0.0001)
     # 0.02 × 0.5 / (1 − 0.01) = 0.010101; 1 − (1 − 0.010101)^16 = 1 − e^(16 × −0.010152) = 0.1499
     assert v(d, "bad_fraction_after_gate") == pytest.approx(0.01 / 0.99)
-    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(14.99, abs=0.01)
+    assert v(d, "p_allocation_has_bad_node_gated") == pytest.approx(0.1499, abs=0.0001)
     # 2 h / 10 s = 720 intervals × 4 records × 128 B = 368,640 B
     assert v(d, "meter_buffer_per_node_KB") == pytest.approx(368.64)
     assert v(d, "replay_records_per_s") == pytest.approx(1500 * 4 * 720 / 600)
@@ -136,7 +136,7 @@ def test_bigger_allocations_are_never_safer_and_the_gate_never_hurts(a, b, q, c)
     for key in ("p_allocation_has_bad_node", "p_allocation_has_bad_node_gated"):
         assert d_hi.value(key) >= d_lo.value(key) - 1e-9
     assert d_lo.value("p_allocation_has_bad_node_gated") <= d_lo.value("p_allocation_has_bad_node") + 1e-9
-    assert 0 <= d_lo.value("p_allocation_has_bad_node_gated") <= 100
+    assert 0 <= d_lo.value("p_allocation_has_bad_node_gated") <= 1
 
 
 @SOME
@@ -153,7 +153,7 @@ def test_more_nodes_mean_more_load(n1, n2, interval):
     lo, hi = sorted((n1, n2))
     d_lo = solve(Params(nodes=lo, reconcile_interval_s=interval))
     d_hi = solve(Params(nodes=hi, reconcile_interval_s=interval))
-    for key in ("api_qps", "api_qps_with_cache", "heartbeat_writes_per_s", "reconciler_utilization_pct",
+    for key in ("api_qps", "api_qps_with_cache", "heartbeat_writes_per_s", "reconciler_busy_share",
                 "node_failures_per_day", "fleet_buffer_bytes", "replay_records_per_s"):
         assert d_hi.value(key) >= d_lo.value(key)
     assert d_lo.value("api_qps_with_cache") <= d_lo.value("api_qps")
@@ -277,5 +277,5 @@ def test_probability_formula_matches_a_direct_count():
         if bad:
             total += q**bad * (1 - q) ** (k - bad)
     assert solve(Params(allocation_nodes=k, bad_node_fraction=q)).value("p_allocation_has_bad_node") == \
-        pytest.approx(100 * total)
+        pytest.approx(total)
     assert math.isclose(total, 1 - 0.9**6)

@@ -38,7 +38,7 @@ def test_seed_capacity_and_overbooking():
     assert v(d, "capacity_gpu_hours") == 4096 * 24 * 30 == 2_949_120
     assert v(d, "credits_to_issue_gpu_hours") == pytest.approx(2_949_120 / 0.8)  # 3,686,400
     assert v(d, "overbooking_ratio") == pytest.approx(1.25)
-    assert v(d, "unhonourable_if_all_spend") == pytest.approx(20)  # (3,686,400 - 2,949,120) / 3,686,400
+    assert v(d, "unhonourable_if_all_spend") == pytest.approx(0.2)  # (3,686,400 - 2,949,120) / 3,686,400
     assert v(d, "grant_pretraining_gpu_hours") == pytest.approx(3_686_400 * 3 / 7)
     assert v(d, "grant_research_gpu_hours") == pytest.approx(3_686_400 / 7)
 

@@ -92,7 +92,7 @@ def test_coding_assistant_opening_by_hand():
     # decode at the batch a replica really holds: the weight read plus the fixed cost,
     # (5.993 + 1.9) / 15 ms = 52.6% of every replica's time, is paid however few ride.
     # R = (27.02 + 1,000 x 50 x 0.3925 ms) / (0.7 - 0.5262) = 268.3 -> 269
-    assert d.value("weight_read_floor_busy") == pytest.approx(100 * w_s / 0.015)
+    assert d.value("weight_read_floor_busy") == pytest.approx(w_s / 0.015)
     r_cont = (pre + 1000 * 50 * kv_s) / (0.7 - (w_s + FIXED_S) / 0.015)
     assert d.value("replicas_continuous") == pytest.approx(r_cont, rel=1e-6)
     assert d.value("replicas") == math.ceil(r_cont) == 269
@@ -276,3 +276,24 @@ def test_plan_fits_the_round_and_checkpoints_climb(minutes):
     assert marks == sorted(marks) and marks[-1] == d.value("planned_minutes")
     assert 0 <= d.value("slack_minutes") <= minutes * 0.1
     assert d.value("depth_minutes") == max(d.value(f"{ph}_minutes") for ph in PHASES)
+
+
+def test_keystrokes_fill_in_the_middle_and_detection_by_hand():
+    from models.serving.interview_minute_plan import Params, solve
+    d = solve(Params())
+    lat = d.value("completion_latency_s")
+    # 5 characters a second: one every 200 ms; a ~0.77 s completion lands ~3.9 keystrokes later.
+    assert d.value("keystroke_interval_s") == pytest.approx(0.2)
+    assert d.value("keystrokes_during_completion") == pytest.approx(5 * lat)
+    assert d.value("keystrokes_during_completion") > 1  # it cannot land before the next character
+    # 20% of the prompt after the cursor: in PSM order at most 80% can stay cached, under the stated 90%.
+    assert d.value("psm_hit_ceiling") == pytest.approx(0.8)
+    assert d.value("psm_effective_hit") == pytest.approx(0.8)
+    assert d.value("psm_hit_verdict") == "it cannot"
+    assert d.value("replicas_without_prefix_cache") > d.value("replicas_psm") > d.value("replicas")
+    # The PSM fleet equals the fleet at an 80% hit.
+    assert d.value("replicas_psm") == solve(Params(prefix_cache_hit=0.8)).value("replicas")
+    assert solve(Params(suffix_share=0.05)).value("replicas_psm") == d.value("replicas")
+    # Probes every 10 s, 3 failures: 30 s; 1,000 req/s spread over the fleet keeps arriving meanwhile.
+    assert d.value("replica_loss_detect_s") == 30
+    assert d.value("requests_sent_to_dead_replica") == pytest.approx(1000 / d.value("replicas") * 30)

@@ -29,7 +29,7 @@ def test_naive_scan_and_heap_levels():
     d = solve(Params())
     # 100,000 jobs x 10 us = 1 s: the whole of a 1 s tick
     assert d.value("naive_scan_s_per_tick") == pytest.approx(100_000 * 10e-6) == pytest.approx(1.0)
-    assert d.value("naive_scan_share_of_tick") == pytest.approx(100)
+    assert d.value("naive_scan_share_of_tick") == pytest.approx(1.0)
     # 2^16 = 65,536 < 100,000 <= 131,072 = 2^17: a heap pop sifts through 17 levels
     assert 2**16 < 100_000 <= 2**17
     assert d.value("heap_ops_per_decision") == 17
@@ -68,14 +68,14 @@ def test_data_model_numbers():
 
 def test_candidate_table_and_cheapest_victims_by_hand():
     d = solve(Params())
-    # A 64 GPUs 48 min, B 32 GPUs 6 min, C 32 GPUs 18 min, D 128 GPUs 3 min; restart 10 min
-    cost = {"a": 64 * (48 + 10) / 60, "b": 32 * (6 + 10) / 60, "c": 32 * (18 + 10) / 60, "d": 128 * (3 + 10) / 60}
+    # A 64 GPUs 48 min, B 32 GPUs 6 min, C 32 GPUs 18 min, D 128 GPUs 3 min; restart 15 min
+    cost = {"a": 64 * (48 + 15) / 60, "b": 32 * (6 + 15) / 60, "c": 32 * (18 + 15) / 60, "d": 128 * (3 + 15) / 60}
     for k, v in cost.items():
         assert d.value(f"cost_{k}_gpu_hours") == pytest.approx(v)
-    # sets freeing >= 64: A (61.9), D (27.7), B + C (23.5), and supersets: B + C is cheapest
+    # sets freeing >= 64: A (67.2), D (38.4), B + C (11.2 + 17.6 = 28.8), and supersets: B + C is cheapest
     assert d.value("best_victim_set") == "B + C"
     assert d.value("best_victim_gpus") == 64
-    assert d.value("best_victim_cost_gpu_hours") == pytest.approx(cost["b"] + cost["c"]) == pytest.approx(23.4667, rel=1e-4)
+    assert d.value("best_victim_cost_gpu_hours") == pytest.approx(cost["b"] + cost["c"]) == pytest.approx(28.8)
     # the smallest single job that fits is A
     assert d.value("naive_victim") == "A"
     assert d.value("naive_victim_cost_gpu_hours") == pytest.approx(cost["a"])
@@ -91,11 +91,22 @@ def test_preemption_losses_by_hand():
     assert d.value("checkpoint_fits_grace") == "yes"
     assert d.value("lost_work_with_checkpoint_on_signal_gpu_hours") == pytest.approx(64 * 2 / 60)
     assert d.value("signal_saving_ratio") == pytest.approx(12.8 / (64 * 2 / 60)) == pytest.approx(6)
-    assert d.value("restart_gpu_hours") == pytest.approx(64 * 10 / 60)
+    # restart 64 x 15 min = 16 GPU-h, and the bug's cost 12.8 - 2.13 = 10.67 GPU-h: two different figures
+    assert d.value("restart_gpu_hours") == pytest.approx(64 * 15 / 60) == pytest.approx(16)
+    assert d.value("bug_cost_gpu_hours") == pytest.approx(12.8 - 64 * 2 / 60)
+    assert d.value("restart_gpu_hours") != pytest.approx(d.value("bug_cost_gpu_hours"))
     assert d.value("preemptor_wait_s") == pytest.approx(120)
-    # with on-signal checkpoints every 64-GPU cover costs 64 x 12 min; the single job A wins the tie
+    # with on-signal checkpoints every 64-GPU cover costs 64 x (2 + 15) min = 18.13 GPU-h: A and B + C tie,
+    # and the tie goes to fewer GPUs (both 64), then fewer jobs: A
     assert d.value("best_victim_set_on_signal") == "A"
-    assert d.value("best_victim_cost_on_signal_gpu_hours") == pytest.approx(64 * 12 / 60)
+    assert d.value("on_signal_tied_with") == "B + C"
+    assert d.value("best_victim_cost_on_signal_gpu_hours") == pytest.approx(64 * 17 / 60)
+    # Kubernetes' default grace is 30 s: a 2-minute write cannot finish, so SIGKILL lands mid-write and
+    # the loss is the kill's 12.8 GPU-h plus 64 GPUs x 30 s of wasted grace
+    assert d.value("k8s_default_grace_s") == 30
+    assert d.value("slurm_default_queue_depth") == 100  # Slurm's sched_config guide
+    assert d.value("write_fits_k8s_default") == "no"
+    assert d.value("lost_with_k8s_default_grace_gpu_hours") == pytest.approx(12.8 + 64 * 30 / 3600)
 
 
 # --- variants computed by hand ---------------------------------------------------------------------
@@ -106,14 +117,15 @@ def test_variant_a_million_jobs_and_a_128_gpu_job():
                mean_gpus_per_job=4, mean_runtime_h=2, busy_fraction=0.8)
     d = solve(p)
     assert d.value("naive_scan_s_per_tick") == pytest.approx(5.0)  # 1e6 x 5 us
-    assert d.value("naive_scan_share_of_tick") == pytest.approx(250)
+    assert d.value("naive_scan_share_of_tick") == pytest.approx(2.5)
     assert d.value("heap_ops_per_decision") == 20  # 2^19 = 524,288 < 1e6 <= 2^20
     assert d.value("size_classes") == 13  # 1 .. 4096
     # 4096 x 0.8 / 4 = 819.2 running, / 2 h = 409.6 starts/h; W = 1e6 / 409.6 = 2441.4 h
     assert d.value("mean_wait_h") == pytest.approx(1_000_000 / 409.6)
-    # covers of 128: D (27.73), A+B+C (85.33), A+D ...: D, which checkpointed 3 minutes ago
+    # covers of 128: D (128 x 18 min = 38.4), A+B+C (67.2 + 11.2 + 17.6 = 96), A+D ...: D, which checkpointed
+    # 3 minutes ago
     assert d.value("best_victim_set") == "D"
-    assert d.value("best_victim_cost_gpu_hours") == pytest.approx(128 * 13 / 60)
+    assert d.value("best_victim_cost_gpu_hours") == pytest.approx(128 * 18 / 60)
     assert d.value("naive_victim") == "D"
     assert d.value("lost_work_without_signal_gpu_hours") == pytest.approx(128 * 3 / 60)
     assert d.value("lost_work_with_checkpoint_on_signal_gpu_hours") == pytest.approx(128 * 2 / 60)

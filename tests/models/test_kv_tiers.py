@@ -180,7 +180,7 @@ def test_littles_law_for_conversations_between_turns():
 def test_residency_estimate_predicts_the_tier_shares(scenario):
     p = page_model.Params(**{**page_model.Params().model_dump(), **scenario, "sim_minutes": 240})
     d = page_model.solve(p)
-    predicted = [d.value(k) / 100 for k in ("predicted_hit_share_hbm", "predicted_hit_share_dram",
+    predicted = [d.value(k) for k in ("predicted_hit_share_hbm", "predicted_hit_share_dram",
                                             "predicted_hit_share_ssd", "predicted_miss_share")]
     runs = []
     for seed in range(5):

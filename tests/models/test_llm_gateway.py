@@ -45,23 +45,23 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "peak_rps") == pytest.approx(3 * requests / MONTH_S)
     cost = 1_500 * 3 / 1e6 + 400 * 15 / 1e6  # 0.0045 + 0.006 = 0.0105 USD
     assert v(d, "cost_per_request_usd") == pytest.approx(0.0105)
-    assert v(d, "output_share_of_cost") == pytest.approx(100 * 0.006 / 0.0105)
+    assert v(d, "output_share_of_cost") == pytest.approx(0.006 / 0.0105)
     assert v(d, "spend_per_month_usd") == pytest.approx(requests * cost) == pytest.approx(252_000)
     # cache: only the 30% deterministic share, 40% of it hits
     assert v(d, "cache_hits_per_month") == pytest.approx(requests * 0.3 * 0.4)  # 2.88 M
     assert v(d, "cache_savings_per_month_usd") == pytest.approx(252_000 * 0.3 * 0.4) == pytest.approx(30_240)
     assert v(d, "cache_savings_if_all_cached_usd") == pytest.approx(252_000 * 0.4)
-    assert v(d, "cache_savings_share") == pytest.approx(12)
+    assert v(d, "cache_savings_share") == pytest.approx(0.12)
     # fallback: 0.5% each, independent -> 0.005^3
-    assert v(d, "unavailability_with_fallback") == pytest.approx(100 * 0.005**3)  # 1.25e-5 %
+    assert v(d, "unavailability_with_fallback") == pytest.approx(0.005**3)  # 1.25e-5 %
     assert v(d, "downtime_with_fallback_per_month_s") == pytest.approx(0.005**3 * MONTH_S)  # 0.32 s
     # correlated: 10% of 0.5% is shared (0.05%); the rest is independent
     c = 0.1 * 0.005
     q = (0.005 - c) / (1 - c)
-    assert v(d, "unavailability_correlated") == pytest.approx(100 * (c + (1 - c) * q**3))
+    assert v(d, "unavailability_correlated") == pytest.approx(c + (1 - c) * q**3)
     assert v(d, "downtime_correlated_per_month_s") == pytest.approx((c + (1 - c) * q**3) * MONTH_S, rel=1e-9)
     assert v(d, "downtime_correlated_per_month_s") == pytest.approx(1_296, rel=1e-3)  # about 21.6 minutes
-    assert v(d, "unavailability_end_to_end") == pytest.approx(100 * (1 - 0.9999 * (1 - (c + (1 - c) * q**3))))
+    assert v(d, "unavailability_end_to_end") == pytest.approx(1 - 0.9999 * (1 - (c + (1 - c) * q**3)))
     # breaker: 20 requests at 9.26 / 3 req/s
     assert v(d, "breaker_detect_s") == pytest.approx(20 / (requests / MONTH_S / 3))
     # budgets
@@ -89,8 +89,8 @@ def test_variant_small_org_worked_by_hand():
     assert v(d, "spend_per_month_usd") == pytest.approx(300_000 * 0.0009) == pytest.approx(270)
     assert v(d, "cache_savings_per_month_usd") == pytest.approx(300_000 * 0.5 * 0.2 * 0.0009) == pytest.approx(27)
     # two providers at 1% each: 0.01^2 = 1e-4 = 0.01%; no common cause -> the same
-    assert v(d, "unavailability_with_fallback") == pytest.approx(0.01)
-    assert v(d, "unavailability_correlated") == pytest.approx(0.01)
+    assert v(d, "unavailability_with_fallback") == pytest.approx(1e-4)
+    assert v(d, "unavailability_correlated") == pytest.approx(1e-4)
     assert v(d, "average_team_budget_usd") == pytest.approx(27)
     assert v(d, "audit_bytes_per_month") == pytest.approx(300_000 * 2_000) == pytest.approx(6e8)
 
@@ -172,3 +172,42 @@ def test_the_page_draws_its_figures():
     c = load_content(CONTENT)
     assert set(c.directives()) == {("diagram", "gateway_shape"), ("chart", "savings_vs_cacheable"),
                                    ("chart", "unavailability_vs_common_cause")}
+
+
+def test_provider_prompt_caching_at_the_seed_by_hand():
+    from models.serving.llm_gateway import Params, solve
+    d = solve(Params())
+    # 80% of 1,500 input tokens is a 1,200-token stable prefix, over the 1,024-token minimum
+    assert d.value("prefix_tokens") == pytest.approx(1200)
+    assert d.value("prefix_cacheable") == "yes"
+    # warm 80% of the time at 0.1x the price, rewritten 20% of the time at +25%:
+    # 1,200 x $3/M x (0.8 x 0.9 - 0.2 x 0.25) = $0.0036 x 0.67 = $0.002412 a request
+    assert d.value("prompt_cache_saving_per_request_usd") == pytest.approx(1200 * 3e-6 * 0.67)
+    # 40 teams x 20,000 x 30 = 24M requests; the response cache answers 24M x 0.3 x 0.4 = 2.88M of them
+    provider_requests = 24e6 - 2.88e6
+    assert d.value("prompt_cache_savings_per_month_usd") == pytest.approx(provider_requests * 0.002412)
+    # spend: 24M x (1,500 x $3 + 400 x $15) / 1M = 24M x $0.0105 = $252,000
+    assert d.value("prompt_cache_savings_share") == pytest.approx(provider_requests * 0.002412 / 252_000)
+    # the response cache saves 2.88M x $0.0105 = $30,240: prompt caching (~$50.9k) is the bigger lever
+    assert d.value("bigger_cache_lever") == "provider prompt caching"
+
+
+def test_a_short_prefix_is_not_cached_by_the_provider():
+    from models.serving.llm_gateway import Params, solve
+    d = solve(Params(input_tokens=1000))
+    # 80% of 1,000 = 800 tokens, under 1,024: the provider caches nothing
+    assert d.value("prefix_cacheable") == "no"
+    assert d.value("prompt_cache_savings_per_month_usd") == 0
+    assert d.value("bigger_cache_lever") == "the response cache"
+
+
+def test_semantic_cache_hits_and_wrong_answers_by_hand():
+    from models.serving.llm_gateway import Params, solve
+    d = solve(Params())
+    # 10% of the 21.12M requests the exact cache misses: 2.112M hits, saving 2.112M x $0.0105
+    assert d.value("semantic_hits_per_month") == pytest.approx(2.112e6)
+    assert d.value("semantic_savings_per_month_usd") == pytest.approx(2.112e6 * 0.0105)
+    # 10% of them wrong: 211,200 a month, 7,040 a day; each wrong answer buys $0.0105 / 0.1 = $0.105
+    assert d.value("semantic_wrong_answers_per_month") == pytest.approx(211_200)
+    assert d.value("semantic_wrong_answers_per_day") == pytest.approx(7_040)
+    assert d.value("semantic_saving_per_wrong_answer_usd") == pytest.approx(0.105)

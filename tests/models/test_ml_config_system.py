@@ -88,7 +88,7 @@ def test_seed_scenario_relaunch_on_192_gpus():
     assert v(d, "relaunch_remainder") == 1024 % (4 * 24) == 64
     assert v(d, "relaunch_accum_if_floored") == 1024 // 96 == 10
     assert v(d, "relaunch_effective_batch_if_floored") == 10 * 96 == 960
-    assert v(d, "relaunch_silent_batch_change_pct") == pytest.approx(100 * (960 - 1024) / 1024) == -6.25
+    assert v(d, "relaunch_silent_batch_change_fraction") == pytest.approx((960 - 1024) / 1024) == -0.0625
     # 1,024 / 4 = 256 = 2^8: the replica count must divide 256; the largest divisor <= 24 is 16
     assert v(d, "relaunch_dp") == 16
     assert v(d, "relaunch_usable_gpus") == 16 * 8 == 128
@@ -151,7 +151,7 @@ def test_variant_batch_1536_on_tp8_relaunch_400():
     assert v(d, "relaunch_remainder") == 136
     assert v(d, "relaunch_accum_if_floored") == 7  # 1,536 // 200
     assert v(d, "relaunch_effective_batch_if_floored") == 1400
-    assert v(d, "relaunch_silent_batch_change_pct") == pytest.approx(100 * (1400 - 1536) / 1536)  # -8.85%
+    assert v(d, "relaunch_silent_batch_change_fraction") == pytest.approx((1400 - 1536) / 1536)  # -8.85%
     # 1,536 / 4 = 384 = 2^7 x 3: divisors <= 50 -> 48
     assert v(d, "relaunch_dp") == 48
     assert v(d, "relaunch_usable_gpus") == 384
@@ -192,7 +192,7 @@ def test_relaunch_fitting_no_replica_reports_zero():
     assert v(d, "relaunch_remainder") == 256 % (16 * 64) == 256
     assert v(d, "relaunch_accum_if_floored") == 1
     assert v(d, "relaunch_effective_batch_if_floored") == 1024
-    assert v(d, "relaunch_silent_batch_change_pct") == pytest.approx(300)
+    assert v(d, "relaunch_silent_batch_change_fraction") == pytest.approx(3)
     assert v(d, "relaunch_dp") == 16
 
 
@@ -357,7 +357,7 @@ def test_the_exact_relaunch_is_exact_and_fits(p):
     for bigger in range(rdp + 1, v(d, "relaunch_max_dp") + 1):
         assert p.global_batch % (p.micro_batch * bigger) != 0
     if p.micro_batch * v(d, "relaunch_max_dp") <= p.global_batch:
-        assert v(d, "relaunch_silent_batch_change_pct") <= 0
+        assert v(d, "relaunch_silent_batch_change_fraction") <= 0
     assert (v(d, "relaunch_remainder") == 0) == (v(d, "relaunch_idle_gpus") == p.relaunch_gpus % mp)
 
 

@@ -116,7 +116,7 @@ def _checkpoint() -> Derivation:
     d.step("transfer_s", "Transfer time", 400e9 / (10e9 / 8), "s")  # 320 s
     d.step("gpus", "GPUs", 8, "1", noun="GPUs")
     d.step("facility_power_W", "Facility power", 14e6, "W")
-    d.step("utilization", "Busy share", 60.0, "%")
+    d.step("utilization", "Busy share", 0.6, percent=True)
     d.step("hit_fraction", "Prefix cache hit rate", 0.6, "1")
     d.step("decode_tokens_per_s", "Decode tokens per second", 2.7e6, "1/s", noun="tokens")
     d.step("prefill_replica_equivalents", "Replicas busy with nothing but prefill", 1.92, "1", noun="replicas")
@@ -182,7 +182,7 @@ def test_percent_meets_a_fraction_and_a_percent_step_but_one_quantity_one_figure
     one = _by_key(read_document("The prefix cache hit rate is 60%.", d, figures))
     assert one["hit_fraction"].status == "right"
     assert one["utilization"].status == "missing"  # the one 60% went to the figure it names
-    # a bare number meets a "%" step in percent points
+    # a bare number meets a share in percent points
     assert _by_key(read_document("Busy share: 60", d, figures))["utilization"].status == "right"
 
 
@@ -190,7 +190,7 @@ def test_a_count_says_what_it_counts():
     d = Derivation()
     d.step("gpus", "GPUs", 104, "1", noun="GPUs")
     d.step("spare_gpus", "Spare GPUs", 1, "1", noun="GPUs")
-    d.step("utilization", "Busy share", 60.0, "%")
+    d.step("utilization", "Busy share", 0.6, percent=True)
     figures = [("gpus", ""), ("spare_gpus", ""), ("utilization", "")]
     # 103.4 is within 5% of 104, but of requests; 100% is 1, but not one GPU; 60 replicas are not 60%
     out = _by_key(read_document("103.4 requests in flight on the GPUs. Spares: 100%. Busy: 60 replicas.", d, figures))

@@ -92,7 +92,7 @@ def test_default_scenario_with_residency_and_the_warm_pool():
     # from a free tier of 0.3 x 1,140 = 342 req/s.
     assert v(d, "uncovered_rps_per_survivor") == pytest.approx(90)
     assert v(d, "overflow_until_capacity") == pytest.approx(90 * 70)
-    assert v(d, "free_tier_shed_share") == pytest.approx(100 * 90 / 342)
+    assert v(d, "free_tier_shed_share") == pytest.approx(90 / 342)
     assert v(d, "seconds_short_s") == pytest.approx(70)
     # Meanwhile a survivor admits 42 x 25 = 1,050 req/s: all 798 paid, 252 of the 342 free; every
     # refused free request retries up to 3 times with the same odds: A = 342 (1 + q + q^2 + q^3),
@@ -135,7 +135,7 @@ def test_variant_four_regions_at_seventy_percent_with_a_ninety_percent_ceiling()
 def test_variant_half_a_region_lost():
     # One of two regions loses half its replicas. Equal utilization: 2 x 0.6 / (2 - 0.5) = 0.8.
     d = solve(Params(drop_fraction=0.5, residency_fraction=0.0))
-    assert v(d, "keep_share") == pytest.approx(100 * 2 * 0.5 / 1.5)  # keeps 2/3 of its traffic
+    assert v(d, "keep_share") == pytest.approx(2 * 0.5 / 1.5)  # keeps 2/3 of its traffic
     assert v(d, "survivor_utilization_steady") == pytest.approx(0.8)
     assert v(d, "affected_steady_load_rps") == pytest.approx(400)  # 0.8 of its 500 req/s left
     assert v(d, "in_flight_lost") == pytest.approx(600 * 0.5 * 8)  # 2,400
@@ -275,9 +275,9 @@ def test_orderings_and_the_routing_books(p):
     if p.drop_fraction >= 1:
         routed += v(d, "stranded_resident_rps")
     assert routed == pytest.approx(n * load, rel=1e-9)
-    assert 0 <= v(d, "keep_share") <= 100
+    assert 0 <= v(d, "keep_share") <= 1
     assert v(d, "backlog_after_window_net") <= v(d, "backlog_after_window") * (1 + tiny)
-    assert 0 <= v(d, "free_tier_shed_share") <= 100
+    assert 0 <= v(d, "free_tier_shed_share") <= 1
 
 
 @PROPS

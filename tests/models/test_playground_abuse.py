@@ -64,7 +64,7 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "gateway_memory_sse_bytes") == pytest.approx(3_333.33 * 64_000, rel=1e-5)
     assert v(d, "gateway_memory_websocket_bytes") == pytest.approx(1.28e9)
     assert v(d, "gateway_memory_bytes") == pytest.approx(v(d, "gateway_memory_sse_bytes"))
-    assert v(d, "websocket_idle_share") == pytest.approx(100 * 50 / 60)
+    assert v(d, "websocket_idle_share") == pytest.approx(50 / 60)
     assert v(d, "gateway_nodes") == 2  # ceil(3,333 / 10,000) + 1 spare
     # Egress: 4 B of text + 96 B of framing per one-token event = 100 B; 166,667 x 100 = 16.7 MB/s
     assert v(d, "wire_bytes_per_token") == pytest.approx(100)
@@ -109,14 +109,14 @@ def test_default_scenario_worked_by_hand():
     # over 200,000 users spending a quarter of their quota = 132,710 tokens each.
     assert v(d, "replicas_for_peak_demand") == 53  # ceil(3,333 / 64)
     assert v(d, "free_fleet_streams") == 3_072
-    assert v(d, "peak_waiting_share") == pytest.approx(100 * (1 - 3_072 / (20_000 * 10 / 60)))  # 7.84%
+    assert v(d, "peak_waiting_share") == pytest.approx(1 - 3_072 / (20_000 * 10 / 60))  # 7.84%
     assert v(d, "free_tier_tokens_per_day") == pytest.approx(3_072 * 50 * 86_400 * 0.5)
     assert v(d, "per_user_daily_quota_tokens") == pytest.approx(3_072 * 50 * 86_400 * 0.5 / (200_000 * 0.25))
     assert v(d, "quota_overcommit") == pytest.approx(4)
     # Abuse: 1e9 tokens a day / 132,710 = 7,536 accounts; / 3 per device = 2,512 devices.
     assert v(d, "accounts_to_farm") == math.ceil(1e9 / 132_710.4)
     assert v(d, "devices_to_farm") == math.ceil(7_536 / 3)
-    assert v(d, "abuser_share_of_free_fleet") == pytest.approx(100 * 1e9 / 6.63552e9)
+    assert v(d, "abuser_share_of_free_fleet") == pytest.approx(1e9 / 6.63552e9)
     assert v(d, "free_account_value_usd_per_day") == pytest.approx(132_710.4 * 10 / 1e6)
     assert v(d, "abuser_requests_per_s") == pytest.approx(1e9 / 1_024 / 86_400)  # 11.3
 
@@ -243,7 +243,7 @@ def test_websocket_never_holds_fewer_connections_than_sse(p):
     d = solve(p)
     assert v(d, "websocket_connections") >= v(d, "sse_connections") * (1 - 1e-12)
     assert v(d, "gateway_memory_websocket_bytes") >= v(d, "gateway_memory_sse_bytes") * (1 - 1e-12)
-    assert 0 <= v(d, "websocket_idle_share") < 100
+    assert 0 <= v(d, "websocket_idle_share") < 1
     assert v(d, "session_kv_bytes") > 1000 * v(d, "session_text_bytes")
 
 

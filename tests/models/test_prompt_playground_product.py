@@ -46,7 +46,7 @@ def test_scenario_prompt_size():
     d = solve(Params())
     assert v(d, "prompt_tokens") == pytest.approx(400 * 1000 / 4)  # 100,000
     assert v(d, "prompt_lines") == pytest.approx(400 * 1000 / 80)  # 5,000
-    assert v(d, "lazy_render_fraction") == pytest.approx(100 * 60 / 5000)  # 1.2%
+    assert v(d, "lazy_render_fraction") == pytest.approx(60 / 5000)  # 1.2%
     assert v(d, "body_home").startswith("object storage")  # 400 kB > 64 kB
     assert v(d, "cost_per_run_usd") == pytest.approx(100_000 * 3 / 1e6)  # $0.30
 
@@ -72,6 +72,24 @@ def test_scenario_revocation():
     assert v(d, "revocation_staleness_bound_s") == pytest.approx(60 + 5)
     assert v(d, "body_link_staleness_bound_s") == pytest.approx(300)  # max(65, 300)
     assert v(d, "authz_reads_per_s") == pytest.approx(2000 / 60)
+
+
+def test_scenario_request_limit_drafts_and_skip_deltas():
+    d = solve(Params())
+    assert v(d, "request_limit_share") == pytest.approx(400 / 1000)  # 40% of a 1 MB proxy limit
+    assert v(d, "request_limit_tokens") == pytest.approx(1000 * 1000 / 4)  # 250,000 tokens pass
+    assert v(d, "upload_path").startswith("through the API")
+    assert v(d, "autosaves_per_hour") == pytest.approx(3600 / 5)  # 720 draft writes an hour
+    # 200 versions: 127 = 0b1111111 has seven set bits, and no n < 200 has eight (255 is the first)
+    assert v(d, "skip_delta_worst_diffs") == 7
+    big = solve(Params(prompt_size_kB=4000))  # a 1M-token prompt of 4 MB
+    assert v(big, "request_limit_share") == pytest.approx(4)
+    assert v(big, "upload_path").startswith("straight from the client")
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 8, 9, 200, 1024, 1025, 9999])
+def test_skip_delta_chain_is_the_most_set_bits_below_n(n):
+    assert v(solve(Params(versions=n)), "skip_delta_worst_diffs") == max(bin(i).count("1") for i in range(n))
 
 
 def test_variant_by_hand():

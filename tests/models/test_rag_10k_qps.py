@@ -240,14 +240,14 @@ def test_seed_failure_mode_figures():
     d = solve(Params())
     h = Hand()
     # A cold cache sends all 10,000 q/s to the 111 nodes sized for 3,000.
-    assert v(d, "cold_cache_load_pct") == pytest.approx(100 * h.busy(10_000, 111))
+    assert v(d, "cold_cache_load_share") == pytest.approx(h.busy(10_000, 111))
     # 111 nodes are 100% busy at the rate r with busy(r) = 1; below 1 - r / 10,000 they saturate.
     lo, hi = 3_000.0, 10_000.0
     for _ in range(60):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if h.busy(mid, 111) <= 1 else (lo, mid)
-    assert v(d, "hit_rate_at_saturation_pct") == pytest.approx(100 * (1 - lo / 10_000), rel=1e-6)
-    assert v(d, "corpus_hidden_per_lost_shard_pct") == pytest.approx(12.5)
+    assert v(d, "hit_rate_at_saturation_fraction") == pytest.approx(1 - lo / 10_000, rel=1e-6)
+    assert v(d, "corpus_hidden_per_lost_shard_share") == pytest.approx(0.125)
     # Re-embedding 1e9 passages of 150 tokens with 335M params on one GPU at 3.956e14 FLOP/s.
     assert v(d, "reembed_corpus_gpu_hours") == pytest.approx(1e9 * 150 * 2 * 335e6 / 3.956e14 / 3600)
 
@@ -320,7 +320,7 @@ def test_variant_int8_index_small_degree_bigger_nodes():
     assert v(d, "replicas_for_load") == 1  # 20,000 / 22,400
     assert v(d, "replicas_per_shard") == 3
     assert v(d, "index_nodes") == 90
-    assert v(d, "corpus_hidden_per_lost_shard_pct") == pytest.approx(100 / 30)
+    assert v(d, "corpus_hidden_per_lost_shard_share") == pytest.approx(1 / 30)
 
 
 def test_variant_pq_codes_shrink_the_index():
@@ -356,7 +356,7 @@ def test_long_prompt_caps_the_decode_batch_by_kv_memory():
     assert v(d, "batch_memory_cap") == limit
     assert v(d, "decode_batch") == limit
     assert v(d, "batch_limited_by") == "memory"
-    assert v(d, "prefill_attention_share_pct") > 30  # attention matters at 80k tokens
+    assert v(d, "prefill_attention_share") > 0.3  # attention matters at 80k tokens
 
 
 def test_a_scenario_the_engine_cannot_run_is_refused_in_a_sentence():
@@ -375,12 +375,12 @@ def test_a_tpot_below_one_weight_read_is_a_declared_condition():
     assert read_s == pytest.approx(3.29e-3, rel=1e-3)
     d = solve(Params())
     assert v(d, "weight_read_s") == pytest.approx(read_s)
-    assert v(d, "weight_read_floor_busy") == pytest.approx(100 * read_s / TPOT_S)  # 6.6%
+    assert v(d, "weight_read_floor_busy") == pytest.approx(read_s / TPOT_S)  # 6.6%
     assert d.violations == []
     # A fixed batch gets past the Params check (which refuses a step over the target only when the
     # page sizes the batch), so the condition is what says a 3 ms TPOT cannot be had.
     d = solve(Params(tpot_target_ms=3, given_batch=16))
-    assert v(d, "weight_read_floor_busy") == pytest.approx(100 * read_s / 0.003)  # 109.7%
+    assert v(d, "weight_read_floor_busy") == pytest.approx(read_s / 0.003)  # 109.7%
     messages = dict(d.violations)
     assert list(messages) == ["weight_read_floor_busy"]
     assert "reading the weights once takes 3.291 ms, longer than the 3 ms target" in messages["weight_read_floor_busy"]
@@ -465,7 +465,7 @@ def test_orderings_that_always_hold(p):
     # Twice the bytes and half the tensor rate can only cost more (never exactly double: the
     # all-reduces and the fixed step cost stay).
     assert v(d, "llm_nodes_no_cache_bf16") >= v(d, "llm_nodes_no_cache_fp8")
-    assert v(d, "hit_rate_at_saturation_pct") <= 100 * p.cache_hit_rate + 1e-6
+    assert v(d, "hit_rate_at_saturation_fraction") <= p.cache_hit_rate + 1e-8
     assert v(d, "embedder_gpus") >= 2 and v(d, "reranker_gpus") >= 2
     assert v(d, "replicas_per_shard") >= 1 + p.spare_replicas
     assert v(d, "llm_nodes_no_cache") >= v(d, "llm_nodes_no_cache_continuous") - 1e-9

@@ -52,68 +52,88 @@ def test_the_morning_by_hand():
     assert v(d, "continuous_memory_h") == pytest.approx(24 / math.log(2))
     assert v(d, "weight_of_last_week") == pytest.approx(2 ** -7)  # seven half-lives: 1/128
 
-    # last week: Interpretability's 64 went to Pretraining
-    assert v(d, "history_idle_gpus") == pytest.approx(512 - 256 - 128 - 64)
-    assert v(d, "history_pretrain_gpus") == pytest.approx(320)
-    assert v(d, "history_charged_gpus") == pytest.approx(512)
-    assert v(d, "decayed_usage_gpu_hours") == pytest.approx(320 * memory)  # ~11,093 GPU-hours
-    assert v(d, "decayed_usage_gpu_hours") == pytest.approx(11_093, abs=1)
-    assert v(d, "normalized_usage_pretrain") == pytest.approx(320 / 512)
-    assert v(d, "fair_share_factor") == pytest.approx(2 ** -(0.625 / 0.5))  # 0.4204
-    assert v(d, "fair_share_factor_posttrain") == pytest.approx(0.5)  # exactly at share
+    # last week: Interpretability away and Post-training quiet, running a quarter of its share
+    # (0.25 x 128 = 32), so Pretraining borrowed up to its demand of 384
+    assert v(d, "history_posttrain_gpus") == pytest.approx(32)
+    assert v(d, "history_idle_gpus") == pytest.approx(512 - 256 - 32 - 64)  # 160
+    assert v(d, "history_pretrain_gpus") == pytest.approx(min(384, 256 + 160))  # 384
+    assert v(d, "history_charged_gpus") == pytest.approx(384 + 32 + 64)  # 480
+    assert v(d, "decayed_usage_gpu_hours") == pytest.approx(384 * memory)  # ~13,312 GPU-hours
+    assert v(d, "decayed_usage_gpu_hours") == pytest.approx(13_312, abs=1)
+    assert v(d, "normalized_usage_pretrain") == pytest.approx(384 / 480)  # 0.8
+    assert v(d, "fair_share_factor") == pytest.approx(2 ** -(0.8 / 0.5))  # 0.3299
+    f_q = 2 ** -((32 / 480) / 0.25)  # 0.8312: the quiet team sits near the top
+    assert v(d, "fair_share_factor_posttrain") == pytest.approx(f_q)
     assert v(d, "fair_share_factor_interp") == pytest.approx(1.0)
-    assert v(d, "fair_share_factor_evals") == pytest.approx(0.5)  # 64 held of a 1/8 share
+    assert v(d, "fair_share_factor_evals") == pytest.approx(2 ** -((64 / 480) / 0.125))  # 0.4774
 
-    # this morning: 64 idle, weights share x F
-    w_p, w_q = 0.5 * 2 ** -1.25, 0.25 * 0.5
+    # this morning: 64 idle, weights share x F; the quiet team now outweighs the big one
+    w_p, w_q = 0.5 * 2 ** -1.6, 0.25 * f_q  # 0.1649 and 0.2078
     assert v(d, "weight_pretrain") == pytest.approx(w_p)
     assert v(d, "weight_posttrain") == pytest.approx(w_q)
+    assert w_q > w_p
     assert v(d, "idle_gpus") == pytest.approx(64)
-    assert v(d, "allocation_gpus") == pytest.approx(256 + 64 * w_p / (w_p + w_q))  # 296.1
-    assert v(d, "allocation_gpus") == pytest.approx(296.14, abs=0.01)
-    assert v(d, "allocation_posttrain_gpus") == pytest.approx(128 + 64 * w_q / (w_p + w_q))  # 151.9
+    assert v(d, "allocation_gpus") == pytest.approx(256 + 64 * w_p / (w_p + w_q))  # 284.3
+    assert v(d, "allocation_gpus") == pytest.approx(284.32, abs=0.01)
+    assert v(d, "allocation_posttrain_gpus") == pytest.approx(128 + 64 * w_q / (w_p + w_q))  # 163.7
     assert v(d, "allocation_without_factor_gpus") == pytest.approx(256 + 64 * 2 / 3)  # 298.7
-    assert v(d, "borrowed_gpus") == pytest.approx(64)
-    assert v(d, "free_gpus") == pytest.approx(0)
+    # the factor moves 298.67 - 284.32 = 14.35 GPUs, 22% of the idle 64, towards Post-training
+    assert v(d, "factor_shift_gpus") == pytest.approx(64 * 2 / 3 - 64 * w_p / (w_p + w_q))
+    assert v(d, "factor_shift_share") == pytest.approx((64 * 2 / 3 - 64 * w_p / (w_p + w_q)) / 64)
+    # whole gangs of 16: floor(284.3/16) = 17 and floor(163.7/16) = 10 use 432 of the 448 not held by
+    # Evals; the last gang goes to the team furthest below its target (12.3 GPUs against 3.7): 18 and 10
+    assert v(d, "allocation_jobs") == 18 and v(d, "allocation_whole_gpus") == 288
+    assert v(d, "allocation_posttrain_jobs") == 10 and v(d, "allocation_posttrain_whole_gpus") == 160
+    # by shares alone: floor(298.7/16) = 18, floor(149.3/16) = 9, the spare gang to Pretraining (10.7 short): 304
+    assert v(d, "allocation_without_factor_whole_gpus") == 304
+    assert v(d, "borrowed_gpus") == pytest.approx((288 - 256) + (160 - 128))  # 64
+    assert v(d, "free_gpus") == pytest.approx(512 - 64 - 288 - 160)  # 0
 
-    # the return: 64 back, four 16-GPU jobs
+    # the return: 64 back, four 16-GPU jobs out of the 18 + 10 running on the borrowers
     assert v(d, "interp_claim_gpus") == pytest.approx(64)
     assert v(d, "reclaim_gpus") == pytest.approx(64)
     assert v(d, "victim_jobs") == 4
     assert v(d, "preempted_gpus") == pytest.approx(64)
-    assert v(d, "candidate_jobs") == 18 + 9  # floor(296.1 / 16) + floor(151.9 / 16)
+    assert v(d, "candidate_jobs") == 18 + 10
     assert v(d, "lost_gpu_hours_without_warning") == pytest.approx(64 * 0.5)  # half of a 1 h interval
-    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(64 * 1 * 5 / 56)  # (k+1)/(2(n+1))
+    # each borrower may lose only its borrowed gangs: (288 - 256) / 16 = 2 and (160 - 128) / 16 = 2, so
+    # the four victims are Pretraining's 2 closest of 18 and Post-training's 2 closest of 10; the v smallest
+    # of n uniform phases average (v + 1) / (2(n + 1)) of the 1 h interval
+    assert v(d, "borrowed_jobs_pretrain") == 2 and v(d, "borrowed_jobs_posttrain") == 2
+    assert v(d, "victims_pretrain_jobs") == 2 and v(d, "victims_posttrain_jobs") == 2
+    lost_ck = 16 * 1 * (2 * 3 / (2 * 19) + 2 * 3 / (2 * 11))  # 6.89 GPU-h
+    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(lost_ck)
     assert v(d, "lost_gpu_hours_with_checkpoint_on_signal") == pytest.approx(64 * 2 / 60)  # 2.13
     assert v(d, "signal_saving_ratio") == pytest.approx(30 / 2)
-    assert v(d, "break_even_checkpoint_minutes") == pytest.approx(2 * 56 / 5)  # 22.4 min
+    assert v(d, "break_even_checkpoint_minutes") == pytest.approx(2 * 64 * 60 / (lost_ck * 60))  # 18.6 min
     assert v(d, "owner_wait_s") == pytest.approx((5 + 2) * 60)
-    assert v(d, "checkpoint_overhead_pct") == pytest.approx(100 * 2 / 60)
+    assert v(d, "checkpoint_overhead_share") == pytest.approx(2 / 60)
 
-    # hoarding
+    # hoarding: Pretraining was capped by its demand (384), so a released hoard would have sat idle
     assert v(d, "hoard_idle_gpu_hours_per_day") == pytest.approx(48 * 24)  # 1,152
-    assert v(d, "history_total_by_use_gpus") == pytest.approx(320 + 128 + 16)
-    assert v(d, "history_total_if_released_gpus") == pytest.approx(368 + 128 + 16)  # Pretraining takes 48 more
-    assert v(d, "evals_factor_charged_by_allocation") == pytest.approx(0.5)
-    assert v(d, "evals_factor_charged_by_use") == pytest.approx(2 ** -((16 / 464) / 0.125))
-    assert v(d, "evals_factor_if_released") == pytest.approx(2 ** -0.25)  # 0.8409
-    assert v(d, "hoarding_weight_ratio") == pytest.approx(0.5 / 2 ** -0.25)  # 0.5946
-    assert v(d, "busy_utilization_cap_pct") == pytest.approx(100 * 464 / 512)  # 90.6%
+    assert v(d, "history_total_by_allocation_gpus") == pytest.approx(384 + 32 + 64)
+    assert v(d, "history_total_by_use_gpus") == pytest.approx(384 + 32 + 16)  # 432
+    assert v(d, "history_total_if_released_gpus") == pytest.approx(min(384, 512 - 32 - 16) + 32 + 16)  # 432
+    assert v(d, "evals_factor_charged_by_allocation") == pytest.approx(2 ** -((64 / 480) / 0.125))  # 0.4774
+    assert v(d, "evals_factor_charged_by_use") == pytest.approx(2 ** -((16 / 432) / 0.125))  # 0.8143
+    assert v(d, "evals_factor_if_released") == pytest.approx(2 ** -((16 / 432) / 0.125))
+    assert v(d, "hoarding_weight_ratio") == pytest.approx(2 ** -((64 / 480) / 0.125) / 2 ** -((16 / 432) / 0.125))
+    assert v(d, "busy_utilization_cap_share") == pytest.approx(464 / 512)  # 90.6%
 
 
 def test_worked_arithmetic_reads_like_the_hand_version():
     d = solve(Params())
-    assert d["fair_share_factor"].worked() == "2^(−0.625 / 0.5) = 0.4204"
-    assert d["allocation_gpus"].worked().startswith("256 GPUs + 64 GPUs × 0.2102 / (0.2102 + 0.125) = 296.1 GPUs")
+    assert d["fair_share_factor"].worked() == "2^(−0.8 / 0.5) = 0.3299"
+    assert d["allocation_gpus"].worked().startswith("256 GPUs + 64 GPUs × 0.1649 / (0.1649 + 0.2078) = 284.3 GPUs")
     assert d["lost_gpu_hours_without_warning"].worked() == "64 GPUs × 60 min / 2 = 32 GPU-h"
-    assert d["decayed_usage_gpu_hours"].worked() == "320 GPUs × 34.67 h = 11,093 GPU-h"
+    assert d["decayed_usage_gpu_hours"].worked() == "384 GPUs × 34.67 h = 13,312 GPU-h"
 
 
 # --- variants by hand ----------------------------------------------------------------------------
 
 
 def test_variant_half_guaranteed_the_factor_decides_a_big_pool():
-    d = solve(Params(guaranteed_fraction=0.5))
+    d = solve(Params(guaranteed_fraction=0.5, history_posttrain=1.0))
     assert [v(d, f"guarantee_{t}_gpus") for t in ("pretrain", "posttrain", "interp", "evals")] == \
         pytest.approx([128, 64, 32, 32])
     assert v(d, "pool_gpus") == pytest.approx(256)
@@ -140,15 +160,20 @@ def test_variant_half_guaranteed_the_factor_decides_a_big_pool():
     # Interpretability may claim only its 32-GPU guarantee: two jobs
     assert v(d, "interp_claim_gpus") == pytest.approx(32)
     assert v(d, "preempted_gpus") == pytest.approx(32)
-    assert v(d, "candidate_jobs") == 18 + 11
+    # whole gangs: floor(302.7/16) = 18 and floor(177.3/16) = 11 leave 512 - 32 - 464 = 16, one gang, to
+    # Pretraining (14.7 short against 1.3): 19 + 11 jobs; each may lose far more than the 2 victims
+    assert v(d, "candidate_jobs") == 19 + 11
+    assert v(d, "borrowed_jobs_pretrain") == (304 - 128) // 16 and v(d, "borrowed_jobs_posttrain") == (176 - 64) // 16
+    assert v(d, "victim_split") == "pooled"
     assert v(d, "lost_gpu_hours_without_warning") == pytest.approx(16)
-    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(32 * 3 / 60)
+    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(32 * 3 / (2 * 31))
 
 
 def test_variant_big_cluster_week_long_half_life():
     d = solve(Params(total_gpus=1024, share_pretrain=0.4, share_posttrain=0.2, share_interp=0.1, share_evals=0.1,
                      job_gpus=32, checkpoint_minutes=120, save_minutes=5, half_life_hours=168, tick_minutes=10,
-                     demand_pretrain=2.0, demand_posttrain=1.25, evals_hold_fraction=0.5, demand_evals=0.5))
+                     demand_pretrain=2.0, demand_posttrain=1.25, evals_hold_fraction=0.5, demand_evals=0.5,
+                     history_posttrain=1.0))
     assert v(d, "share_total") == pytest.approx(0.8)  # normalized: 1/2, 1/4, 1/8, 1/8
     assert [v(d, f"guarantee_{t}_gpus") for t in ("pretrain", "posttrain", "interp", "evals")] == \
         pytest.approx([512, 256, 128, 128])
@@ -171,22 +196,27 @@ def test_variant_big_cluster_week_long_half_life():
     assert v(d, "victim_jobs") == 4
     assert v(d, "candidate_jobs") == 20 + 10
     assert v(d, "lost_gpu_hours_without_warning") == pytest.approx(128 * 2 / 2)
-    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(128 * 2 * 5 / 62)
+    # four victims, but Post-training may lose only (320 - 256) / 32 = 2 jobs: it gives 2 of its 10,
+    # Pretraining (4 above its guarantee) the other 2 of its 20
+    assert v(d, "borrowed_jobs_pretrain") == 4 and v(d, "borrowed_jobs_posttrain") == 2
+    assert v(d, "victim_split") == "capped"
+    assert v(d, "victims_pretrain_jobs") == 2 and v(d, "victims_posttrain_jobs") == 2
+    assert v(d, "lost_gpu_hours_checkpoint_aware") == pytest.approx(32 * 2 * (2 * 3 / (2 * 21) + 2 * 3 / (2 * 11)))
     assert v(d, "lost_gpu_hours_with_checkpoint_on_signal") == pytest.approx(128 * 5 / 60)
     assert v(d, "owner_wait_s") == pytest.approx(15 * 60)
     # no hoard: holding, using and releasing all cost the same
     assert v(d, "hoard_idle_gpu_hours_per_day") == 0
     assert v(d, "hoarding_weight_ratio") == pytest.approx(1)
-    assert v(d, "busy_utilization_cap_pct") == pytest.approx(100)
+    assert v(d, "busy_utilization_cap_share") == pytest.approx(1)
 
 
 def test_charging_by_use_makes_the_hoard_free_for_the_hoarder():
     by_alloc = solve(Params())
     by_use = solve(Params(charge_by_allocation=False))
     assert v(by_use, "fair_share_factor_evals") == pytest.approx(v(by_alloc, "evals_factor_charged_by_use"))
-    assert v(by_use, "history_charged_gpus") == pytest.approx(464)
-    # Pretraining's share of a smaller total is larger: 320 / 464
-    assert v(by_use, "fair_share_factor") == pytest.approx(2 ** -((320 / 464) / 0.5))
+    assert v(by_use, "history_charged_gpus") == pytest.approx(384 + 32 + 16)  # 432
+    # Pretraining's share of a smaller total is larger: 384 / 432
+    assert v(by_use, "fair_share_factor") == pytest.approx(2 ** -((384 / 432) / 0.5))
 
 
 # --- moves the right way -----------------------------------------------------------------------
@@ -221,8 +251,14 @@ def test_the_books_balance_for_any_drawn_scenario(p):
     gs = [v(d, f"guarantee_{t}_gpus") for t in ("pretrain", "posttrain", "interp", "evals")]
     assert sum(gs) + v(d, "pool_gpus") == pytest.approx(G)
     held = max(v(d, "evals_hold_gpus"), v(d, "evals_use_gpus"))
-    used = v(d, "allocation_gpus") + v(d, "allocation_posttrain_gpus") + held + v(d, "free_gpus")
+    used = v(d, "allocation_gpus") + v(d, "allocation_posttrain_gpus") + held + max(0.0, v(d, "idle_gpus") - (
+        v(d, "allocation_gpus") - min(v(d, "demand_pretrain_gpus"), v(d, "guarantee_pretrain_gpus"))) - (
+        v(d, "allocation_posttrain_gpus") - min(v(d, "demand_posttrain_gpus"), v(d, "guarantee_posttrain_gpus"))))
     assert used == pytest.approx(G)  # nothing allocated twice, nothing lost
+    # in whole gangs: what the two teams run, what Evals holds and what is in no gang is the cluster
+    whole = v(d, "allocation_whole_gpus") + v(d, "allocation_posttrain_whole_gpus")
+    assert whole + held + v(d, "free_gpus") == pytest.approx(G)
+    assert whole <= v(d, "allocation_gpus") + v(d, "allocation_posttrain_gpus") + p.job_gpus + 1e-9
     assert v(d, "allocation_gpus") <= v(d, "demand_pretrain_gpus") + 1e-6
     assert v(d, "allocation_posttrain_gpus") <= v(d, "demand_posttrain_gpus") + 1e-6
     assert 0 < v(d, "fair_share_factor") <= 1
@@ -263,7 +299,7 @@ def test_holding_more_idle_never_helps_the_hoarder(p, hold):
     b = solve(p.model_copy(update={"evals_hold_fraction": hi}))
     assert v(b, "evals_factor_charged_by_allocation") <= v(a, "evals_factor_charged_by_allocation") + 1e-12
     assert v(b, "hoard_idle_gpu_hours_per_day") >= v(a, "hoard_idle_gpu_hours_per_day")
-    assert v(b, "busy_utilization_cap_pct") <= v(a, "busy_utilization_cap_pct")
+    assert v(b, "busy_utilization_cap_share") <= v(a, "busy_utilization_cap_share")
     assert v(b, "idle_gpus") <= v(a, "idle_gpus") + 1e-9  # less to lend this morning
 
 
@@ -326,8 +362,15 @@ def test_simulated_losses_at_the_return_match_the_page():
     print(f"\nlost at the return, GPU-hours: least-work-lost {ck:.2f} ± {ck_hw:.2f} "
           f"(analytic {v(d, 'lost_gpu_hours_checkpoint_aware'):.2f}); random {rd:.2f} ± {rd_hw:.2f} "
           f"(analytic {v(d, 'lost_gpu_hours_without_warning'):.2f})")
-    assert abs(ck - v(d, "lost_gpu_hours_checkpoint_aware")) <= ck_hw
-    assert abs(rd - v(d, "lost_gpu_hours_without_warning")) <= rd_hw
+    # The page prices this morning's split, where each borrower gives exactly its two borrowed gangs
+    # (6.89 GPU-h); a day of jobs ending and restarting loosens the caps, so the simulated return lands
+    # between that and the pooled 4 smallest of 28 phases, 64 x 5 / 58 = 5.52 GPU-h.
+    pooled = 64 * 1 * 5 / (2 * 29)
+    assert pooled - ck_hw <= ck <= v(d, "lost_gpu_hours_checkpoint_aware") + ck_hw
+    # Half an interval holds for a victim that has run at least one interval (checked against the closed
+    # form in test_fair_share.py); here the quiet team's sweep keeps starting jobs through the day, and
+    # a job younger than an interval has lost less, so the simulated random loss sits at or below it.
+    assert v(d, "lost_gpu_hours_without_warning") * 0.8 - rd_hw <= rd <= v(d, "lost_gpu_hours_without_warning") + rd_hw
     assert rd_hw / rd < 0.1
 
 
@@ -347,7 +390,7 @@ def test_hoarding_in_the_simulation_buys_minutes_and_costs_a_tenth_of_the_cluste
     assert np.mean(waits_free) > np.mean(waits_hold)
     # what the hoard buys is bounded by a tick plus the save (rounded up to a tick in the simulation)
     assert np.mean(waits_free) - np.mean(waits_hold) <= 2 * p.tick_minutes
-    assert np.mean(busy_hold) <= v(d, "busy_utilization_cap_pct") / 100 + 1e-9
+    assert np.mean(busy_hold) <= v(d, "busy_utilization_cap_share") + 1e-9
     assert np.mean(busy_free) - np.mean(busy_hold) > 0.07
 
 
@@ -375,14 +418,16 @@ def test_the_tenfold_cluster_is_the_same_morning_scaled():
 
 
 def test_allocations_run_as_whole_gangs():
-    # Issue #20: a target of 296.1 GPUs is not something a team runs when jobs are gangs of 16.
-    # Targets 296.1 and 151.9 (by hand in test_the_morning_by_hand) floor to 18 and 9 jobs; the two
+    # Issue #20: a target of 284.3 GPUs is not something a team runs when jobs are gangs of 16.
+    # Targets 284.3 and 163.7 (by hand in test_the_morning_by_hand) floor to 17 and 10 jobs; the two
     # teams may use 512 - 64 (Evals' hold) = 448 GPUs, 448 - 27 x 16 = 16 are left: one gang, to the
-    # team furthest below its target (296.1 - 288 = 8.1 against 151.9 - 144 = 7.9): Pretraining.
+    # team furthest below its target (284.3 - 272 = 12.3 against 163.7 - 160 = 3.7): Pretraining.
     d = solve(Params())
-    assert 448 - (18 + 9) * 16 == 16
-    assert v(d, "allocation_jobs") == 19 and v(d, "allocation_whole_gpus") == 304
-    assert v(d, "allocation_posttrain_jobs") == 9 and v(d, "allocation_posttrain_whole_gpus") == 144
+    assert 448 - (17 + 10) * 16 == 16
+    assert v(d, "allocation_jobs") == 18 and v(d, "allocation_whole_gpus") == 288
+    assert v(d, "allocation_posttrain_jobs") == 10 and v(d, "allocation_posttrain_whole_gpus") == 160
+    # borrowed and free are counted in those gangs, not in the fractional targets
+    assert v(d, "borrowed_gpus") == (288 - 256) + (160 - 128)
     assert v(d, "allocation_whole_gpus") + v(d, "allocation_posttrain_whole_gpus") <= 448
     assert d.violations == []
 
@@ -402,9 +447,11 @@ def test_a_guarantee_smaller_than_one_gang_is_named():
 
 
 def test_the_break_even_sentence_reads_with_and_without_a_preemption():
-    # Seed: 2 min save x 2 x (27 + 1) / (4 + 1) = 22.4 min (test_the_morning_by_hand).
+    # Seed: a 2 min save on 64 GPUs against 6.89 GPU-h lost per 1 h interval (test_the_morning_by_hand):
+    # 2 x 64 / 6.89 = 18.58 min.
+    assert 2 * 64 / (16 * (6 / 38 + 6 / 22)) == pytest.approx(18.58, abs=0.005)
     assert solve(Params()).value("break_even_clause") == (
-        "below 22.4 min between checkpoints, killing the least-work-lost victims at once loses less than the save")
+        "below 18.58 min between checkpoints, killing the least-work-lost victims at once loses less than the save")
     # Pretraining at half its share leaves more GPUs free than interpretability claims: nobody is
     # preempted, the interval is unbounded, and the sentence says why instead of "below unbounded".
     d = solve(Params(demand_pretrain=0.5))

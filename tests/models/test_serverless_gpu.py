@@ -108,20 +108,20 @@ def test_without_a_buffer_the_pool_is_the_littles_law_mean_rounded_up():
 def test_margin_by_hand():
     d = solve(Params())
     boot = v(d, "boot_s")
-    assert v(d, "billed_fraction") == pytest.approx(100 * 300 / (300 + boot)) == pytest.approx(83.98, abs=0.01)
+    assert v(d, "billed_fraction") == pytest.approx(300 / (300 + boot)) == pytest.approx(0.8398, abs=0.0001)
     billed = 0.5 * 300  # Little's law: 150 instances billing
     assert v(d, "billed_instances") == pytest.approx(150)
     fleet = math.ceil((billed + 40) / 0.85)  # 223.5 -> 224
     assert v(d, "fleet_slots") == fleet == 224
     util = billed / fleet
-    assert v(d, "fleet_billed_utilization") == pytest.approx(100 * util)
+    assert v(d, "fleet_billed_utilization") == pytest.approx(util)
     cost_s = 2.0 / 3600
-    assert v(d, "breakeven_utilization") == pytest.approx(100 * cost_s / 0.0011)
-    assert v(d, "gross_margin") == pytest.approx(100 * (1 - cost_s / (0.0011 * util))) == pytest.approx(24.58, abs=0.01)
+    assert v(d, "breakeven_utilization") == pytest.approx(cost_s / 0.0011)
+    assert v(d, "gross_margin") == pytest.approx(1 - cost_s / (0.0011 * util)) == pytest.approx(0.2458, abs=0.0001)
     fleet_s = math.ceil((billed + 6) / 0.85)  # 184
     assert v(d, "fleet_slots_with_snapshot") == fleet_s == 184
-    assert v(d, "gross_margin_with_snapshot") == pytest.approx(100 * (1 - cost_s / (0.0011 * billed / fleet_s)))
-    assert v(d, "fleet_billed_utilization_no_pool") == pytest.approx(100 * billed / math.ceil((billed + 0.5 * boot) / 0.85))
+    assert v(d, "gross_margin_with_snapshot") == pytest.approx(1 - cost_s / (0.0011 * billed / fleet_s))
+    assert v(d, "fleet_billed_utilization_no_pool") == pytest.approx(billed / math.ceil((billed + 0.5 * boot) / 0.85))
 
 
 def test_packing_and_noisy_neighbour_by_hand():
@@ -160,7 +160,7 @@ def test_variant_70b_from_local_nvme_by_hand():
     boot = cold - prefill
     mean = 6 / 60 * boot  # 0.1/s x ~104 s
     assert v(d, "warm_pool_slots") == math.ceil(mean + math.sqrt(mean))
-    assert v(d, "billed_fraction") == pytest.approx(100 * 600 / (600 + boot), rel=1e-4)
+    assert v(d, "billed_fraction") == pytest.approx(600 / (600 + boot), rel=1e-4)
     snap = weights + 2e9 + 6e9
     assert v(d, "snapshot_start_s") == pytest.approx(1 + 1 + snap / 10e9 + prefill, rel=1e-4)
     # a 70B model spans two GPUs: no tenant fits a shared GPU
@@ -236,9 +236,9 @@ def test_longer_lived_instances_bill_a_larger_share(t1, t2):
     d_lo, d_hi = solve(Params(instance_billed_s=lo)), solve(Params(instance_billed_s=hi))
     assert v(d_hi, "billed_fraction") >= v(d_lo, "billed_fraction")
     for d in (d_lo, d_hi):
-        assert 0 < v(d, "billed_fraction") <= v(d, "billed_fraction_with_snapshot") < 100
-        assert v(d, "fleet_billed_utilization") <= v(d, "fleet_billed_utilization_with_snapshot") + 1e-9
-        assert v(d, "fleet_billed_utilization") <= 100 * (1 - 0.15) + 1e-9
+        assert 0 < v(d, "billed_fraction") <= v(d, "billed_fraction_with_snapshot") < 1
+        assert v(d, "fleet_billed_utilization") <= v(d, "fleet_billed_utilization_with_snapshot") + 1e-11
+        assert v(d, "fleet_billed_utilization") <= (1 - 0.15) + 1e-11
 
 
 @settings(max_examples=100, deadline=None)
@@ -246,10 +246,10 @@ def test_longer_lived_instances_bill_a_larger_share(t1, t2):
 def test_margin_rises_with_price_and_crosses_zero_at_break_even(price, cost):
     d = solve(Params(price_per_gpu_s_usd=price, gpu_cost_per_hour_usd=cost))
     margin, util, even = v(d, "gross_margin"), v(d, "fleet_billed_utilization"), v(d, "breakeven_utilization")
-    assert margin < 100
-    assert (margin >= -1e-9) == (util >= even - 1e-9)
+    assert margin < 1
+    assert (margin >= -1e-11) == (util >= even - 1e-11)
     d_up = solve(Params(price_per_gpu_s_usd=min(0.01, price * 1.5), gpu_cost_per_hour_usd=cost))
-    assert v(d_up, "gross_margin") >= margin - 1e-9
+    assert v(d_up, "gross_margin") >= margin - 1e-11
 
 
 @settings(max_examples=100, deadline=None)

@@ -111,7 +111,7 @@ def test_seed_scenario_two_thousand_users_to_replicas():
     assert d.value("prefill_replica_equivalents") == pytest.approx(1.918, rel=1e-3)
     # every step rereads the weights and pays its fixed costs: (6.581 + 1.9 + 0.96) / 50 = 18.88% of every
     # replica. R = (1.918 + 45.98 x 400 x (33.62 + 10.19) us) / (0.7 - 0.1888) = 5.33 -> 6
-    assert d.value("weight_read_floor_busy") == pytest.approx(100 * 6.5814e-3 / 0.05, rel=1e-4)
+    assert d.value("weight_read_floor_busy") == pytest.approx(6.5814e-3 / 0.05, rel=1e-4)
     assert d.value("replicas_continuous") == pytest.approx((1.918 + 45.98 * 400 * 43.818e-6) / (0.7 - 0.18883),
                                                            rel=2e-3)
     assert d.value("replicas") == 6
@@ -161,13 +161,13 @@ def test_cold_cache_and_replica_loss():
     assert d.value("replicas_without_prefix_cache") == cold["replicas"] == 9
     # the 6 replicas with a cold cache are asked for 95.0%: far past the 70% target, just short of saturating
     # (at the engine's old 70% MBU, 50% prefill MFU and 1 ms a step it was 103.7%)
-    assert d.value("utilization_if_cache_cold") == pytest.approx(100 * _busy_by_hand(cold, 6, cold["rate"]), rel=2e-3)
-    assert d.value("utilization_if_cache_cold") == pytest.approx(95.0, abs=0.05)
-    assert 70 < d.value("utilization_if_cache_cold") < 100
+    assert d.value("utilization_if_cache_cold") == pytest.approx(_busy_by_hand(cold, 6, cold["rate"]), rel=2e-3)
+    assert d.value("utilization_if_cache_cold") == pytest.approx(0.950, abs=0.0005)
+    assert 0.7 < d.value("utilization_if_cache_cold") < 1
     # one of 6 replicas lost: 1.918 / 5 + decode at the 183.9 sequences each survivor holds = 73.4% busy
-    assert d.value("utilization_after_replica_loss") == pytest.approx(100 * _busy_by_hand(seed, 5, seed["rate"]),
+    assert d.value("utilization_after_replica_loss") == pytest.approx(_busy_by_hand(seed, 5, seed["rate"]),
                                                                       rel=1e-3)
-    assert d.value("utilization_after_replica_loss") == pytest.approx(73.36, abs=0.01)
+    assert d.value("utilization_after_replica_loss") == pytest.approx(0.7336, abs=0.0001)
     assert d.value("requests_lost_per_replica_failure") == pytest.approx(620.5 / 6, rel=1e-3)
     # prefill free: 45.98 x 400 x 43.82 us / 0.5112 = 1.58 -> 2; by slots: ceil(620.5 / (552 x 0.7)) = 2
     assert d.value("replicas_if_prefill_free") == 2
@@ -282,7 +282,7 @@ def test_invariants_hold_everywhere(u, z, h, prompt, out, tpot, model, gpu, tp, 
                       weight_precision=prec))
     assert 1 <= d.value("decode_batch") <= min(d.value("batch_memory_cap"), d.value("batch_tpot_cap"))
     assert d.value("decode_step_s") <= tpot / 1000 * (1 + 1e-9)  # the batch meets the TPOT target
-    assert d.value("utilization") <= 100 * 0.7 * (1 + 1e-9)
+    assert d.value("utilization") <= 0.7 * (1 + 1e-9)
     assert d.value("replicas_if_prefill_free") <= d.value("replicas")
     assert d.value("replicas") <= d.value("replicas_without_think_time")
     assert d.value("gpus") == d.value("replicas") * tp

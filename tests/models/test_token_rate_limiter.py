@@ -41,7 +41,7 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "output_refill_per_s") == pytest.approx(80_000 / 60)  # 1,333.3 tokens/s
     assert v(d, "input_capacity_tokens") == pytest.approx(400_000)  # 60 s of refill
     assert v(d, "output_capacity_tokens") == pytest.approx(80_000)
-    assert v(d, "large_request_share_of_input_bucket") == pytest.approx(12.5)  # 50,000 / 400,000
+    assert v(d, "large_request_share_of_input_bucket") == pytest.approx(0.125)  # 50,000 / 400,000
     assert v(d, "output_tokens_first_minute_max") == pytest.approx(160_000)  # full bucket + a minute
     assert v(d, "retry_after_s") == pytest.approx(4_000 / (80_000 / 60))  # 3 s
     # Reserve max_tokens = 4,000 against a mean output of 400.
@@ -66,8 +66,8 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "sum_of_output_limits_per_s") == pytest.approx(10_000 * 80_000 / 60)
     assert v(d, "oversubscription_ratio") == pytest.approx(13_333_333.33 / 5_000_000)  # 2.67
     assert v(d, "peak_output_demand_per_s") == pytest.approx(4_000_000)  # 30% of 13.3M
-    assert v(d, "fleet_utilization_at_peak") == pytest.approx(80)
-    assert v(d, "peak_use_that_saturates_fleet") == pytest.approx(37.5)
+    assert v(d, "fleet_utilization_at_peak") == pytest.approx(0.8)
+    assert v(d, "peak_use_that_saturates_fleet") == pytest.approx(0.375)
     # The counter: 4M / 400 = 10,000 admits/s; 20% rejected -> 12,500 arrivals/s;
     # 10,000 x 3 + 2,500 x 1 = 32,500 ops/s; shards of 50,000 x 0.5 -> ceil(1.3) = 2.
     assert v(d, "admitted_requests_per_s") == pytest.approx(10_000)
@@ -75,12 +75,12 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "counter_ops_per_s") == pytest.approx(32_500)
     assert v(d, "counter_shards") == 2
     assert v(d, "hot_tenant_ops_per_s") == pytest.approx(6_500)
-    assert v(d, "hot_shard_load") == pytest.approx(26)
+    assert v(d, "hot_shard_load") == pytest.approx(0.26)
     # Leases: the hot tenant spends 0.2 x 10,000 x (1,000 + 400) = 2.8M tokens/s; 100,000 per lease.
     assert v(d, "hot_tenant_tokens_per_s") == pytest.approx(2_800_000)
     assert v(d, "lease_renewals_per_s") == pytest.approx(28)
     assert v(d, "lease_stranded_tokens") == pytest.approx(5_000_000)  # 50 nodes x 100,000
-    assert v(d, "lease_stranded_share_tier") == pytest.approx(1250)  # 5M against a 400,000 minute
+    assert v(d, "lease_stranded_share_tier") == pytest.approx(12.5)  # 5M against a 400,000 minute
     # Failure modes.
     assert v(d, "fallback_output_per_node_per_min") == pytest.approx(1_600)  # 80,000 / 50
     assert v(d, "fallback_admits_max_tokens") == "no"  # 1,600 < 4,000
@@ -122,7 +122,7 @@ def test_variant_small_fleet_many_ops():
     assert v(d, "sum_of_output_limits_per_s") == pytest.approx(2_000 * 5_000)
     assert v(d, "oversubscription_ratio") == pytest.approx(6.25)
     assert v(d, "peak_output_demand_per_s") == pytest.approx(1_000_000)
-    assert v(d, "fleet_utilization_at_peak") == pytest.approx(62.5)
+    assert v(d, "fleet_utilization_at_peak") == pytest.approx(0.625)
     assert v(d, "admitted_requests_per_s") == pytest.approx(2_000)  # 1M / 500
     assert v(d, "gateway_requests_per_s") == pytest.approx(4_000)
     assert v(d, "counter_ops_per_s") == pytest.approx(2_000 * 2 + 2_000)  # 6,000
@@ -315,3 +315,16 @@ def test_page_knob_moves_metric_prose_and_trace(tmp_path, monkeypatch):
     assert metrics["Admits, reserve only"] == "10 requests/min"
     assert metrics["Admits, reserve + settle"] == "200 requests/min"
     assert "**10 requests/min**" in "\n".join(m.value for m in at.markdown)
+
+
+def test_the_live_panel_reads_the_runs_books_as_steps():
+    from models.serving.token_rate_limiter import simulate, simulation_steps
+
+    p = Params()
+    r = simulate(p, seed=1)
+    s = simulation_steps(p, r)
+    sent = s.value("steady_requested") + s.value("bursty_requested") + s.value("over_requested")
+    assert s.value("simulated_requested") == sent == int(r.settle.requested.sum())
+    assert s.value("simulated_unaccounted") == 0  # admitted + rejected = sent: no request lost
+    assert s.value("over_admitted") == int(r.settle.admitted[2]) and s["over_admitted"].kind == "simulated"
+    assert s.value("simulated_s") == pytest.approx(180.0)

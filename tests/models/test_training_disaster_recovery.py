@@ -194,3 +194,31 @@ def test_page_moves_prose_with_a_knob(tmp_path, monkeypatch):
     assert not at.exception
     # one hour between saves: worst RPO 60 + 7.56 min
     assert "**67.56 min**" in text()
+
+
+def test_replication_egress_and_the_expected_value_case_by_hand():
+    import math as _m
+
+    from models.training.training_disaster_recovery import Params as _P, solve as _solve
+    d = _solve(_P())
+    ckpt_tb = 405e9 * 14 / 1e12  # 5.67 TB: a 405B dense model at 14 B/param
+    # a 100 Gb/s link ships one in 454 s < the 30 min interval, so every checkpoint crosses: 90 d x 48 a day
+    assert d.value("replicated_checkpoints") == 90 * 48 == 4320
+    assert d.value("replication_egress_PB") == pytest.approx(4320 * ckpt_tb / 1000)  # 24.5 PB
+    egress = 4320 * ckpt_tb * 1000 * 0.02  # GB x 0.02 USD/GB = 490k USD
+    assert d.value("replication_egress_usd") == pytest.approx(egress)
+    drills = 12 * 512 * 2 * 2.0  # floor(90 / 7) drills x 512 GPUs x 2 h x 2 USD
+    assert d.value("drill_usd") == pytest.approx(drills)
+    assert d.value("dr_cost_usd") == pytest.approx(egress + drills)
+    prob = 1 - _m.exp(-0.02 * 90 / 365)  # 0.49% chance of a site loss in 90 days at 2% a year
+    assert d.value("site_loss_probability_run") == pytest.approx(prob)
+    run_h = 8000 * 90 * 24
+    assert d.value("exposure_no_dr_gpu_hours") == pytest.approx(run_h / 2)
+    saved = run_h / 2 - 8000 * (d.value("rpo_worst_min") + d.value("rto_min")) / 60
+    assert d.value("dr_saves_gpu_hours") == pytest.approx(saved)
+    assert d.value("dr_expected_saving_usd") == pytest.approx(prob * saved * 2.0)  # about 85k USD
+    assert d.value("break_even_site_loss_probability") == pytest.approx((egress + drills) / (saved * 2.0))
+    assert d.value("dr_pays_on_expected_value") == "no"  # per-GB egress outweighs a 0.5% risk
+    assert d.value("worst_case_loss_no_dr_usd") == pytest.approx(run_h * 2.0)
+    owned_link = _solve(_P(egress_usd_per_GB=0))  # drills alone: 24.6k USD < 85k USD expected
+    assert owned_link.value("dr_pays_on_expected_value") == "yes"

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
 from models.engine.knobs import CATALOG_ACCELERATORS, CATALOG_MODELS
-from models.serving.ttft_slo_200ms import Params, run_queue, simulate, solve
+from models.serving.ttft_slo_200ms import Params, run_queue, simulate, simulation_steps, solve
 
 # Published figures, typed here on purpose so the test does not lean on the code under test.
 H100_BF16 = 989e12  # dense, H100 SXM datasheet
@@ -83,7 +83,7 @@ def test_seed_budget_two_hundred_ms_at_p99():
     d = solve(Params())
     # 200 - 40 network - 10 routing - 50 queue - 20 first token = 80 ms for prefill
     assert d.value("prefill_budget_s") == pytest.approx(0.080)
-    assert d.value("prefill_share_of_slo") == pytest.approx(40)
+    assert d.value("prefill_share_of_slo") == pytest.approx(0.40)
 
 
 def test_seed_prompt_length_the_budget_allows():
@@ -109,7 +109,7 @@ def test_seed_prompt_length_the_budget_allows():
     # 0.96 ms + 1,953 x 10.19 us = 20.87 ms of the 79.97 ms: 26%
     ar = allreduce_s(L70_LAYERS, L70_DMODEL, 1953, 8)
     assert d.value("allreduce_share_at_max") == pytest.approx(
-        100 * ar / prefill_s(L70_PARAMS, L70_LAYERS, L70_DMODEL, 1953, flops, 8)) == pytest.approx(26.10, rel=1e-3)
+        ar / prefill_s(L70_PARAMS, L70_LAYERS, L70_DMODEL, 1953, flops, 8)) == pytest.approx(0.2610, rel=1e-3)
     # attention equals weights where 2 L d n (n - 1) = 2 P n: n = P / (L d) + 1 = 107,655
     assert d.value("attention_equals_weights_tokens") == pytest.approx(L70_PARAMS / (L70_LAYERS * L70_DMODEL) + 1)
     # "prefill alone spends it on a long prompt": the whole 200 ms, at 4,825 tokens
@@ -188,7 +188,7 @@ def test_seed_utilization_the_slo_costs():
     assert d.value("offered_load") == pytest.approx(a)
     # M/M/1: rho e^{-mu (1 - rho) t} = 0.01, solved by Newton here
     rho = mm1_limit_newton(mu * t, eps)
-    assert d.value("max_utilization_mm1") == pytest.approx(100 * rho, rel=1e-6)
+    assert d.value("max_utilization_mm1") == pytest.approx(rho, rel=1e-6)
     assert rho == pytest.approx(0.0324, abs=5e-4)
     assert d.value("replicas_separate_continuous") == pytest.approx(a / rho, rel=1e-6)
     # 4.115 replicas' worth of work at 3.24% busy: 127.02 -> 128
@@ -197,10 +197,10 @@ def test_seed_utilization_the_slo_costs():
     tail = lambda c: erlang_c(c, a) * math.exp(-(c * mu - lam) * t)  # noqa: E731
     assert tail(6) > eps >= tail(7)
     assert d.value("replicas_pooled") == 7
-    assert d.value("max_utilization_pooled") == pytest.approx(100 * a / 7)
-    assert d.value("pooled_wait_probability") == pytest.approx(100 * erlang_c(7, a))
-    assert d.value("pooled_tail_at_budget") == pytest.approx(100 * tail(7))
-    assert d.value("pooled_tail_after_losing_one") == pytest.approx(100 * tail(6))
+    assert d.value("max_utilization_pooled") == pytest.approx(a / 7)
+    assert d.value("pooled_wait_probability") == pytest.approx(erlang_c(7, a))
+    assert d.value("pooled_tail_at_budget") == pytest.approx(tail(7))
+    assert d.value("pooled_tail_after_losing_one") == pytest.approx(tail(6))
     assert d.value("pooled_quantile_wait_s") == pytest.approx(math.log(erlang_c(7, a) / eps) / (7 * mu - lam))
     # per-replica queues run as busy as the pool: p99 wait ln(rho / 0.01) / (mu (1 - rho))
     r = a / 7
@@ -229,7 +229,7 @@ def test_variant_small_model_fp8_looser_slo_by_hand():
     svc = prefill_flops(L8_PARAMS, L8_LAYERS, L8_DMODEL, 2000) / flops
     mu, lam, t, eps = 1 / svc, 50.0, 0.080, 0.001
     rho = mm1_limit_newton(mu * t, eps)
-    assert d.value("max_utilization_mm1") == pytest.approx(100 * rho, rel=1e-6)
+    assert d.value("max_utilization_mm1") == pytest.approx(rho, rel=1e-6)
     assert d.value("replicas_separate") == math.ceil(lam * svc / rho)
     a = lam * svc
     c = math.floor(a) + 1
@@ -319,7 +319,7 @@ def test_a_longer_queue_allowance_never_lowers_the_utilization_or_adds_replicas(
     kw = dict(slo_ms=2000, network_ms=10, routing_ms=5, first_token_ms=5, arrival_rps=rate,
               mean_prompt_tokens=prompt, slo_percentile=pct)
     da, db = solve(_params(queue_budget_ms=lo, **kw)), solve(_params(queue_budget_ms=hi, **kw))
-    assert db.value("max_utilization_mm1") >= da.value("max_utilization_mm1") - 1e-9
+    assert db.value("max_utilization_mm1") >= da.value("max_utilization_mm1") - 1e-11
     assert db.value("replicas_pooled") <= da.value("replicas_pooled")
     assert db.value("replicas_separate") <= da.value("replicas_separate")
 
@@ -345,9 +345,9 @@ def test_invariants_hold_everywhere(rate, prompt, q, pct, long, chunk, net):
     assert d.value("chunk_time_s") <= d.value("long_prompt_prefill_s") * (1 + 1e-12)
     # pooling never needs more replicas than separate queues, and the pool keeps its promise
     assert d.value("replicas_pooled") <= d.value("replicas_separate")
-    assert d.value("pooled_tail_at_budget") <= 100 * (1 - pct) * (1 + 1e-9)
-    assert d.value("max_utilization_pooled") < 100
-    assert 100 * (1 - pct) <= d.value("max_utilization_mm1") < 100
+    assert d.value("pooled_tail_at_budget") <= (1 - pct) * (1 + 1e-9)
+    assert d.value("max_utilization_pooled") < 1
+    assert (1 - pct) <= d.value("max_utilization_mm1") < 1
 
 
 # --- the queue engine against the closed forms -----------------------------------------------
@@ -370,9 +370,9 @@ def test_queue_engine_confirms_the_tail_over_replications(which):
     d = solve(p)
     mu, qb, eps = d.value("service_rate_per_s"), d.value("queue_budget_s"), d.value("tail_probability")
     servers, lam = {
-        "separate": (1, d.value("max_utilization_mm1") / 100 * mu),
+        "separate": (1, d.value("max_utilization_mm1") * mu),
         "pooled": (d.value("replicas_pooled"), p.arrival_rps),
-        "separate_at_pooled_util": (1, d.value("max_utilization_pooled") / 100 * mu),
+        "separate_at_pooled_util": (1, d.value("max_utilization_pooled") * mu),
     }[which]
     r, q_mean, q_half, o_mean, o_half = _replicate(servers, lam, mu, qb, eps)
     print(f"{which}: simulated p99 wait {q_mean * 1000:.2f} ± {q_half * 1000:.2f} ms, closed form "
@@ -443,13 +443,13 @@ def test_seed_routing_comparison_by_hand():
         q = 1 - pct / 100
         assert d.value(f"random_wait_p{pct}_s") == pytest.approx(math.log(rho / q) / (mu * (1 - rho)))
         assert _p2_tail_by_hand(rho, mu, d.value(f"power_of_two_wait_p{pct}_s")) == pytest.approx(q, rel=1e-6)
-        c_wait = d.value("pooled_wait_probability") / 100
+        c_wait = d.value("pooled_wait_probability")
         assert d.value(f"pooled_wait_p{pct}_s") == pytest.approx(math.log(c_wait / q) / (7 * mu - 100))
         # a better router never waits longer
         pooled, two, random = (d.value(f"{who}_wait_p{pct}_s") for who in ("pooled", "power_of_two", "random"))
         assert pooled < two < random
     # power of two: only rho^2 wait at all (both sampled queues busy)
-    assert d.value("power_of_two_wait_probability") == pytest.approx(100 * rho * rho)
+    assert d.value("power_of_two_wait_probability") == pytest.approx(rho * rho)
     # means: M/M/1 1 / (mu (1 - rho)); mean field (1 + rho^2 + rho^6 + rho^14 + ...) / mu;
     # M/M/c C / (c mu - lambda) + 1 / mu
     assert d.value("random_mean_sojourn_s") == pytest.approx(1 / (mu * (1 - rho)))
@@ -549,3 +549,26 @@ def test_better_routers_never_wait_longer(rate, prompt, q):
     # (on one replica the three are the same queue: equal up to rounding)
     assert d.value("pooled_mean_sojourn_s") <= d.value("power_of_two_mean_sojourn_s") * (1 + 1e-12)
     assert d.value("power_of_two_mean_sojourn_s") <= d.value("random_mean_sojourn_s") * (1 + 1e-12)
+
+
+def test_the_sweeps_end_where_an_allowance_leaves_nothing_for_prefill():
+    d = solve(Params())
+    # 200 ms SLO less routing 10, queue 50 and first token 20 leaves 120 ms for the round trip;
+    # less network 40, routing 10 and first token 20 leaves 130 ms for the queue.
+    assert d.value("network_s_at_zero_prefill") == pytest.approx(0.120)
+    assert d.value("queue_budget_s_at_zero_prefill") == pytest.approx(0.130)
+
+
+def test_the_live_panel_reads_steps_of_the_run_beside_their_closed_forms():
+    p = Params()
+    r = simulate(p, seed=2, customers=20_000)
+    s = simulation_steps(p, r)
+    own, pool = r.separate, r.pooled
+    assert s.value("own_at_limit_wait_s") == own.sim_quantile_s and s["own_at_limit_wait_s"].kind == "simulated"
+    # M/M/1: P(wait > t) = rho e^{-(mu - lambda) t}, so the 1 - tail quantile is ln(rho / tail) / (mu - lambda)
+    lam, mu, tail = own.arrival_rps, own.service_rate, 1 - p.slo_percentile
+    assert s.value("own_at_limit_wait_closed_form_s") == pytest.approx(math.log(lam / mu / tail) / (mu - lam))
+    assert s.value("pool_busy") == pytest.approx(p.arrival_rps / (pool.servers * mu))
+    assert s["pool_busy"].percent and s["pool_busy"].display().endswith("%")
+    assert s.value("pool_past_allowance") == pool.sim_over_budget
+    assert s.value("simulated_requests") == 20_000

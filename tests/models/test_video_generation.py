@@ -74,7 +74,7 @@ def test_memory_and_batching_arithmetic():
     d = solve(Params())
     w = math.sqrt(13e9 / 480)
     assert d.value("weight_bytes") == pytest.approx(26e9)
-    assert d.value("weight_share_of_hbm") == pytest.approx(100 * 26e9 / H100_MEM)
+    assert d.value("weight_share_of_hbm") == pytest.approx(26e9 / H100_MEM)
     assert d.value("attention_scores_bytes_per_layer") == pytest.approx(34_020**2 * (w / 128) * 2)
     assert d.value("attention_scores_bytes_per_layer") > H100_MEM  # why fused attention is mandatory
     assert d.value("latent_bytes") == pytest.approx(21 * 60 * 107 * 16 * 4)
@@ -87,8 +87,8 @@ def test_memory_and_batching_arithmetic():
     assert d.value("intensity_over_ridge") == pytest.approx(ai / ridge)
     assert ai / ridge > 10
     # sharing the 26 GB weight read saves at most 7.76 ms of a 584 ms pass
-    assert d.value("batching_max_saving") == pytest.approx(100 * (26e9 / H100_HBM) / (per_gpu / (H100_BF16 * 0.4)))
-    assert d.value("batching_max_saving") < 2
+    assert d.value("batching_max_saving") == pytest.approx((26e9 / H100_HBM) / (per_gpu / (H100_BF16 * 0.4)))
+    assert d.value("batching_max_saving") < 0.02
 
 
 def test_queue_progress_and_cost():
@@ -98,12 +98,12 @@ def test_queue_progress_and_cost():
     assert d.value("gpu_groups") == math.ceil(0.5 * wall / 0.7) == 34
     assert d.value("gpus_for_load") == 34 * 8 == 272
     assert d.value("busy_gpus") == pytest.approx(0.5 * d.value("gpu_seconds_per_request"))
-    assert d.value("progress_increment") == pytest.approx(100 / 40)
+    assert d.value("progress_increment") == pytest.approx(1 / 40)
     assert d.value("step_time_s") == pytest.approx(wall / 40)
     assert d.value("progress_events_per_s") == pytest.approx(0.5 * 40)  # rate x steps, whatever the wall time
     assert d.value("cost_per_request_usd") == pytest.approx(373.8 / 3600 * 2.5, rel=1e-3)
     assert d.value("guidance_cost_usd") == pytest.approx(d.value("cost_per_request_usd") / 2)
-    assert 0 < d.value("queue_wait_probability") < 100
+    assert 0 < d.value("queue_wait_probability") < 1
     assert d.value("mean_queue_wait_s") < wall
 
 
@@ -180,7 +180,7 @@ def test_taller_never_faster_and_attention_share_grows(h1, h2, frames):
     d_lo, d_hi = solve(Params(height_px=lo, frames=frames)), solve(Params(height_px=hi, frames=frames))
     assert d_hi.value("tokens_per_pass") >= d_lo.value("tokens_per_pass")
     assert d_hi.value("wall_time_s") >= d_lo.value("wall_time_s")
-    assert d_hi.value("attention_share") >= d_lo.value("attention_share") - 1e-9
+    assert d_hi.value("attention_share") >= d_lo.value("attention_share") - 1e-11
 
 
 @settings(max_examples=60, deadline=None)
@@ -214,7 +214,7 @@ def test_guidance_doubles_the_work(steps):
 def test_one_video_is_far_above_the_ridge_across_the_draw(params, layers, height, sp, frames, gpu):
     d = solve(Params(dit_params_b=params, dit_layers=layers, height_px=height, sp_degree=sp, frames=frames, gpu=gpu))
     assert d.value("intensity_over_ridge") > 2
-    assert d.value("batching_max_saving") < 15
+    assert d.value("batching_max_saving") < 0.15
 
 
 @settings(max_examples=60, deadline=None)
