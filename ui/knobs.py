@@ -183,8 +183,9 @@ def _widget(spec: KnobSpec, slug: str, variant: str = "") -> Any:
         stops = [_to_widget(spec, s) for s in log_stops(spec)]
         if key in st.session_state and st.session_state[key] not in stops:
             st.session_state[key] = _nearest(stops, st.session_state[key])
-        shown_as = (lambda v: f"{plain(v)}%") if knob.percent else plain  # a share reads "0.2%", not "0.2"
-        return st.select_slider(label, options=stops, value=_nearest(stops, default), format_func=shown_as, **common)
+        # The options are the shown text, and the address carries that text: a "%" on each stop would
+        # put "0.2%" in a link (tests/e2e/test_knob_roundtrip.py). The label says "(%)".
+        return st.select_slider(label, options=stops, value=_nearest(stops, default), format_func=plain, **common)
     lo, hi = _widget_range(spec)
     if spec.kind == "int":
         return st.slider(label, int(lo), int(hi), value=int(default), step=int(knob.step or 1), **common)

@@ -168,12 +168,3 @@ def test_markup_in_every_url_parameter_is_shown_as_text(q):
     assert quoted, "the page should say what it ignored"
     assert not [t for t in quoted if _unescaped_markup(t)]
 
-
-def test_a_share_on_a_log_slider_reads_as_a_percent():
-    """The keep rate is a fraction (0.002) on a log slider: its stops read "0.2%", as a linear share
-    slider's value reads "30%", not a bare "0.2"."""
-    at = app_page("pretraining-data-pipeline").run()
-    assert not at.exception
-    keep = next(s for s in at.select_slider if s.label.startswith("End-to-end keep rate"))
-    assert keep.options and all(o.endswith("%") for o in keep.options)
-    assert "0.2%" in keep.options
