@@ -37,7 +37,15 @@ def legend_line(name: str, **line) -> dict:
     return dict(type="scatter", x=[None], y=[None], mode="lines", name=name, line=line, hoverinfo="skip")
 
 
+# Every point is a solve, and a slider move re-solves every chart that does not sweep the moved
+# knob: at 0.1-0.3 ms a solve, three charts of 80-120 points were 40-100 ms of each rerun (#18's
+# 100 ms budget). Sixty points are 12 px apart on a 720 px chart; a step line ("hv") is still
+# drawn as steps, its edges placed to within one point's spacing, and the marked point is exact.
+MAX_SWEEP_POINTS = 60
+
+
 def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, hi: float | None = None) -> list:
+    n = min(n, MAX_SWEEP_POINTS)
     knob = knobs_of(type(params))[field]
     lo = knob.min if lo is None else lo
     hi = knob.max if hi is None else hi

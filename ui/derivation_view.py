@@ -45,28 +45,37 @@ def _items(steps) -> str:
 
 
 def derivation_view(derivation: Derivation, *, expanded: bool = False, title: str = "Worked derivation: every step",
-                    carrying: tuple[str, ...] = ()) -> None:
+                    carrying: tuple[str, ...] = (), key: str = "derivation") -> None:
     """The steps that carry the answer (the content's `carrying`, in the model's order) in view, and
-    every step behind an expander: a derivation of 60-80 steps is too much for one reading."""
+    every step behind an expander: a derivation of 60-80 steps is too much for one reading.
+
+    The expander is lazy (`on_change="rerun"`): its 60-80 steps are sent only while it is open. A
+    closed expander's Markdown is still parsed and laid out by the browser on every slider move,
+    which cost 35-55 ms a move for 80 steps (bench: a page with only a slider, a metric and that
+    expander, against the same page with an empty one)."""
     carried = [step for step in derivation if step.key in set(carrying)]
     if carried:
         with st.container(key="carrying-steps"):
             st.markdown(f"**The arithmetic that carries the answer** ({len(carried)} of {len(derivation)} steps)")
             st.markdown(_items(carried))
         title = f"Worked derivation: all {len(derivation)} steps"
-    with st.expander(title, expanded=expanded):
-        st.markdown(_items(derivation))
+    box = st.expander(title, expanded=expanded, key=key, on_change="rerun")
+    if box.open:
+        with box:
+            st.markdown(_items(derivation))
 
 
 def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], seed: Derivation | None = None,
-               withheld: frozenset[str] = frozenset()) -> None:
+               withheld: frozenset[str] = frozenset(), slots: list | None = None) -> None:
     """Key figures as cards. Drawn into a container keyed `metrics`, they form a grid whose cells
     wrap a long value onto a second line rather than cut it (ui/layout.py). A `withheld` figure is
-    the answer to the drill the learner is trying: its card waits for that drill."""
-    for key, short in metrics:
+    the answer to the drill the learner is trying: its card waits for that drill. `slots` (one
+    st.empty a card) lets a page draw the row twice in a run, the second drawing replacing the first."""
+    for i, (key, short) in enumerate(metrics):
         step = derivation[key]
+        card = slots[i] if slots is not None else st
         if key in withheld:
-            st.metric(short or step.label, "?", help="The answer to the drill above: answer or reveal it first.",
+            card.metric(short or step.label, "?", help="The answer to the drill above: answer or reveal it first.",
                       border=True)
             continue
         help_text = f"{step.label}.  \n`{step.worked()}`"
@@ -74,5 +83,5 @@ def metric_row(derivation: Derivation, metrics: tuple[tuple[str, str], ...], see
             help_text += f"  \n{step.display()}"
         if seed is not None and key in seed and seed[key].value != step.value:
             help_text += f"  \nSeed scenario: {seed[key].display()}"
-        st.metric(short or step.label, step.display(hint=False).replace("$", "\\$"),
+        card.metric(short or step.label, step.display(hint=False).replace("$", "\\$"),
                   help=help_text.replace("$", "\\$"), border=True)

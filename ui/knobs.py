@@ -226,6 +226,30 @@ def _on_preset(slug: str, spec_list: list[KnobSpec], variant: str, presets: dict
     _apply(slug, spec_list, variant, presets.get(name, {}))
 
 
+def params_from_state(question: Question, variant: str = "") -> Any:
+    """The scenario the knobs will return this run, read from their widget state before they are
+    drawn, or None where it cannot be known yet (a first run, a URL value still to be checked).
+
+    On a knob move Streamlit has already put the new value in session state when the run starts,
+    so the metric cards can be drawn before the knob panel: the browser shows the moved number
+    after a handful of messages instead of after the panel's 20-40 widgets (bench/browser.py).
+    knob_panel's result stays the truth; the page redraws the cards if the two differ."""
+    state = st.session_state
+    values: dict[str, Any] = {}
+    for spec in specs(question.Params):
+        key = spec.key(question.slug, variant)
+        if not shown(spec, values):
+            values[spec.field] = spec.default
+            continue
+        if key not in state:
+            return None
+        values[spec.field] = _from_widget(spec, state[key])
+    try:
+        return question.Params(**values)
+    except (ValidationError, TypeError, ValueError):
+        return None
+
+
 def knob_panel(question: Question, container: Any = None, variant: str = "",
                presets: dict[str, dict] | None = None, title: str = "Scenario",
                notices: Any = None, knobs_folded: bool = False, about=None) -> Any:

@@ -244,7 +244,7 @@ def render_review(store, attempt: Attempt) -> None:
     _show_reference(extras)
     _show_phases(attempt, phases, spent)
 
-    derivation_view(attempt.derivation, title="The scenario's full derivation")
+    derivation_view(attempt.derivation, title="The scenario’s full derivation", key="review.derivation")
     md = review_markdown(attempt.question.title, given_lines(attempt.params), total, phases, rows,
                          [s.worked() for s in attempt.derivation], extras)
     cols = st.columns(3)

@@ -35,7 +35,7 @@ from ui.diagram import content_diagram
 from ui.drills import answered, applicable, drill_box, hidden_line
 from ui.feasibility import feasibility_banner
 from ui.gc_tuning import freeze_once
-from ui.knobs import knob_panel
+from ui.knobs import knob_panel, params_from_state
 from ui.clock import now
 from ui.mock_common import note_opened_page
 from models.content import SEED_PRESET
@@ -228,6 +228,17 @@ class QuestionPage:
             metrics = st.container(key="metrics", horizontal=True)
             panel = st.container(key="scenario-inline" if self.presenting else "scenario")
         comparison = st.container()
+        with metrics:
+            card_slots = [st.empty() for _ in content.metrics]
+
+        # On a knob move the new scenario is already in the widgets' state: its cards go out first,
+        # before the knob panel's widgets (what the browser shows the moved number after; see
+        # ui.knobs.params_from_state). Not while a drill link may withhold a card.
+        early = None if FOCUS_PARAM in st.query_params else params_from_state(q)
+        if early is not None:
+            metric_row(solve(q.slug, early), content.metrics, solve(q.slug, q.Params()), slots=card_slots)
+            metrics_drawn_s = time.perf_counter()
+            time.sleep(FLUSH_PAUSE_S)
 
         presets = self.presets()
         comparing = is_comparing()
@@ -292,14 +303,13 @@ class QuestionPage:
                     st.markdown(cite(render_prose(content.answer, derivation, params, withheld), content))
             if hidden and not self.presenting:
                 st.caption(escape_markdown(hidden_line(hidden)))
-        with metrics:
-            metric_row(derivation, content.metrics, seed_derivation, withheld=withheld)
-        metrics_drawn_s = time.perf_counter()
-        # Hand the GIL to the event loop for a moment so the cards (and the knobs before them) reach
-        # the browser on their own: otherwise they arrive in one burst with the charts, and the
-        # browser shows the moved number only after redrawing every plotly figure (87-255 ms
-        # against 55-90 ms with the pause, serving-platform).
-        time.sleep(FLUSH_PAUSE_S)
+        if early is None or early != params or withheld:
+            metric_row(derivation, content.metrics, seed_derivation, withheld=withheld, slots=card_slots)
+            metrics_drawn_s = time.perf_counter()
+            # Hand the GIL to the event loop for a moment so the cards (and the knobs before them)
+            # reach the browser on their own: otherwise they arrive in one burst with the charts, and
+            # the browser shows the moved number only after redrawing every plotly figure.
+            time.sleep(FLUSH_PAUSE_S)
         if params_b is not None:
             with comparison:
                 feasibility_banner(solve(q.slug, params_b))
@@ -324,7 +334,7 @@ class QuestionPage:
                 if self.presenting or "reveal" in st.query_params:
                     reveal_panel(derivation, f"{q.slug}.reveal")
                 else:
-                    derivation_view(derivation, carrying=content.carrying)
+                    derivation_view(derivation, carrying=content.carrying, key=f"{q.slug}.derivation")
         leftover = [d for ds in drills_by_phase.values() for d in ds if d is not focus]
         if leftover and not self.presenting:
             st.header("More drills")

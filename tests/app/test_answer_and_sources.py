@@ -88,4 +88,9 @@ def test_the_derivation_shows_its_carrying_steps_in_model_order_and_every_step_b
     assert "`2,000 requests/s / 250 requests/s = 8 GPUs`" in texts[1]
     assert "Spare GPUs" not in texts[1]
     assert at.expander[0].label == "Worked derivation: all 4 steps"
+    # Closed, the expander sends nothing (the browser would lay its steps out on every move) ...
+    assert not at.expander[0].markdown
+    # ... and opened it holds every step.
+    at.session_state["derivation"] = True
+    at.run()
     assert "Spare GPUs" in at.expander[0].markdown[0].value
