@@ -48,7 +48,7 @@ BREAKS = {
     # worked by hand in tests/models/test_kv_cache_tiers.py: 144 GB usable - 141.1 GB of weights < 9.83 GB
     ("kv-cache-tiers", "hbm_room_conversations"): dict(tp_degree=2),
     ("token-rate-limiter", "fleet_utilization_at_peak"): dict(peak_use_fraction=0.5),
-    ("token-rate-limiter", "hot_shard_load"): dict(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.6),
+    ("token-rate-limiter", "hot_shard_load"): dict(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.8),
     
     ("serving-platform", "weight_read_floor_busy"): dict(tpot_target_ms=5, given_batch=64),
     ("interview-minute-plan", "weight_read_floor_busy"): dict(tpot_target_ms=2, given_batch=16),
@@ -236,16 +236,17 @@ def test_a_fleet_that_cannot_serve_the_peak_and_a_key_one_shard_cannot_hold():
     assert [k for k, _ in d.violations] == ["fleet_utilization_at_peak"]
     assert "6,666,667 tokens/s" in dict(d.violations)["fleet_utilization_at_peak"]
     # 30,000 tenants on 10,000 replicas: 30,000 x 1,333.3 x 0.3 = 12 M tokens/s of 25 M (48%). At 400
-    # tokens a request that is 30,000 admits/s, 37,500 arrivals with 20% rejected: 3 x 30,000 + 7,500 =
-    # 97,500 counter ops/s, 60% of them on one key: 58,500 against a shard's 50,000.
-    d = q.solve(q.Params(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.6))
-    ops = 3 * 30_000 + (30_000 / 0.8 - 30_000)
-    assert d.value("counter_ops_per_s") == pytest.approx(ops) == pytest.approx(97_500)
-    assert d.value("hot_tenant_ops_per_s") == pytest.approx(0.6 * ops)
+    # tokens a request that is 30,000 admits/s, 37,500 arrivals with 20% rejected: an admit is one
+    # script and one settle, 2 x 30,000 + 7,500 = 67,500 counter ops/s, 80% of them on one key:
+    # 54,000 against a shard's 50,000.
+    d = q.solve(q.Params(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.8))
+    ops = 2 * 30_000 + (30_000 / 0.8 - 30_000)
+    assert d.value("counter_ops_per_s") == pytest.approx(ops) == pytest.approx(67_500)
+    assert d.value("hot_tenant_ops_per_s") == pytest.approx(0.8 * ops)
     assert d.value("fleet_utilization_at_peak") == pytest.approx(0.48)
     (key, message), = d.violations
-    assert key == "hot_shard_load" and "58,500 ops/s" in message and "50,000 ops/s" in message
-    # 40% on that key: 39,000 ops/s, which a shard can do (above its 70% target, which the page shows).
+    assert key == "hot_shard_load" and "54,000 ops/s" in message and "50,000 ops/s" in message
+    # 40% on that key: 27,000 ops/s, which a shard can do.
     assert q.solve(q.Params(tenants=30_000, fleet_replicas=10_000, largest_tenant_share=0.4)).violations == []
 
 

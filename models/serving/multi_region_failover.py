@@ -130,6 +130,35 @@ class _FailoverKnobs(StrictModel):
         Knob("Autoscaler target", "", 0.5, 1.0, 0.05, percent=True,
              help="Utilization the autoscaler sizes the survivors for.", draw=(0.6, 0.9)),
     ] = 0.8
+    dns_ttl_s: Annotated[
+        float,
+        Knob("DNS TTL on the global name", "s", 0, 3600, 1,
+             help="How long resolvers may keep the old answer after the router changes it. 0 models anycast or "
+                  "a proxying global load balancer, which shift without a DNS change.", draw=(0, 300)),
+    ] = 60
+    health_check_interval_s: Annotated[
+        float,
+        Knob("Health-check interval", "s", 1, 120, 1,
+             help="Seconds between a health checker's probes of a region's endpoint.", draw=(10, 30)),
+    ] = 30
+    health_check_failures: Annotated[
+        int,
+        Knob("Failed checks before unhealthy", "", 1, 10, 1,
+             help="Consecutive failed probes before the checker marks the region down.", draw=(2, 5)),
+    ] = 3
+    gray_error_fraction: Annotated[
+        float,
+        Knob("Errors in a gray failure", "", 0.005, 0.5, 0.005, percent=True,
+             help="Share of a region's requests failing while its health checks still pass (a bad NIC, a "
+                  "wedged GPU, a full disk on some replicas).", draw=(0.01, 0.2)),
+    ] = 0.05
+    obtainable_gpu_fraction: Annotated[
+        float,
+        Knob("Cold replicas the survivor can get", "", 0, 1, 0.05, percent=True,
+             help="Share of the replicas the autoscaler asks for that the survivor's cloud region can actually "
+                  "supply on demand while everyone else fails over too; reserved capacity is 100%.",
+             draw=(0.1, 1.0)),
+    ] = 0.25
     weights_prestaged: Annotated[
         bool, Knob("Weights staged in every region", help="Off: new replicas pull weights across regions."),
     ] = True
@@ -322,6 +351,26 @@ def solve(p: Params) -> Derivation:
         formula="max(0 req/s, {load_per_region_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps}) × "
                 "{detection_s}",
     )
+    d.step(
+        "health_check_detection_s", "Time a checker needs to mark a dead region down (interval × failures)",
+        p.health_check_interval_s * p.health_check_failures, "s",
+        formula="{health_check_interval_s} s × {health_check_failures}",
+    )
+    d.step(
+        "failed_during_dns_ttl", "Requests still sent to the dead region by resolvers holding the old answer",
+        max(0.0, load - (1 - f) * cap) * p.dns_ttl_s, "1", noun="requests",
+        formula="max(0 req/s, {load_per_region_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps}) × "
+                "{dns_ttl_s}",
+    )
+    d.step(
+        "traffic_shift_complete_s", "From the drop until the last cached answer expires",
+        p.detection_s + p.dns_ttl_s, "s", formula="{detection_s} s + {dns_ttl_s} s",
+    )
+    d.step(
+        "gray_failed_per_min", "Requests failing each minute in a gray failure the health checks never flag",
+        load * p.gray_error_fraction * 60, "1", noun="requests",
+        formula="{load_per_region_rps} req/s × {gray_error_fraction} × 60 s",
+    )
     sync_rate = d.step(
         "retry_rate_synchronized_per_s", "Retry rate if every client retries on the same 100 ms tick",
         lost / sim.STEP_S, "1/s", noun="requests", formula="{in_flight_lost} / 0.1 s",
@@ -382,6 +431,22 @@ def solve(p: Params) -> Derivation:
         "cold_replicas_per_survivor", "Of those, replicas that must cold-start", scale - warm_used, "1",
         noun="replicas",
         formula="{autoscale_replicas_per_survivor} − min({autoscale_replicas_per_survivor}, {warm_pool_replicas})",
+    )
+    obtained = d.step(
+        "cold_replicas_obtained", "Cold replicas the survivor actually gets",
+        math.floor(cold * p.obtainable_gpu_fraction + 1e-9), "1", noun="replicas",
+        formula="⌊{cold_replicas_per_survivor} × {obtainable_gpu_fraction}⌋",
+    )
+    short_gpus = d.step(
+        "uncovered_without_gpus_rps", "Load each survivor still cannot admit once those replicas land",
+        max(0.0, steady - (p.replicas_per_region + warm_used + obtained) * p.replica_rps * p.failover_ceiling),
+        "1/s", noun="requests",
+        formula="max(0 req/s, {survivor_steady_load_rps} − ({replicas_per_region} + min({autoscale_replicas_per_survivor}, "
+                "{warm_pool_replicas}) + {cold_replicas_obtained}) × {replica_rps} × {failover_ceiling})",
+    )
+    d.step(
+        "autoscaler_closes_gap", "Does the capacity the survivor can get close the gap?", _yes(short_gpus <= 1e-9), "1",
+        formula="{uncovered_without_gpus_rps} = 0 req/s", kind="verdict",
     )
     d.step(
         "model_params", f"Parameters of {llm(p).name} (counted from its shape)", llm(p).total_params, "1",

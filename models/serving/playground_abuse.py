@@ -113,6 +113,18 @@ class _PlaygroundKnobs(StrictModel):
         Knob("Paid API price of the same output", "USD/M tokens", 0.1, 100, log=True,
              help="What the abuser would otherwise pay per million output tokens.", draw=(1, 30)),
     ] = 10
+    distill_dataset_examples: Annotated[
+        int,
+        Knob("Examples in a distillation set", "", 1_000, 10_000_000, 1_000, log=True,
+             help="Prompt-reply pairs someone scraping outputs wants to train a smaller model on (Stanford "
+                  "Alpaca used 52,000).", draw=(20_000, 1_000_000)),
+    ] = 52_000
+    moderation_model_params: Annotated[
+        float,
+        Knob("Safety classifier size", "", 1e8, 1e11, log=True,
+             help="Parameters of the model that screens every prompt and reply (Llama Guard is 7B).",
+             draw=(1e9, 8e9)),
+    ] = 7e9
 
 
 # The page's own figures, not the seed's: a conversation of 8,000 tokens resumed, replies of 500
@@ -425,5 +437,26 @@ def solve(p: Params) -> Derivation:
         "abuser_requests_per_s", "Requests per second the reseller sends, all at the cap",
         p.abuser_tokens_per_day / p.free_max_tokens / SECONDS_PER_DAY, "1/s", noun="requests",
         formula="{abuser_tokens_per_day} / {free_max_tokens} / 86,400 s",
+    )
+
+    # --- abuse that is not about compute: scraping for distillation, unsafe content -------------------
+    examples = d.step(
+        "distill_examples_per_day", "Prompt-reply examples that volume yields a day, replies at the cap",
+        p.abuser_tokens_per_day / p.free_max_tokens, "1", noun="examples",
+        formula="{abuser_tokens_per_day} / {free_max_tokens} tokens",
+    )
+    d.step(
+        "distill_time_for_dataset_s", "Time to scrape a whole distillation set at that rate",
+        p.distill_dataset_examples / examples * SECONDS_PER_DAY, "s",
+        formula="{distill_dataset_examples} / {distill_examples_per_day} × 86,400 s",
+    )
+    d.step(
+        "moderation_checks_per_s", "Safety checks per second (every prompt and every reply)",
+        2 * rate, "1/s", noun="checks", formula="2 × {generations_per_s}",
+    )
+    d.step(
+        "moderation_compute_share", "Classifier compute against generation compute over the same tokens",
+        p.moderation_model_params / d.value("active_params"), "1", percent=True,
+        formula="{moderation_model_params} / {active_params}",
     )
     return d

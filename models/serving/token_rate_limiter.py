@@ -14,8 +14,12 @@ Modelling choices (the page states them):
   do two other things the page shows: a burst from a full bucket starts only capacity /
   max_tokens streams, and when the holds the settled rate needs exceed the capacity, the extra
   must first accumulate from refill (a warm-up of at least (holds - capacity) / refill).
-- Counter load: an admitted request costs `counter_ops_per_admit` operations (debit input,
-  reserve output, settle output), a rejected one costs one (the failed check).
+- Counter load: an admitted request costs `counter_ops_per_admit` operations: by default two, the
+  admission script (both buckets live in one hash on one key, so debiting input and reserving
+  output is one atomic call) and the settle at the end of the stream; a rejected one costs one
+  (the failed check). Three separate calls (debit, reserve, settle) is the knob at 3.
+- Cache-aware input limits: a provider that exempts cached prompt tokens from ITPM charges only
+  the uncached part; long-context requests are charged at a weight above a threshold.
 - A lease is a block of tokens a gateway node takes from the central bucket and spends locally;
   the worst case strands one lease per node.
 """
@@ -119,9 +123,9 @@ class Params(StrictModel):
     counter_ops_per_admit: Annotated[
         int,
         Knob("Counter operations per admitted request", "", 1, 8, 1,
-             help="Debit input, reserve output, settle output = 3; one atomic script for both buckets = 2.",
-             draw=(2, 4)),
-    ] = 3
+             help="One atomic script for both buckets plus the settle = 2; separate debit, reserve and settle "
+                  "calls = 3.", draw=(2, 3)),
+    ] = 2
     shard_ops_per_s: Annotated[
         float,
         Knob("Operations/s one counter shard sustains", "ops/s", 1_000, 1_000_000, log=True,
@@ -144,6 +148,29 @@ class Params(StrictModel):
         Knob("Gateway nodes", "", 1, 2_000, 1, log=True,
              help="Nodes that admit requests; each may hold a lease per hot tenant.", draw=(10, 300)),
     ] = 50
+    cached_prompt_fraction: Annotated[
+        float,
+        Knob("Share of prompt tokens read from the prefix cache", "", 0, 0.95, 0.01, percent=True,
+             help="A long shared system prompt or a growing conversation is mostly cached; a cache-aware "
+                  "input limit charges only the rest.", draw=(0.2, 0.8)),
+    ] = 0.6
+    long_prompt_tokens: Annotated[
+        int,
+        Knob("A long-context prompt", "tokens", 10_000, 2_000_000, 1_000, log=True,
+             help="One request that pastes a whole code base or a contract bundle.", draw=(150_000, 900_000)),
+    ] = 300_000
+    long_context_threshold_tokens: Annotated[
+        int,
+        Knob("Long-context threshold", "tokens", 32_000, 1_000_000, 1_000, log=True,
+             help="Input size above which the whole request is priced (and here charged) at the long-context "
+                  "weight.", draw=(128_000, 272_000)),
+    ] = 200_000
+    long_context_weight: Annotated[
+        float,
+        Knob("Long-context input weight", "×", 1, 4, 0.1,
+             help="What a long-context input token debits, in ordinary input tokens (its price ratio).",
+             draw=(1.5, 2.5)),
+    ] = 2.0
     lease_tokens: Annotated[
         float,
         Knob("Lease size", "tokens", 100, 10_000_000, log=True,
@@ -318,6 +345,38 @@ def solve(p: Params) -> Derivation:
         "binding_bucket", "Which bucket runs out first at these means",
         "output" if settled <= input_limited else "input", "1",
         formula="{admits_per_min_settled} vs {admits_per_min_input_bucket}", kind="verdict",
+    )
+    uncached = d.step(
+        "uncached_input_tokens", "Prompt tokens per request that miss the prefix cache",
+        p.mean_input_tokens * (1 - p.cached_prompt_fraction), "1", noun="tokens",
+        formula="{mean_input_tokens} tokens × (1 − {cached_prompt_fraction})",
+    )
+    d.step(
+        "admits_per_min_input_cache_aware", "Admits per minute the input bucket allows if cache reads are exempt",
+        p.input_tpm_limit / uncached, "1/min", noun="requests",
+        formula="{input_tpm_limit} tokens/min / {uncached_input_tokens} tokens",
+    )
+    is_long = p.long_prompt_tokens > p.long_context_threshold_tokens
+    charge = d.step(
+        "long_prompt_charge_tokens", "What the long prompt debits from the input bucket",
+        p.long_prompt_tokens * (p.long_context_weight if is_long else 1.0), "1", noun="tokens",
+        formula=("{long_prompt_tokens} tokens × {long_context_weight} (above the long-context threshold)"
+                 if is_long else "{long_prompt_tokens} tokens (not above the long-context threshold)"),
+    )
+    d.step(
+        "long_prompt_fits_input_bucket", "Can a full input bucket ever admit it?",
+        "yes" if charge <= in_cap * (1 + 1e-9) else "no", "1",
+        formula="{long_prompt_charge_tokens} ≤ {input_capacity_tokens}", kind="verdict",
+    )
+    d.step(
+        "fixed_window_boundary_tokens", "Output a fixed one-minute window admits in the two seconds around its reset",
+        2 * p.output_tpm_limit, "1", noun="tokens",
+        formula="2 × {output_tpm_limit} × 1 min",
+    )
+    d.step(
+        "bucket_two_second_max_tokens", "Output the token bucket admits in any two seconds",
+        out_cap + 2 * out_refill, "1", noun="tokens",
+        formula="{output_capacity_tokens} + 2 s × {output_refill_per_s}",
     )
 
     # --- limits against the fleet --------------------------------------------------------------

@@ -27,22 +27,22 @@ def regions_diagram(ctx):
     boxes = [
         Box("clients", "Clients", f"{show('total_load_rps')} · retries: {POLICY_NAMES[p.retry_policy].lower()}", 0, 0,
             "muted"),
-        Box("router", "Global router", f"nearest region first · residents stay home · notices after {p.detection_s:g} s",
-            1, 0),
+        Box("router", "Global router", f"nearest region first · residents stay home · notices after {p.detection_s:g} s"
+            + (" · anycast, no DNS cache" if p.dns_ttl_s <= 0 else f" · DNS TTL {p.dns_ttl_s:g} s"), 1, 0),
         Box("lost", "Region A (drops)", f"{lost} · {show('in_flight_lost')} in flight lost · "
             f"{show('stranded_resident_rps')} residents stranded", 2, 0, "danger"),
         Box("survivors", "Survivor regions", f"{survivors}: {show('survivor_steady_load_rps')} · on "
             f"{show('capacity_per_region_rps')} ({show('survivor_utilization_steady')})", 2, 1, "accent"),
         Box("warm", "Warm pool", f"{p.warm_pool_replicas} replicas per region · weights in GPU memory · "
             f"joins at the shift", 3, 1),
-        Box("autoscaler", "Autoscaler", f"+{show('cold_replicas_per_survivor')} per survivor · after "
-            f"{show('cold_start_effective_s')}", 1, 1),
+        Box("autoscaler", "Autoscaler", f"+{show('cold_replicas_per_survivor')} per survivor · gets "
+            f"{show('cold_replicas_obtained')} · after {show('cold_start_effective_s')}", 1, 1),
         Box("weights", "Weights, staged per region", f"{show('weights_bytes')} per replica · "
             + ("already local" if p.weights_prestaged else f"pulled across: {show('weights_pull_s')}"), 0, 1, "muted"),
     ]
     arrows = [
         Arrow("clients", "router", ""),
-        Arrow("router", "lost", "until detection", dashed=True),
+        Arrow("router", "lost", "until detection + TTL" if p.dns_ttl_s > 0 else "until detection", dashed=True),
         Arrow("router", "survivors", "portable traffic"),
         Arrow("warm", "survivors", ""),
         Arrow("autoscaler", "survivors", ""),

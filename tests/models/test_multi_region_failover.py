@@ -107,6 +107,29 @@ def test_default_scenario_with_residency_and_the_warm_pool():
     assert v(d, "weights_pull_s") == pytest.approx(15 * 141.104775168e9 / 12.5e9)
 
 
+def test_how_traffic_moves_gray_failures_and_gpus_worked_by_hand():
+    d = solve(Params())
+    # Route 53's defaults: a probe every 30 s, unhealthy after 3 failures: 90 s, against the 15 s assumed.
+    assert v(d, "health_check_detection_s") == pytest.approx(30 * 3)
+    # With a 60 s TTL, resolvers holding the old answer keep sending region A's 600 req/s to a dead
+    # region after the change: up to 600 x 60 = 36,000 requests; the shift ends 15 + 60 = 75 s in.
+    assert v(d, "failed_during_dns_ttl") == pytest.approx(600 * 60)
+    assert v(d, "traffic_shift_complete_s") == pytest.approx(75)
+    assert v(solve(Params(dns_ttl_s=0)), "failed_during_dns_ttl") == 0  # anycast: nothing cached
+    # A gray failure failing 5% of 600 req/s while every check passes: 30 req/s, 1,800 a minute.
+    assert v(d, "gray_failed_per_min") == pytest.approx(600 * 0.05 * 60)
+    # GPUs: the survivor asks for 15 cold replicas and gets floor(15 x 0.25) = 3. 40 + 2 + 3 = 45
+    # replicas x 25 = 1,125 req/s against 1,140: 15 req/s stay uncovered for as long as A is down.
+    assert v(d, "cold_replicas_obtained") == 3
+    assert v(d, "uncovered_without_gpus_rps") == pytest.approx(1140 - 45 * 25)
+    assert v(d, "autoscaler_closes_gap") == "no"
+    # With half of them (7), 49 x 25 = 1,225 >= 1,140: the gap closes.
+    d2 = solve(Params(obtainable_gpu_fraction=0.5))
+    assert v(d2, "cold_replicas_obtained") == 7
+    assert v(d2, "uncovered_without_gpus_rps") == 0
+    assert v(d2, "autoscaler_closes_gap") == "yes"
+
+
 def test_seed_worked_arithmetic_reads_like_the_seed():
     d = solve(Params())
     assert d["survivor_utilization_after_loss"].worked() == "2 × 0.6 / (2 − 1) = 1.2 × capacity"

@@ -124,6 +124,19 @@ def test_default_scenario_worked_by_hand():
 # --- a variant worked by hand ------------------------------------------------------------------
 
 
+def test_scraping_for_distillation_and_the_safety_classifier_worked_by_hand():
+    d = solve(Params())
+    # The reseller's 1e9 tokens a day at the 1,024-token cap are 976,562.5 examples a day; a
+    # 52,000-example set (Alpaca's size) takes 52,000 x 1,024 / 1e9 of a day = 0.0532 x 86,400 = 4,600.6 s.
+    assert v(d, "distill_examples_per_day") == pytest.approx(1e9 / 1_024)
+    assert v(d, "distill_time_for_dataset_s") == pytest.approx(52_000 / (1e9 / 1_024) * 86_400)
+    assert v(d, "distill_time_for_dataset_s") == pytest.approx(4_600.6, abs=0.1)
+    # Every prompt and every reply screened: 2 x 333.3 generations/s = 666.7 checks/s; a 7B
+    # classifier over the same tokens costs 7e9 / 70.55e9 = 9.9% of the 70B generation's compute.
+    assert v(d, "moderation_checks_per_s") == pytest.approx(2 * 20_000 / 60)
+    assert v(d, "moderation_compute_share") == pytest.approx(7e9 / 70_552_387_584)
+
+
 def test_variant_websocket_small_model_h200():
     p = Params(users_online=100_000, think_time_s=25, output_tokens=300, tpot_target_ms=1000 / 60,
                transport="WebSocket", gateway_kb_per_connection=32, connections_per_gateway_node=50_000,

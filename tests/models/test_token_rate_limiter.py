@@ -69,13 +69,14 @@ def test_default_scenario_worked_by_hand():
     assert v(d, "fleet_utilization_at_peak") == pytest.approx(0.8)
     assert v(d, "peak_use_that_saturates_fleet") == pytest.approx(0.375)
     # The counter: 4M / 400 = 10,000 admits/s; 20% rejected -> 12,500 arrivals/s;
-    # 10,000 x 3 + 2,500 x 1 = 32,500 ops/s; shards of 50,000 x 0.5 -> ceil(1.3) = 2.
+    # One admission script (both buckets on one key) and one settle: 10,000 x 2 + 2,500 x 1 = 22,500
+    # ops/s; shards of 50,000 x 0.5 = 25,000 -> ceil(0.9) = 1.
     assert v(d, "admitted_requests_per_s") == pytest.approx(10_000)
     assert v(d, "gateway_requests_per_s") == pytest.approx(12_500)
-    assert v(d, "counter_ops_per_s") == pytest.approx(32_500)
-    assert v(d, "counter_shards") == 2
-    assert v(d, "hot_tenant_ops_per_s") == pytest.approx(6_500)
-    assert v(d, "hot_shard_load") == pytest.approx(0.26)
+    assert v(d, "counter_ops_per_s") == pytest.approx(22_500)
+    assert v(d, "counter_shards") == 1
+    assert v(d, "hot_tenant_ops_per_s") == pytest.approx(4_500)  # 20% of 22,500
+    assert v(d, "hot_shard_load") == pytest.approx(0.18)  # 4,500 / 25,000
     # Leases: the hot tenant spends 0.2 x 10,000 x (1,000 + 400) = 2.8M tokens/s; 100,000 per lease.
     assert v(d, "hot_tenant_tokens_per_s") == pytest.approx(2_800_000)
     assert v(d, "lease_renewals_per_s") == pytest.approx(28)
@@ -137,8 +138,32 @@ def test_mean_output_above_max_tokens_is_capped():
 
 
 def test_exact_shard_division_does_not_round_up():
-    # 10,000 admits x 3 + 2,500 = 32,500 ops; a shard usable at 32,500 -> exactly one.
-    assert solve(Params(shard_ops_per_s=65_000, shard_target_utilization=0.5)).value("counter_shards") == 1
+    # 10,000 admits x 2 + 2,500 = 22,500 ops; a shard usable at 22,500 -> exactly one.
+    assert solve(Params(shard_ops_per_s=45_000, shard_target_utilization=0.5)).value("counter_shards") == 1
+    # Three separate calls per admit instead: 10,000 x 3 + 2,500 = 32,500 ops -> two shards of 25,000.
+    d = solve(Params(counter_ops_per_admit=3))
+    assert v(d, "counter_ops_per_s") == pytest.approx(32_500)
+    assert v(d, "counter_shards") == 2
+
+
+def test_cached_prompts_long_context_and_windows_worked_by_hand():
+    d = solve(Params())
+    # 60% of a 1,000-token prompt is read from the prefix cache: 400 tokens charged, so a cache-aware
+    # 400,000 ITPM admits 400,000 / 400 = 1,000 a minute instead of 400.
+    assert v(d, "uncached_input_tokens") == pytest.approx(400)
+    assert v(d, "admits_per_min_input_cache_aware") == pytest.approx(1_000)
+    # A 300,000-token prompt is above the 200,000 threshold: it debits 300,000 x 2 = 600,000 tokens,
+    # more than the 400,000-token input bucket holds, so it can never pass.
+    assert v(d, "long_prompt_charge_tokens") == pytest.approx(600_000)
+    assert v(d, "long_prompt_fits_input_bucket") == "no"
+    # Under the threshold the weight does not apply: 150,000 tokens debit 150,000 and fit.
+    d2 = solve(Params(long_prompt_tokens=150_000))
+    assert v(d2, "long_prompt_charge_tokens") == pytest.approx(150_000)
+    assert v(d2, "long_prompt_fits_input_bucket") == "yes"
+    # A fixed one-minute window admits a full 80,000 at 0:59 and again at 1:00: 160,000 in two seconds.
+    # The bucket admits its 80,000 capacity plus 2 s x 1,333.3 of refill = 82,667.
+    assert v(d, "fixed_window_boundary_tokens") == pytest.approx(160_000)
+    assert v(d, "bucket_two_second_max_tokens") == pytest.approx(80_000 + 2 * 80_000 / 60)
 
 
 # --- moves the right way ----------------------------------------------------------------------
