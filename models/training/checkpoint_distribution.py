@@ -20,7 +20,8 @@ SHA256_BYTES = 32  # one digest per chunk in the manifest
 SIM_MAX_HOSTS = 400
 
 # Series for the `times_vs_hosts` chart (time versus hosts, log-log), bound last.
-CHART_SERIES = ("naive_pull_s", "tree_s", "chunked_tree_s", "pipeline_s", "swarm_estimate_s", "lower_bound_s")
+CHART_SERIES = ("naive_pull_s", "tree_s", "binomial_s", "pfs_s", "chunked_tree_s", "pipeline_s", "swarm_estimate_s",
+                "lower_bound_s")
 
 
 class Params(StrictModel):
@@ -79,6 +80,23 @@ class Params(StrictModel):
             draw=(0.1, 0.5),
         ),
     ] = 0.25
+    pfs_read_GBps: Annotated[
+        float,
+        Knob(
+            "Parallel filesystem read, for this rollout", "GB/s", 5, 5000, step=1, log=True,
+            help="Aggregate read a shared filesystem (Lustre, GPFS, Weka) gives this rollout, next to every "
+                 "other job's traffic. A planning figure.",
+            draw=(20, 1000),
+        ),
+    ] = 100
+    pfs_server_read_GBps: Annotated[
+        float,
+        Knob(
+            "Read per filesystem server", "GB/s", 1, 100, step=1, log=True,
+            help="What one filesystem server delivers, after its drives and NICs (a planning figure).",
+            draw=(10, 40),
+        ),
+    ] = 20
     failed_peer_fraction: Annotated[
         float,
         Knob(
@@ -160,6 +178,46 @@ def solve(p: Params) -> Derivation:
     d.step(
         "speedup_tree_over_naive", "Tree speed-up over the naive pull", naive / tree, "1", noun="×",
         formula="{naive_pull_s} s / {tree_s} s",
+    )
+
+    # Binomial tree: every holder (the source included) sends a whole copy to one new host each
+    # round, so holders double: 1, 2, 4, ... and hosts + 1 holders take ceil(log2(hosts + 1)) rounds.
+    b_rounds = d.step(
+        "binomial_rounds", "Binomial tree: rounds while every holder sends one whole copy each",
+        swarm.fill_rounds(p.hosts), "1", noun="rounds",
+        formula="⌈log2({hosts} + 1)⌉",
+    )
+    binomial = d.step(
+        "binomial_s", "Binomial tree, whole copies: one full push per round", b_rounds * bound, "s",
+        formula="{binomial_rounds} × {lower_bound_s} s",
+    )
+    d.step(
+        "binomial_vs_bound", "Binomial tree over the bound", binomial / bound, "1", noun="×",
+        formula="{binomial_s} s / {lower_bound_s} s",
+    )
+    # A shared parallel filesystem: every host reads its own copy; the filesystem's aggregate read
+    # or the hosts' downlinks, whichever is lower, sets the pace.
+    fleet = d.step(
+        "fleet_downlink_GBps", "Every host's downlink together", p.hosts * link, "GB/s",
+        formula="{hosts} × {link_GBps}",
+    )
+    pfs = d.step(
+        "pfs_s", "Parallel filesystem: every host reads its own copy",
+        p.hosts * p.checkpoint_gb / min(p.pfs_read_GBps, fleet), "s",
+        formula="{hosts} × {checkpoint_gb} / min({pfs_read_GBps}, {fleet_downlink_GBps})",
+    )
+    d.step(
+        "pfs_vs_bound", "Parallel filesystem over the bound", pfs / bound, "1", noun="×",
+        formula="{pfs_s} s / {lower_bound_s} s",
+    )
+    d.step(
+        "pfs_servers_for_bound", "Filesystem servers it takes to feed every downlink at once",
+        math.ceil(fleet / p.pfs_server_read_GBps - 1e-9), "1", noun="servers",
+        formula="⌈{fleet_downlink_GBps} / {pfs_server_read_GBps}⌉",
+    )
+    d.step(
+        "pfs_read_TB", "Bytes the filesystem serves for one rollout", p.hosts * p.checkpoint_gb / 1000, "TB",
+        formula="{hosts} × {checkpoint_gb}",
     )
 
     chunk_gb = d.step(

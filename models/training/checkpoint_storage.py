@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from models.catalog import LINKS
+from models.catalog import GPUS_PER_NODE, LINKS
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import ModelKnobs, llm, with_defaults
 from models.engine.training import TrainingStateKnobs, state_bytes
@@ -118,6 +118,44 @@ class _CheckpointKnobs(StrictModel):
              help="Another rank count, typically one that does not divide the shard count.",
              draw=(64, 2048)),
     ] = 320
+    peer_replicas: Annotated[
+        int,
+        Knob("In-memory copies on peers", "copies", 1, 3,
+             help="Other nodes whose CPU memory holds a copy of each node's shard (Gemini-style in-memory "
+             "checkpoints); a node's own snapshot is not counted.", draw=(1, 2)),
+    ] = 1
+    peer_link_GBps: Annotated[
+        float,
+        Knob("Bandwidth for peer copies", "GB/s", 1, 100, log=True,
+             help="What one node spends on sending its shard to peers: part of its 400G NICs "
+             "(50 GB/s each), shared with training traffic. A planning figure.", draw=(5, 50)),
+    ] = 25
+    in_memory_interval_min: Annotated[
+        float,
+        Knob("In-memory checkpoint interval", "min", 0.5, 60, 0.5, log=True,
+             help="How often the peer copies are refreshed; Gemini refreshes after every step.", draw=(1, 10)),
+    ] = 2
+    host_memory_GB: Annotated[
+        float,
+        Knob("CPU memory per node", "GB", 256, 4096, log=True,
+             help="System memory of one 8-GPU node (a DGX H100 has 2 TB).", draw=(1024, 2048)),
+    ] = 2048
+    micro_batch_seqs: Annotated[
+        int,
+        Knob("Micro-batch per rank", "sequences", 1, 16,
+             help="Sequences one data-parallel rank runs per forward/backward pass.", draw=(1, 4)),
+    ] = 1
+    grad_accum_saved: Annotated[
+        int,
+        Knob("Gradient accumulation when saved", "micro-batches", 1, 64,
+             help="Micro-batches each rank accumulated per optimizer step in the job that saved.", draw=(1, 8)),
+    ] = 2
+    resume_step: Annotated[
+        int,
+        Knob("Optimizer step of the checkpoint", "steps", 1, 1_000_000, log=True,
+             help="The step the checkpoint was taken at; with the global batch it fixes the data position.",
+             draw=(1000, 200_000)),
+    ] = 20_000
 
 
 class Params(with_defaults(ModelKnobs, model="Llama-3-70B"), TrainingStateKnobs, _CheckpointKnobs):
@@ -215,6 +253,25 @@ def solve(p: Params) -> Derivation:
         2 * p.interval_min, "min",
         formula="2 × {interval_min} min",
     )
+    # --- In-memory checkpoints on peers (Gemini-style) -----------------------------------------
+    nodes = d.step("nodes", "Nodes in the job", math.ceil(p.gpus / GPUS_PER_NODE), "1", noun="nodes",
+                   formula=f"⌈{{gpus}} / {GPUS_PER_NODE} GPUs per node⌉")
+    node_gb = d.step("node_shard_GB", "One node's share of the checkpoint", ckpt_gb / nodes, "GB",
+                     formula="{checkpoint_TB} / {nodes}")
+    held = d.step("peer_host_GB", "CPU memory each node holds: its own snapshot plus its peers' copies",
+                  (1 + p.peer_replicas) * node_gb, "GB",
+                  formula="(1 + {peer_replicas}) × {node_shard_GB}")
+    d.step("peer_host_share", "Share of a node's CPU memory that takes", held / p.host_memory_GB, "1", percent=True,
+           formula="{peer_host_GB} / {host_memory_GB}")
+    copy_s = d.step("peer_copy_s", "Time to send a node's shard to its peers", p.peer_replicas * node_gb / p.peer_link_GBps,
+                    "s", formula="{peer_replicas} × {node_shard_GB} / {peer_link_GBps}")
+    d.step("peer_copy_duty", "Share of each in-memory interval the copy keeps that bandwidth busy",
+           copy_s / (p.in_memory_interval_min * 60), "1", percent=True,
+           formula="{peer_copy_s} / {in_memory_interval_min}")
+    d.step("peer_rpo_min", "Oldest the newest in-memory copy gets", p.in_memory_interval_min + copy_s / 60, "min",
+           formula="{in_memory_interval_min} + {peer_copy_s}")
+    d.step("peer_recover_s", "A replacement node pulls its shard back from a peer", node_gb / p.peer_link_GBps, "s",
+           formula="{node_shard_GB} / {peer_link_GBps}")
     # --- Retention --------------------------------------------------------------------------
     per_day = d.step(
         "checkpoints_per_day", "Checkpoints per day", 1440 / p.interval_min, "1", noun="checkpoints",
@@ -282,6 +339,26 @@ def solve(p: Params) -> Derivation:
         usrc * ckpt_gb / p.old_shards, "GB",
         formula="{uneven_max_source_shards} × {old_shard_GB} GB",
     )
+    # --- The batch and the data position across a resume ----------------------------------------
+    gbatch = d.step("global_batch_seqs", "Global batch when saved: ranks × micro-batch × accumulation",
+                    p.old_shards * p.micro_batch_seqs * p.grad_accum_saved, "1", noun="sequences",
+                    formula="{old_shards} × {micro_batch_seqs} × {grad_accum_saved}")
+    accum = d.step("new_grad_accum", "Accumulation that keeps the global batch on the resuming ranks",
+                   gbatch / (p.new_ranks * p.micro_batch_seqs), "1", noun="micro-batches",
+                   formula="{global_batch_seqs} / ({new_ranks} × {micro_batch_seqs})")
+    d.step("new_accum_whole", "Is that a whole number of micro-batches?",
+           "yes" if abs(accum - round(accum)) < 1e-9 else "no: change the micro-batch or the global batch",
+           formula="{new_grad_accum} is whole", kind="verdict")
+    uaccum = d.step("uneven_grad_accum", "Accumulation at the second resume size",
+                    gbatch / (p.uneven_new_ranks * p.micro_batch_seqs), "1", noun="micro-batches",
+                    formula="{global_batch_seqs} / ({uneven_new_ranks} × {micro_batch_seqs})")
+    d.step("uneven_accum_whole", "Is that a whole number at the second size?",
+           "yes" if abs(uaccum - round(uaccum)) < 1e-9 else "no: change the micro-batch or the global batch",
+           formula="{uneven_grad_accum} is whole", kind="verdict")
+    d.step("step_time_ratio", "Each optimizer step's time on the resuming ranks over the saving ranks'",
+           p.old_shards / p.new_ranks, "1", noun="×", formula="{old_shards} / {new_ranks}")
+    d.step("samples_consumed", "Data position: sequences consumed before the checkpoint", p.resume_step * gbatch, "1",
+           noun="sequences", formula="{resume_step} × {global_batch_seqs}")
     d.step(
         "restore_s", "Every resuming rank reads its range from the burst tier in parallel",
         ckpt_gb / provisioned, "s",

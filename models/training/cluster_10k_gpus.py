@@ -41,6 +41,10 @@ from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_default
 from models.engine.training import TrainingStateKnobs, state_bytes
 
 SECONDS_PER_DAY = 86_400
+# NVIDIA's optics datasheets: a twin-port 2x400G single-mode OSFP (MMS4X00-NS) draws 17 W on the
+# switch; the single-port 400G OSFP in a ConnectX-7 (MMS4X00-NS400) draws 9 W.
+TWIN_PORT_W = 17
+NIC_MODULE_W = 9
 HOURS_PER_YEAR = 8_760
 
 Radix = Literal[32, 64, 128]
@@ -67,7 +71,7 @@ class _ClusterKnobs(StrictModel):
     switch_radix: Annotated[
         Radix,
         Knob("Switch ports (radix)", "", 32, 128, draw=(64, 128),
-             help="Ports per switch at the NIC speed: 64 x 400G is a Quantum-2 / Tomahawk-5 class box."),
+             help="Ports per switch at the NIC speed: 64 x 400G is an InfiniBand Quantum-2 QM9700; 128 x 400G is a 51.2 Tb/s Ethernet switch."),
     ] = 64
     core_taper: Annotated[
         float,
@@ -107,6 +111,30 @@ class _ClusterKnobs(StrictModel):
         Knob("Power per switch with optics", "W", 300, 5000, 50,
              help="One fabric switch with a transceiver in every port (planning figure).", draw=(800, 2000)),
     ] = 1300
+    nodes_per_rack: Annotated[
+        int,
+        Knob("Nodes per rack", "nodes", 1, 8, 1,
+             help="Compute nodes in one rack. NVIDIA's DGX H100 SuperPOD puts four 10.2 kW systems in a rack (40.8 kW).",
+             draw=(2, 4)),
+    ] = 4
+    hall_rack_kW: Annotated[
+        float,
+        Knob("Rack power the hall can cool", "kW", 10, 150, 1,
+             help="What the room removes per rack: ~30 kW is a common air-cooled ceiling, 40-50 kW needs "
+                  "containment or rear-door heat exchangers, 100+ kW is direct liquid cooling.",
+             draw=(25, 60)),
+    ] = 30
+    frontend_ports_per_node: Annotated[
+        int,
+        Knob("Front-end ports per node", "ports", 1, 4, 1,
+             help="Ethernet ports to the front-end (storage, data, management) network; NVIDIA's HGX reference "
+                  "architecture uses two, to two switches.", draw=(2, 2)),
+    ] = 2
+    frontend_port_Gbps: Annotated[
+        float,
+        Knob("Front-end port speed", "Gb/s", 25, 800, 25, log=True,
+             help="Speed of one front-end port (200 GbE in NVIDIA's HGX reference architecture).", draw=(100, 400)),
+    ] = 200
     pue: Annotated[
         float,
         Knob("PUE", "", 1.0, 2.0, 0.05,
@@ -310,6 +338,18 @@ def solve(p: Params) -> Derivation:
         noun="switches",
         formula=f"{{leaf_switches}} + {{spine_switches}} + {nb['core']:,} core",
     )
+    d.step("spine_ports_used", "Spine ports in use (down to leaves + up to the core)",
+           f["spine_down"] + f["spine_up"], "1", noun="ports",
+           formula="{leaf_down_ports} + {spine_up_ports}")
+    d.step("spine_idle_ports", "Spine ports left empty", radix - f["spine_down"] - f["spine_up"], "1", noun="ports",
+           formula="{switch_radix} − {spine_ports_used}")
+    d.step("core_upgrade_switches", "Core switches to add to go non-blocking later", nb["core"] - f["core"], "1",
+           noun="switches",
+           formula=f"{nb['core']:,} − {{core_switches}}")
+    leaves_per_rail_full = math.floor(radix * p.core_taper / (p.core_taper + 1) / per_node + 1e-9)
+    d.step("pod_nodes_spines_full", "Nodes per pod if the empty spine ports took more leaves instead",
+           leaves_per_rail_full * f["leaf_down"], "1", noun="nodes",
+           formula="⌊{switch_radix} × {core_taper} / ({core_taper} + 1) / {rails}⌋ × {leaf_down_ports}")
     links = d.step(
         "fabric_links", "Cables: NIC-leaf, leaf-spine, spine-core", f["links"], "1", noun="links",
         formula="{gpus_built} + {leaf_switches} × {leaf_down_ports} + {spine_switches} × {spine_up_ports}"
@@ -317,6 +357,16 @@ def solve(p: Params) -> Derivation:
     )
     d.step("transceivers", "Optics if every link is optical (one per end)", 2 * links, "1", noun="transceivers",
            formula="2 × {fabric_links}")
+    switch_ends = d.step("switch_link_ends", "Switch ports cabled (a NIC link has one switch end, a switch link two)",
+                         2 * links - gpus_built, "1", noun="ports",
+                         formula="2 × {fabric_links} − {gpus_built}")
+    twin = d.step("twin_port_modules", "Twin-port 800G OSFP modules on the switches (two 400G ports each)",
+                  math.ceil(switch_ends / 2), "1", noun="modules", formula="⌈{switch_link_ends} / 2⌉")
+    d.step("optical_modules", "Optical modules to buy: one per NIC plus the twin-port switch modules",
+           gpus_built + twin, "1", noun="modules", formula="{gpus_built} + {twin_port_modules}")
+    d.step("optics_kW", "Power of those optics (17 W a twin-port module, 9 W a NIC module)",
+           (twin * TWIN_PORT_W + gpus_built * NIC_MODULE_W) / 1000, "kW",
+           formula=f"{{twin_port_modules}} × {TWIN_PORT_W:g} W + {{gpus_built}} × {NIC_MODULE_W:g} W")
     max_gpus = d.step(
         "max_gpus_three_tier", "Most GPUs a three-tier tree of this radix holds",
         radix * radix * radix // 4, "1", noun="GPUs",
@@ -356,6 +406,13 @@ def solve(p: Params) -> Derivation:
         model_ckpt * 1000 / p.checkpoint_write_s, "GB/s",
         formula="{model_checkpoint_TB} / {checkpoint_write_s}",
     )
+    fe = d.step("frontend_node_GBps", "One node's front-end bandwidth",
+                p.frontend_ports_per_node * p.frontend_port_Gbps / 8, "GB/s",
+                formula="{frontend_ports_per_node} × {frontend_port_Gbps} / 8 bit/B")
+    ck_node = d.step("checkpoint_node_GBps", "Checkpoint write per node during the burst", write / needed, "GB/s",
+                     formula="{checkpoint_write_GBps} / {nodes_needed}")
+    d.step("checkpoint_frontend_share", "Share of a node's front-end link the burst uses", ck_node / fe, "1",
+           percent=True, formula="{checkpoint_node_GBps} / {frontend_node_GBps}")
     d.step(
         "storage_servers", "Filesystem servers for the burst", math.ceil(write / p.storage_server_GBps - 1e-9),
         "1", noun="servers",
@@ -367,6 +424,18 @@ def solve(p: Params) -> Derivation:
         "node_W", "One node at nameplate", per_node * gpu_W + p.node_overhead_W, "W",
         formula=f"{{gpus_per_node}} × {gpu_W:,.0f} W + {{node_overhead_W}} W",
     )
+    rack_kw = d.step("rack_kW", "One rack of nodes at nameplate", p.nodes_per_rack * node_w / 1000, "kW",
+                     formula="{nodes_per_rack} × {node_W}")
+    d.step("compute_racks", "Compute racks", math.ceil(built / p.nodes_per_rack), "1", noun="racks",
+           formula="⌈{nodes_built} / {nodes_per_rack}⌉")
+    d.step("rack_fits_hall", "Can the hall cool a rack this dense?",
+           "yes" if rack_kw <= p.hall_rack_kW + 1e-9 else "no: rear-door or direct liquid cooling, or fewer nodes a rack",
+           formula="{rack_kW} ≤ {hall_rack_kW}", kind="verdict")
+    fit = d.step("nodes_per_rack_hall", "Nodes a rack holds within the hall's cooling",
+                 max(1, math.floor(p.hall_rack_kW * 1000 / node_w + 1e-9)), "1", noun="nodes",
+                 formula="max(1, ⌊{hall_rack_kW} / {node_W}⌋)")
+    d.step("racks_at_hall_limit", "Compute racks at that density", math.ceil(built / fit), "1", noun="racks",
+           formula="⌈{nodes_built} / {nodes_per_rack_hall}⌉")
     it = d.step(
         "it_load_MW", "IT load at nameplate (nodes + fabric)",
         (built * node_w + f["total"] * p.switch_W) / 1e6, "MW",

@@ -38,7 +38,9 @@ _WeightFormat = create_model("_WeightFormat", __base__=StrictModel,
                                                ReplicaKnobs.model_fields["weight_precision"]))
 # The checkpoint training writes, for contrast: bf16 weights with fp32 master, m and v (14 B).
 TRAINING_STATE = STATES["bf16 weights, fp32 grads (Megatron)"]
-LOCAL_DISK = LINKS["NVMe Gen4 SSD"]  # where a node stages the artifact before loading it
+LOCAL_DISK = LINKS["NVMe Gen4 SSD"]
+# Dragonfly's dfdaemon: upload and download rateLimit default to 10 GiB/s (d7y.io, Rate Limits).
+DRAGONFLY_DEFAULT_RATE_LIMIT_GiBps = 10  # where a node stages the artifact before loading it
 
 # Series for the rollout chart (time against nodes), bound last.
 CHART_SERIES = ("naive_registry_rollout_s", "docker_time_per_node_s", "chunked_relay_rollout_s",
@@ -121,6 +123,30 @@ class _RolloutKnobs(StrictModel):
         Knob("Max unavailable during cutover", "", 0.01, 1.0, 0.01, percent=True,
              help="Share of the fleet allowed to be switching at once.", draw=(0.05, 0.25)),
     ] = 0.1
+    nodes_per_rack: Annotated[
+        int,
+        Knob("Nodes per rack", "nodes", 1, 64, 1,
+             help="Serving nodes behind one top-of-rack switch.", draw=(8, 32)),
+    ] = 16
+    rack_uplink_gbps: Annotated[
+        float,
+        Knob("Rack uplink", "Gb/s", 10, 3200, 10, log=True,
+             help="Top-of-rack switch's bandwidth to the rest of the fabric, the shared path into a rack "
+                  "(16 nodes at 10 Gb/s behind 40 Gb/s is 4:1 oversubscribed).",
+             draw=(40, 200)),
+    ] = 40
+    serving_gbps_per_node: Annotated[
+        float,
+        Knob("Serving traffic per node, peak", "Gb/s", 0, 100, 0.1,
+             help="Request and response bytes one node moves at peak; it crosses the rack uplink.",
+             draw=(0.2, 1.2)),
+    ] = 1
+    swarm_link_cap: Annotated[
+        float,
+        Knob("Swarm cap, share of a node's link", "", 0.05, 1, 0.05, percent=True,
+             help="Token-bucket limit on each node's swarm upload and download (Kraken's egress/ingress "
+                  "bits per second, Dragonfly's rateLimit), so serving keeps the rest.", draw=(0.3, 0.8)),
+    ] = 0.5
     slow_peer_fraction: Annotated[
         float,
         Knob("Slow nodes", "", 0, 0.5, 0.01, percent=True,
@@ -248,6 +274,65 @@ def solve(p: Params) -> Derivation:
            formula="{naive_registry_rollout_s} s / {swarm_estimate_s} s")
     d.step("origin_egress_ratio", "Origin egress saved: naive copies per swarm copy", p.nodes, "1", noun="×",
            formula="{nodes} / 1 (about one copy leaves the origin)")
+
+    # --- topology: rack uplinks, and a swarm throttled so serving keeps its share ---
+    d.step("racks", "Racks", math.ceil(p.nodes / p.nodes_per_rack), "1", noun="racks",
+           formula="⌈{nodes} / {nodes_per_rack}⌉")
+    d.step("rack_oversubscription", "Rack oversubscription: node links over the uplink",
+           p.nodes_per_rack * p.node_link_gbps / p.rack_uplink_gbps, "1", noun="×",
+           formula="{nodes_per_rack} × {node_link_gbps} / {rack_uplink_gbps}")
+    serving_up = d.step("serving_uplink_gbps", "Serving traffic through one rack uplink at peak",
+                        p.nodes_per_rack * p.serving_gbps_per_node, "Gb/s",
+                        formula="{nodes_per_rack} × {serving_gbps_per_node}")
+    headroom = d.step("uplink_headroom_gbps", "Uplink left for the swarm at peak serving",
+                      max(0.0, p.rack_uplink_gbps - serving_up), "Gb/s",
+                      formula="max(0 Gb/s, {rack_uplink_gbps} − {serving_uplink_gbps})")
+    cross = d.step("cross_rack_share_random", "Chance a random peer sits in another rack",
+                   max(0, p.nodes - p.nodes_per_rack) / (p.nodes - 1), "1", percent=True,
+                   formula="max(0, {nodes} − {nodes_per_rack}) / ({nodes} − 1)")
+    ingress_random = d.step("rack_ingress_random_bytes", "Bytes into a rack when peers are random",
+                            p.nodes_per_rack * size * cross, "B",
+                            formula="{nodes_per_rack} × {artifact_bytes} × {cross_rack_share_random}")
+    d.step("rack_ingress_aware_bytes", "Bytes into a rack when peers prefer their rack: one copy", size, "B",
+           formula="{artifact_bytes}")
+    swarm_node = d.step("swarm_node_gbps", "Swarm rate a node may use", p.node_link_gbps * p.swarm_link_cap, "Gb/s",
+                        formula="{node_link_gbps} × {swarm_link_cap}")
+    d.step("serving_fits_beside_swarm", "Does peak serving fit beside the capped swarm on a node's link?",
+           "yes" if swarm_node + p.serving_gbps_per_node <= p.node_link_gbps + 1e-9 else "no: lower the cap",
+           formula="{swarm_node_gbps} + {serving_gbps_per_node} ≤ {node_link_gbps}", kind="verdict")
+    demand = d.step("random_uplink_demand_gbps", "What random peers would pull through one uplink at the cap",
+                    p.nodes_per_rack * swarm_node * cross, "Gb/s",
+                    formula="{nodes_per_rack} × {swarm_node_gbps} × {cross_rack_share_random}")
+    d.step("random_peers_squeeze_serving", "Would random peers push serving off the uplink?",
+           "yes: cap the swarm per rack or pick peers in the rack" if demand > headroom + 1e-9 else "no",
+           formula="{random_uplink_demand_gbps} > {uplink_headroom_gbps}", kind="verdict")
+    dflt = d.step("dragonfly_default_cap_gbps", "Dragonfly's default per-peer rate limit, in bits",
+                  DRAGONFLY_DEFAULT_RATE_LIMIT_GiBps * 2**30 * 8 / 1e9, "Gb/s",
+                  formula=f"{DRAGONFLY_DEFAULT_RATE_LIMIT_GiBps:g} GiB/s")
+    d.step("default_cap_leaves_serving_room", "Does that default leave serving its peak on this link?",
+           "yes" if dflt + p.serving_gbps_per_node <= p.node_link_gbps + 1e-9
+           else "no: set the limit from the serving peak",
+           formula="{dragonfly_default_cap_gbps} + {serving_gbps_per_node} ≤ {node_link_gbps}", kind="verdict")
+    hr_Bps = headroom * 1e9 / 8
+    random_up = d.step("random_uplink_s", "Random peers: the rack's bytes through the uplink headroom",
+                       ingress_random / hr_Bps if hr_Bps > 0 else (math.inf if ingress_random > 0 else 0.0), "s",
+                       formula="{rack_ingress_random_bytes} / {uplink_headroom_gbps}")
+    aware_up = d.step("aware_uplink_s", "Rack-first peers: one copy through the uplink headroom",
+                      size / hr_Bps if hr_Bps > 0 else math.inf, "s",
+                      formula="{rack_ingress_aware_bytes} / {uplink_headroom_gbps}")
+    tb = d.step("throttled_bound_s", "Link bound at the swarm cap", size / (swarm_node * 1e9 / 8), "s",
+                formula="{artifact_bytes} / {swarm_node_gbps}")
+    fill = f.value("chunk_time_s") / p.swarm_link_cap
+    throttled = d.step("throttled_swarm_s", "Capped, rack-first swarm: the slower of link and uplink, plus the fill",
+                       max(tb, aware_up) + swarm.fill_rounds(p.nodes) * fill, "s",
+                       formula="max({throttled_bound_s}, {aware_uplink_s}) + {swarm_fill_rounds} × {chunk_time_s} / "
+                               "{swarm_link_cap}")
+    rnd = d.step("random_peer_swarm_s", "Capped swarm with random peers, sharing the uplink fairly with serving",
+                 max(tb, random_up) + swarm.fill_rounds(p.nodes) * fill, "s",
+                 formula="max({throttled_bound_s}, {random_uplink_s}) + {swarm_fill_rounds} × {chunk_time_s} / "
+                         "{swarm_link_cap}")
+    d.step("rack_first_speedup", "Random peers over rack-first peers", rnd / throttled if math.isfinite(throttled) else 1.0,
+           "1", noun="×", formula="{random_peer_swarm_s} / {throttled_swarm_s}")
 
     # --- integrity: verification keeps up because chunks are independent ---
     hash_rate = d.step("hash_Bps", "SHA-256 rate over the verifying cores", p.sha256_MBps * 1e6 * p.hash_cores,

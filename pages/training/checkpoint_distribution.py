@@ -12,6 +12,8 @@ page = QuestionPage("checkpoint-distribution")
 SERIES_NAMES = {
     "naive_pull_s": "Naive pull from the source",
     "tree_s": "Tree, whole copies",
+    "binomial_s": "Binomial tree, whole copies",
+    "pfs_s": "Parallel filesystem read",
     "chunked_tree_s": "Tree, chunked",
     "pipeline_s": "Chunked relay chain",
     "swarm_estimate_s": "Swarm (estimate)",

@@ -17,13 +17,13 @@ def fabric(ctx):
         Box("pods", "Other pods", f"{other_pods:,} more like this one" if other_pods else "none: one pod, no core",
             2, 0, "muted"),
         Box("spine", "Spines (per pod)", f"{d.value('spine_switches') // max(d.value('pods'), 1):,} per pod · "
-            f"{show('leaf_down_ports')} down, {show('spine_up_ports')} up", 1, 1),
+            f"{show('leaf_down_ports')} down, {show('spine_up_ports')} up, {show('spine_idle_ports')} empty", 1, 1),
         Box("leaf", "Rail leaves (per pod)", f"{show('rails')} × {d.value('nodes_per_pod') // d.value('leaf_down_ports'):,} per pod · "
             f"{show('leaf_down_ports')} down, {show('leaf_down_ports')} up", 1, 2),
         Box("spares", "Spare pool", f"{show('spare_nodes_p99')} at p99 · {show('mean_nodes_in_repair')} in repair on average",
             0, 3, "accent"),
-        Box("nodes", "Nodes", f"{show('nodes_per_pod')} per pod · {show('nodes_built')} in all · {show('node_W')} each",
-            1, 3),
+        Box("nodes", "Nodes", f"{show('nodes_per_pod')} per pod · {show('nodes_built')} in all · {show('node_W')} each · "
+            f"{show('rack_kW')} a rack", 1, 3),
         Box("storage", "Checkpoint storage", f"{show('storage_servers')} · {show('checkpoint_write_GBps')} burst write",
             2, 3, "accent"),
     ]
@@ -32,7 +32,7 @@ def fabric(ctx):
         Arrow("leaf", "spine", "to every spine of the pod"),
         Arrow("spine", "core", f"taper {p.core_taper:g}:1"),
         Arrow("core", "pods", ""),
-        Arrow("nodes", "storage", "own network", dashed=True),
+        Arrow("nodes", "storage", f"front-end Ethernet · {show('frontend_node_GBps')} a node", dashed=True),
         Arrow("spares", "nodes", "swap in", dashed=True),
     ]
     return box_diagram(boxes, arrows, title="One pod of the fabric, with this scenario's counts", height=720)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,9 @@ def test_orderings_that_always_hold(p):
     # The tree holds every host, and one level fewer would not.
     assert v(d, "tree_capacity") >= p.hosts > v(d, "tree_short_capacity")
     assert v(d, "chunk_count") * v(d, "chunk_time_s") >= bound * (1 - tiny)
+    # the binomial tree is the fewest rounds of whole-copy pushes, so never slower than the k-ary tree
+    assert bound * (1 - tiny) <= v(d, "binomial_s") <= v(d, "tree_s") * (1 + tiny)
+    assert v(d, "pfs_s") >= bound * (1 - tiny)
 
 
 # --- simulation hook --------------------------------------------------------------------------
@@ -206,3 +210,21 @@ def test_the_page_draws_its_figures_where_the_prose_needs_them():
     arithmetic, depth = c.section("Arithmetic").body, c.section("Depth").body
     assert "::chart times_vs_hosts" in arithmetic.splitlines()
     assert "::sim swarm" in depth.splitlines()
+
+
+def test_binomial_tree_and_parallel_filesystem_by_hand():
+    d = solve(Params())
+    bound = 400 / (10 / 8)  # 320 s
+    # holders double each round: 1, 2, 4, ..., 256 >= 201 (the source plus 200 hosts) after 8 rounds
+    assert v(d, "binomial_rounds") == 8 and 2**7 < 201 <= 2**8
+    assert v(d, "binomial_s") == pytest.approx(8 * bound)  # 2,560 s, against the binary tree's 2 x 7 x 320
+    assert v(d, "tree_s") == pytest.approx(2 * 7 * bound)
+    # 200 downlinks of 1.25 GB/s = 250 GB/s; a 100 GB/s filesystem serves 200 x 400 GB = 80 TB in 800 s
+    assert v(d, "fleet_downlink_GBps") == pytest.approx(250)
+    assert v(d, "pfs_read_TB") == pytest.approx(80)
+    assert v(d, "pfs_s") == pytest.approx(80_000 / 100)
+    assert v(d, "pfs_vs_bound") == pytest.approx(2.5)
+    assert v(d, "pfs_servers_for_bound") == math.ceil(250 / 20) == 13
+    # a filesystem faster than every downlink together only reaches the bound
+    big = solve(Params(pfs_read_GBps=1000))
+    assert v(big, "pfs_s") == pytest.approx(bound)

@@ -290,3 +290,41 @@ def test_worked_problem_bloom_176b_checkpoint():
     assert d.value("weights_only_GB") * 1e9 / 2**30 == pytest.approx(329, rel=0.02)
     assert d.value("checkpoint_TB") * 1e12 / 2**40 == pytest.approx(2.3, rel=0.02)
     assert d.value("per_gpu_shard_GB") == pytest.approx(14 * n / 1e9 / 384)  # 6.6 GB from each A100
+
+
+# --- peer copies in CPU memory, and the batch across a resume: worked by hand ---------------------
+
+
+def test_peer_copies_in_cpu_memory_by_hand():
+    d = solve(Params())
+    # 1,000 GPUs on 8-GPU nodes: 125 nodes, each holding 987.7 GB / 125 = 7.9 GB of the state
+    assert d.value("nodes") == 125
+    assert d.value("node_shard_GB") == pytest.approx(CKPT_GB / 125)
+    # its own snapshot plus one peer's copy: 15.8 GB of a 2 TB node, 0.77%
+    assert d.value("peer_host_GB") == pytest.approx(2 * CKPT_GB / 125)
+    assert d.value("peer_host_share") == pytest.approx(2 * CKPT_GB / 125 / 2048)
+    # 7.9 GB at 25 GB/s: 0.316 s, every 2 minutes
+    assert d.value("peer_copy_s") == pytest.approx(CKPT_GB / 125 / 25)
+    assert d.value("peer_copy_duty") == pytest.approx(CKPT_GB / 125 / 25 / 120)
+    assert d.value("peer_rpo_min") == pytest.approx(2 + CKPT_GB / 125 / 25 / 60)
+    assert d.value("peer_recover_s") == pytest.approx(CKPT_GB / 125 / 25)
+    two = solve(Params(peer_replicas=2))
+    assert two.value("peer_host_GB") == pytest.approx(3 * CKPT_GB / 125)
+    assert two.value("peer_copy_s") == pytest.approx(2 * CKPT_GB / 125 / 25)
+
+
+def test_resuming_512_on_256_doubles_the_accumulation_and_keeps_the_batch():
+    d = solve(Params())
+    # 512 ranks x 1 sequence x 2 micro-batches = 1,024 sequences a step
+    assert d.value("global_batch_seqs") == 512 * 1 * 2 == 1024
+    # on 256 ranks the same 1,024 need 1,024 / 256 = 4 micro-batches each: twice the 2 saved
+    assert d.value("new_grad_accum") == 4 == 2 * 2
+    assert d.value("new_accum_whole") == "yes"
+    assert d.value("step_time_ratio") == 2
+    # 320 ranks: 1,024 / 320 = 3.2, not a whole number of micro-batches
+    assert d.value("uneven_grad_accum") == pytest.approx(3.2)
+    assert d.value("uneven_accum_whole").startswith("no")
+    # the data position is one global number: 20,000 steps x 1,024 sequences
+    assert d.value("samples_consumed") == 20_000 * 1024
+    # micro-batch 2 on 256 ranks: 1,024 / (256 x 2) = 2 micro-batches
+    assert solve(Params(micro_batch_seqs=2)).value("new_grad_accum") == 1024 * 2 / (256 * 2)

@@ -336,6 +336,59 @@ def test_longer_repairs_need_more_spares_and_taper_saves_core(p, factor):
     assert (v(b, "leaf_switches"), v(b, "spine_switches")) == (v(a, "leaf_switches"), v(a, "spine_switches"))
 
 
+# --- idle spine ports, optics, racks, the front end: counted by hand -------------------------------
+
+
+def test_spines_use_48_of_64_ports_and_the_empty_ones_are_the_upgrade_path():
+    d = solve(Params())
+    # a 64-port spine: 32 down (one per leaf of its pod), 32 / 2 = 16 up at a 2:1 taper, 16 empty
+    assert v(d, "spine_ports_used") == 32 + 16 == 48
+    assert v(d, "spine_idle_ports") == 64 - 48 == 16
+    # non-blocking the 320 spines send 32 up each: 320 * 32 / 64 = 160 core switches, against 80 now
+    assert v(d, "core_upgrade_switches") == 320 * 32 // 64 - 320 * 16 // 64 == 80
+    # spending the empty ports on leaves: a spine could take 64 * 2/3 = 42.7 leaves, 5 per rail (40),
+    # each leaf 32 nodes: pods of 5 * 32 = 160 nodes
+    assert v(d, "pod_nodes_spines_full") == 5 * 32 == 160
+    flat = solve(Params(core_taper=1.0))
+    assert v(flat, "spine_idle_ports") == 0 and v(flat, "core_upgrade_switches") == 0
+    assert v(flat, "pod_nodes_spines_full") == v(flat, "nodes_per_pod") == 128
+
+
+def test_optics_counted_by_hand():
+    d = solve(Params())
+    nic_links, leaf_up, spine_up = 10_240, 320 * 32, 320 * 16
+    assert v(d, "fabric_links") == nic_links + leaf_up + spine_up == 25_600
+    # switch ends: one per NIC link, two per switch-to-switch link
+    switch_ends = nic_links + 2 * (leaf_up + spine_up)
+    assert v(d, "switch_link_ends") == switch_ends == 40_960
+    # the only empty switch ports are the spines' idle ones: 720 * 64 - 40,960 = 320 * 16
+    assert 720 * 64 - switch_ends == 320 * 16
+    assert v(d, "twin_port_modules") == switch_ends // 2 == 20_480
+    assert v(d, "optical_modules") == 10_240 + 20_480
+    assert v(d, "optics_kW") == pytest.approx((20_480 * 17 + 10_240 * 9) / 1000)  # 440.32 kW
+
+
+def test_racks_against_the_hall():
+    d = solve(Params())
+    assert v(d, "rack_kW") == pytest.approx(4 * 10.2)  # NVIDIA's four DGX H100 a rack: 40.8 kW
+    assert v(d, "compute_racks") == 1280 / 4 == 320
+    assert v(d, "rack_fits_hall").startswith("no")  # 40.8 kW > 30 kW
+    assert v(d, "nodes_per_rack_hall") == 2  # floor(30 / 10.2)
+    assert v(d, "racks_at_hall_limit") == 640
+    liquid = solve(Params(hall_rack_kW=120))
+    assert v(liquid, "rack_fits_hall") == "yes" and v(liquid, "nodes_per_rack_hall") == 11
+    tiny = solve(Params(hall_rack_kW=10))  # below one node: still one a rack
+    assert v(tiny, "nodes_per_rack_hall") == 1 and v(tiny, "racks_at_hall_limit") == 1280
+
+
+def test_the_checkpoint_burst_is_a_sliver_of_the_front_end():
+    d = solve(Params())
+    assert v(d, "frontend_node_GBps") == pytest.approx(2 * 200 / 8)  # 50 GB/s
+    # 83.33 GB/s over the 1,250 writing nodes: 66.7 MB/s each, 0.13% of 50 GB/s
+    assert v(d, "checkpoint_node_GBps") == pytest.approx(5000 / 60 / 1250)
+    assert v(d, "checkpoint_frontend_share") == pytest.approx(5000 / 60 / 1250 / 50)
+
+
 # --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) -----
 
 
@@ -345,7 +398,8 @@ def test_the_page_draws_its_figures_and_names_each_assumption():
     # the seed figures that hold only under an assumption are named with it
     body = " ".join(s.body for s in c.sections)
     for phrase in ("{{total_switches_nonblocking}}", "{{facility_power_MW}}", "{{nodes_needed}}",
-                   "Build whole pods", "nameplate", "2:1 taper", "Little's law", "Poisson", "Llama 3"):
+                   "Build whole pods", "nameplate", ":1 taper", "Little's law", "Poisson", "Llama 3",
+                   "RoCE", "InfiniBand", "MegaScale", "front-end", "{{spine_idle_ports}}"):
         assert phrase in body, phrase
 
 

@@ -266,3 +266,42 @@ def test_worked_problem_bloom_176b_serving_artifact():
 def test_int4_weights_quarter_the_artifact():
     d = solve(Params(weight_precision="int4"))
     assert v(d, "artifact_bytes") == pytest.approx(L70_PARAMS * 0.5)
+
+
+# --- rack uplinks and a throttled swarm: worked by hand -------------------------------------------
+
+
+def test_rack_uplinks_and_the_throttled_swarm_by_hand():
+    d = solve(Params())
+    size = d.value("artifact_bytes")  # 141.1 GB
+    # 1,000 nodes, 16 a rack: 63 racks; 16 x 10 Gb/s behind 40 Gb/s is 4:1
+    assert d.value("racks") == math.ceil(1000 / 16) == 63
+    assert d.value("rack_oversubscription") == pytest.approx(16 * 10 / 40)
+    # serving at 1 Gb/s a node takes 16 Gb/s of the uplink, leaving 24
+    assert d.value("serving_uplink_gbps") == pytest.approx(16)
+    assert d.value("uplink_headroom_gbps") == pytest.approx(24)
+    # a random peer is outside the rack with probability 984 / 999
+    cross = (1000 - 16) / 999
+    assert d.value("cross_rack_share_random") == pytest.approx(cross)
+    assert d.value("rack_ingress_random_bytes") == pytest.approx(16 * size * cross)  # 2.22 TB
+    assert d.value("rack_ingress_aware_bytes") == pytest.approx(size)
+    # capped at half of 10 Gb/s: 5 Gb/s a node, 1 Gb/s of serving fits beside it
+    assert d.value("swarm_node_gbps") == pytest.approx(5)
+    assert d.value("serving_fits_beside_swarm") == "yes"
+    # random peers at the cap would pull 16 x 5 x 0.985 = 78.8 Gb/s into a 24 Gb/s headroom
+    assert d.value("random_uplink_demand_gbps") == pytest.approx(16 * 5 * cross)
+    assert d.value("random_peers_squeeze_serving").startswith("yes")
+    assert d.value("random_uplink_s") == pytest.approx(16 * size * cross * 8 / 24e9)  # 741 s
+    assert d.value("aware_uplink_s") == pytest.approx(size * 8 / 24e9)  # 47 s
+    assert d.value("throttled_bound_s") == pytest.approx(size * 8 / 5e9)  # 226 s
+    # the fill: ceil(log2(1,001)) = 10 chunk times of 256 MB at the capped 0.625 GB/s
+    fill = 10 * 0.256e9 / (5e9 / 8)
+    assert d.value("throttled_swarm_s") == pytest.approx(size * 8 / 5e9 + fill)
+    assert d.value("random_peer_swarm_s") == pytest.approx(16 * size * cross * 8 / 24e9 + fill)
+    # Dragonfly's 10 GiB/s default is 85.9 Gb/s: no cap at all on a 10 Gb/s link
+    assert d.value("dragonfly_default_cap_gbps") == pytest.approx(10 * 2**30 * 8 / 1e9)
+    assert d.value("default_cap_leaves_serving_room").startswith("no")
+    # a fat uplink makes random peers harmless
+    fat = solve(Params(rack_uplink_gbps=400))
+    assert fat.value("random_peers_squeeze_serving") == "no"
+    assert fat.value("rack_first_speedup") == pytest.approx(1)
