@@ -75,6 +75,13 @@ class Params(StrictModel):
              help="How long the example job in the ledger really runs; it stops at its hold if longer.",
              draw=(0.5, 24)),
     ] = 3.5
+    h100_speedup_over_a100: Annotated[
+        float,
+        Knob("H100 speed over A100 (measured)", "", 1.0, 6.0, 0.1,
+             help="How many A100-hours of the org's own training work one H100-hour does; credits are "
+                  "H100-hours, so an A100-hour costs 1 / this. MosaicML measured 3x (H100 FP8 against A100 BF16).",
+             draw=(2.0, 3.5)),
+    ] = 3.0
     weight_pretraining: Annotated[
         float, Knob("Pretraining weight", "", 0, 10, 0.5, help="Share of grants and of contended GPUs.",
                     draw=(2, 5))
@@ -328,6 +335,9 @@ def solve(p: Params) -> Derivation:
                            credits * getattr(p, f"weight_{k}") / total_w if total_w else 0.0, "h",
                            formula=f"{{credits_to_issue_gpu_hours}} h × {{weight_{k}}} / {{total_weight}}", noun="GPU")
 
+    d.step("slurm_grptresmins_pretraining", "Pretraining's grant written as a Slurm GrpTRESMins limit",
+           grants["pretraining"] * 60, "1", noun="GPU-minutes", formula="{grant_pretraining_gpu_hours} / 1 min")
+
     # --- arithmetic: the debit path ---
     jobs = d.step("jobs_running", "Jobs running when every GPU is busy", p.gpus / p.gpus_per_job, "1", noun="jobs",
                   formula="{gpus} / {gpus_per_job}")
@@ -365,6 +375,15 @@ def solve(p: Params) -> Derivation:
     d.step("ledger_example_admitted", "Was the example job's hold accepted?",
            "yes" if hold <= grants["research"] + EPS else "no",
            formula="{hold_gpu_hours} ≤ {grant_research_gpu_hours}", kind="verdict")
+
+    # Exchange rate between GPU types: a credit is one H100-hour, and an A100-hour is charged by the
+    # work it does, so the example job costs the same credits on either type.
+    rate = d.step("a100_credit_rate", "Credits one A100-hour costs (a credit is one H100-hour)",
+                  1 / p.h100_speedup_over_a100, "1", formula="1 / {h100_speedup_over_a100}")
+    a100_h = d.step("example_job_a100_hours", "The example job's runtime on A100s",
+                    ran * p.h100_speedup_over_a100, "h", formula="{job_billed_h} × {h100_speedup_over_a100}")
+    d.step("example_job_a100_credits", "What the example job spends on A100s", p.gpus_per_job * a100_h * rate, "h",
+           formula="{gpus_per_job} × {example_job_a100_hours} × {a100_credit_rate}", noun="GPU")
 
     # --- depth: contention, weighted max-min ---
     total_d = d.step("total_demand_gpus", "GPUs all teams want at once", sum(demands), "1", noun="GPUs",

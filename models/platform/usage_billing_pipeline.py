@@ -123,6 +123,24 @@ class Params(StrictModel):
              help="Share re-sent by producer retries after a timeout whose first write had landed.",
              draw=(0.0001, 0.01)),
     ] = 0.002
+    capped_tenant_share: Annotated[
+        float,
+        Knob("Traffic of the tenant with a spend cap", "", 0.0001, 1, log=True, percent=True,
+             help="Share of all requests that one capped tenant sends: its spend rate is this share of revenue.",
+             draw=(0.005, 0.05)),
+    ] = 0.02
+    max_output_tokens: Annotated[
+        float,
+        Knob("Output-token limit per request", "tokens", 16, 200_000, log=True,
+             help="The request's max_tokens: the most output a request can bill, which a hard cap reserves.",
+             draw=(4096, 16384)),
+    ] = 4096
+    spend_counter_lag_s: Annotated[
+        float,
+        Knob("Spend counter lag", "s", 0.1, 3600, log=True,
+             help="How far behind real spend a streaming per-tenant counter runs (consumer lag plus flush).",
+             draw=(1, 30)),
+    ] = 5
     tenants: Annotated[
         int,
         Knob("Paying tenants", "tenants", 1, 1_000_000, log=True, help="Accounts that receive an invoice.",
@@ -170,6 +188,11 @@ def solve(p: Params) -> Derivation:
                   "1", noun="keys", formula="{events_per_s} × {dedup_window_h}")
     d.step("dedup_index_GB", "Dedup index over the window", keys * p.dedup_bytes_per_key / 1e9, "GB",
            formula="{dedup_keys_in_window} × {dedup_bytes_per_key}")
+    parts = d["kafka_partitions"].value
+    d.step("dedup_keys_per_partition", "Idempotency keys one partition's consumer remembers", keys / parts, "1",
+           noun="keys", formula="{dedup_keys_in_window} / {kafka_partitions}")
+    d.step("dedup_index_per_partition_GB", "Dedup state one partition's consumer holds",
+           keys * p.dedup_bytes_per_key / 1e9 / parts, "GB", formula="{dedup_index_GB} / {kafka_partitions}")
     d.step("bloom_bits_per_key", "Bloom filter bits per key at a 1% false-positive rate", BLOOM_BITS_PER_KEY, "bits",
            formula="−ln(0.01) / ln(2)² × 1 bit")
     d.step("bloom_prefilter_GB", "A 1% Bloom pre-filter over the same keys",
@@ -195,6 +218,21 @@ def solve(p: Params) -> Derivation:
            formula="{duplicate_events_per_month} × {revenue_per_event_usd}")
     d.step("missing_events_per_hour", "Events the hourly reconciliation finds missing, fleet-wide",
            rate * 3600 * p.drop_rate, "1", noun="events", formula="{events_per_s} × 1 h × {drop_rate}")
+
+    # A real-time spend cap: enforced at admission, before the hourly rollups have counted.
+    tenant_rate = d.step("capped_tenant_usd_per_s", "The capped tenant's spend rate",
+                         events * per_event / month * p.capped_tenant_share, "USD/s",
+                         formula="{revenue_per_month_usd} / {seconds_per_month} × {capped_tenant_share}")
+    d.step("cap_overshoot_rollup_usd", "Spend past the cap if it is checked against the hourly rollups",
+           tenant_rate * 3600, "USD", formula="{capped_tenant_usd_per_s} × 1 h")
+    d.step("cap_overshoot_counter_usd", "Spend past the cap with a streaming counter",
+           tenant_rate * p.spend_counter_lag_s, "USD", formula="{capped_tenant_usd_per_s} × {spend_counter_lag_s}")
+    reserve = d.step("cap_reservation_usd", "Reserved at admission: the request's worst case",
+                     p.mean_input_tokens * p.input_usd_per_mtok / 1e6 + p.max_output_tokens * p.output_usd_per_mtok / 1e6,
+                     "USD", formula="{mean_input_tokens} × {input_usd_per_mtok} / 1,000,000 + "
+                                    "{max_output_tokens} × {output_usd_per_mtok} / 1,000,000")
+    d.step("reservation_over_actual", "Reservation over what the mean request spends", reserve / per_request, "1",
+           noun="×", formula="{cap_reservation_usd} / {revenue_per_request_usd}")
 
     cells = d.step("rollup_cells_per_month", "Possible (tenant, model, meter, hour) cells",
                    p.tenants * p.models_per_tenant * p.meters_per_model * HOURS_PER_MONTH, "1", noun="cells",

@@ -308,6 +308,8 @@ def solve(p: Params) -> Derivation:
            p.global_batch % per_r, "1", noun="sequences",
            formula="{global_batch} − {micro_batch} × {relaunch_max_dp} × floor({global_batch} / ({micro_batch} × "
                    "{relaunch_max_dp}))")
+    d.step("relaunch_full_layout_verdict", "What the schema does with every replica of that machine",
+           "rejects" if p.global_batch % per_r else "accepts", formula="{relaunch_remainder} = 0", kind="verdict")
     acc_floor = d.step("relaunch_accum_if_floored", "Micro-steps a trainer that rounds down would run",
                        max(1, p.global_batch // per_r), "1", noun="micro-steps",
                        formula="max(1, ⌊{global_batch} / ({micro_batch} × {relaunch_max_dp})⌋)")

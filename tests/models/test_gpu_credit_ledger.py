@@ -89,6 +89,25 @@ def test_seed_exhaustion():
     assert v(d, "jobs_per_grant_research") == math.floor(3_686_400 / 7 / 192)
 
 
+def test_seed_exchange_rate_and_scheduler_quota():
+    d = solve(Params())
+    # A credit is an H100-hour; an H100 does 3x an A100's work, so an A100-hour costs 1/3 credit.
+    assert v(d, "a100_credit_rate") == pytest.approx(1 / 3)
+    # The example job (8 GPUs, 3.5 h on H100s) takes 10.5 h on A100s and costs 8 x 10.5 / 3 = 28 credits,
+    # the same 8 x 3.5 = 28 it costs on H100s.
+    assert v(d, "example_job_a100_hours") == pytest.approx(10.5)
+    assert v(d, "example_job_a100_credits") == pytest.approx(28)
+    # Pretraining's grant of 3,686,400 x 3/7 GPU-hours as GPU-minutes for GrpTRESMins=gres/gpu=...
+    assert v(d, "slurm_grptresmins_pretraining") == pytest.approx(3_686_400 * 3 / 7 * 60)  # 94.8M
+
+
+def test_exchange_rate_variant():
+    d = solve(Params(h100_speedup_over_a100=2.0, job_run_h=5, gpus_per_job=16))
+    assert v(d, "a100_credit_rate") == pytest.approx(0.5)
+    assert v(d, "example_job_a100_hours") == pytest.approx(10)  # 5 h x 2
+    assert v(d, "example_job_a100_credits") == pytest.approx(16 * 10 * 0.5) == pytest.approx(80)  # = 16 x 5
+
+
 # --- a variant worked by hand -------------------------------------------------------------------
 
 

@@ -94,6 +94,15 @@ def test_seed_scenario_relaunch_on_192_gpus():
     assert v(d, "relaunch_usable_gpus") == 16 * 8 == 128
     assert v(d, "relaunch_idle_gpus") == 192 - 128 == 64
     assert v(d, "relaunch_grad_accum_steps") == pytest.approx(1024 / (4 * 16)) == 16
+    # 64 left over: every replica of the 192-GPU machine is a layout the schema rejects
+    assert d["relaunch_full_layout_verdict"].value == "rejects"
+
+
+def test_relaunch_on_512_gpus_is_accepted_whole():
+    # 512 / 8 = 64 replicas x 4 = 256 per micro-step; 1,024 mod 256 = 0: the schema accepts it
+    d = solve(Params(relaunch_gpus=512))
+    assert v(d, "relaunch_remainder") == 1024 % 256 == 0
+    assert d["relaunch_full_layout_verdict"].value == "accepts"
 
 
 def test_seed_resolved_config_written_out_by_hand():

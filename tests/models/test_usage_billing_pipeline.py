@@ -54,6 +54,33 @@ def test_scenario_by_hand():
     assert v(d, "rollup_compression") == pytest.approx(1.296e10 / 21.6e6) == pytest.approx(600)
 
 
+def test_dedup_state_per_partition_and_the_spend_cap_by_hand():
+    d = solve(Params())
+    # Keys are partitioned by request id, so each of the 25 consumers holds 1/25 of the window's keys:
+    # 432 M / 25 = 17.28 M keys, 20.736 GB / 25 = 829 MB.
+    assert v(d, "dedup_keys_per_partition") == pytest.approx(432e6 / 25) == pytest.approx(17.28e6)
+    assert v(d, "dedup_index_per_partition_GB") == pytest.approx(20.736 / 25)
+    # The capped tenant sends 2% of 5,000 req/s = 100 req/s at $0.0105: $1.05 a second.
+    assert v(d, "capped_tenant_usd_per_s") == pytest.approx(100 * 0.0105) == pytest.approx(1.05)
+    # Checked against hourly rollups it can run an hour past the cap; with a 5 s counter, 5 s.
+    assert v(d, "cap_overshoot_rollup_usd") == pytest.approx(1.05 * 3600) == pytest.approx(3780)
+    assert v(d, "cap_overshoot_counter_usd") == pytest.approx(1.05 * 5)
+    # A hard cap reserves the worst case: 1,500 in at $3/M + 4,096 out at $15/M = $0.0045 + $0.06144.
+    assert v(d, "cap_reservation_usd") == pytest.approx(0.0045 + 0.06144)
+    assert v(d, "reservation_over_actual") == pytest.approx(0.06594 / 0.0105)  # 6.28x
+
+
+def test_spend_cap_variant_by_hand():
+    d = solve(Params(requests_per_s=1000, capped_tenant_share=0.1, spend_counter_lag_s=30,
+                     mean_input_tokens=1000, mean_output_tokens=1000, max_output_tokens=2000,
+                     input_usd_per_mtok=1, output_usd_per_mtok=10))
+    # 100 req/s of $0.001 + $0.01 = $0.011: $1.10 a second; 30 s behind, $33 past the cap.
+    assert v(d, "capped_tenant_usd_per_s") == pytest.approx(1.1)
+    assert v(d, "cap_overshoot_counter_usd") == pytest.approx(33)
+    assert v(d, "cap_reservation_usd") == pytest.approx(0.001 + 0.02)
+    assert v(d, "reservation_over_actual") == pytest.approx(0.021 / 0.011)
+
+
 def test_seed_claims_a_drop_costs_money_and_a_duplicate_overbills():
     d = solve(Params())
     assert v(d, "revenue_lost_to_drops_per_month_usd") > 0
