@@ -227,6 +227,33 @@ def solve(p: Params) -> Derivation:
            1 / (pf_node_s - hidden + dec_node_s), "1/s", noun="requests",
            formula="1 / ({prefill_s_per_request} s − {prefill_hidden_s_per_request} s + {decode_node_s_per_request} s)")
 
+    # --- goodput: both latency targets at once on a monolith node holding the full batch ---
+    # An unchunked prompt lands in one step: every stream in the batch waits for it. Chunked to keep
+    # the step within the TPOT target, a prompt gets only the step's slack, so its prefill stretches.
+    d.step("monolith_spike_step_s", "Monolith: the step an unchunked prompt lands in (every stream's TPOT)",
+           e.decode_step_s + pf_node_s, "s", formula="{decode_step_s} s + {prefill_s_per_request} s")
+    slack = d.step("monolith_prefill_slack_share", "Share of each full-batch step left for prefill within the TPOT target",
+                   max(0.0, 1 - e.decode_step_s / e.tpot_s), "1", percent=True,
+                   formula="max(0, 1 − {decode_step_s} / {tpot_target_s})")
+    d.step("monolith_chunked_prefill_s", "Monolith: one prompt's prefill spread over that slack (its TTFT, no queue)",
+           pf_node_s / slack if slack > 0 else math.inf, "s",
+           formula="{prefill_s_per_request} s / {monolith_prefill_slack_share}" if slack > 0 else "",
+           note="" if slack > 0 else "The full batch already fills the TPOT target: no prompt can start.")
+    d.step("monolith_admit_rate_full_batch", "Prompts/s a full-batch monolith node can prefill within the TPOT target",
+           slack / pf_node_s, "1/s", noun="requests",
+           formula="{monolith_prefill_slack_share} / {prefill_s_per_request} s")
+    spike = d.value("monolith_spike_step_s")
+    d.step("monolith_spike_verdict", "The unchunked step against the TPOT target",
+           "misses the TPOT target" if spike > e.tpot_s else "still meets the TPOT target",
+           formula="{monolith_spike_step_s} against {tpot_target_s}", kind="verdict")
+    admit = d.value("monolith_admit_rate_full_batch")
+    d.step("monolith_refill_verdict", "Can a full-batch monolith node admit prompts as fast as its batch retires them?",
+           "cannot refill its batch: the batch must shrink" if admit < cap_d else "can refill its batch at full size",
+           formula="{monolith_admit_rate_full_batch} against {decode_node_capacity}", kind="verdict")
+    d.step("split_ttft_s", "Split: TTFT on an idle prefill node (prefill plus the exposed hand-off)",
+           pf_node_s + d.value("kv_transfer_exposed_s"), "s",
+           formula="{prefill_s_per_request} s + {kv_transfer_exposed_s} s")
+
     # --- the fleets: the engine's, decode charged at the batch each node holds ---
     lam, u = p.request_rate, p.target_utilization
     d.step("prefill_nodes_continuous", "Prefill pool before rounding up: prefill busy / target utilization",

@@ -213,6 +213,37 @@ def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float
     return hi, n, b, step, share
 
 
+def _smallest_dedicated(p: Any, per_variant: float, tpot_s: float, util: float, ctx: float,
+                        **change: Any) -> tuple[int, int]:
+    """(GPUs per variant, tensor-parallel degree) of the cheapest dedicated deployment of one variant
+    on the part and format `change` names (the page's own when empty): every power-of-two degree up
+    to eight that holds the base and one sequence's KV and steps one sequence within the TPOT
+    target, sized by the same fleet as the seed's replica. No adapter reserve: a dedicated variant
+    runs its adapter merged."""
+    best: tuple[int, int] | None = None
+    kv_seq_tokens = p.prompt_tokens + p.output_tokens
+    for tp in (1, 2, 4, 8):
+        q = p.model_copy(update={"tp_degree": tp, **change})
+        hw = accelerator(q)
+        if tp > hw.scale_up_domain:
+            continue
+        r = Replica(llm(q), hw, tp, weight_fmt=q.weight_precision, kv_fmt=q.kv_precision,
+                    compute_fmt=q.compute_precision, hbm_efficiency=q.hbm_efficiency, decode_mfu=q.decode_mfu,
+                    usable_hbm_fraction=q.usable_hbm_fraction, step_overhead_s=q.step_overhead_ms / 1000,
+                    allreduce_latency_s=q.allreduce_latency_us / 1e6)
+        kv_seq = r.kv_bytes_per_token * kv_seq_tokens
+        if r.kv_room_bytes < kv_seq:
+            continue
+        step_of = r.step_lines(ctx).step_s
+        if step_of(1) > tpot_s:
+            continue
+        cap = max(1, math.floor(r.kv_room_bytes / kv_seq))
+        _cont, n, _b, _step, _share = _fleet(per_variant, step_of, tpot_s, util, cap)
+        if best is None or n * tp < best[0]:
+            best = (n * tp, tp)
+    return best if best is not None else (0, 0)
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     m, hw = llm(p), accelerator(p)
@@ -360,6 +391,23 @@ def solve(p: Params) -> Derivation:
         formula="{per_variant_tokens_per_s} / {dedicated_replicas_per_variant} × {dedicated_step_s} / "
                 "{dedicated_stepped_batch}",
     )
+
+    # --- the seed's 800 holds only at its replica of eight: the cheapest replica per variant ----
+    small, small_tp = _smallest_dedicated(p, per_variant, tpot, p.target_utilization, ctx)
+    d.step("dedicated_smallest_gpus_per_variant",
+           f"GPUs per variant on the smallest {hw.name} replica that holds it ({small_tp}-way)",
+           small, "1", noun="GPUs", kind="search",
+           formula="the fewest GPUs (1, 2, 4 or 8 per replica, replicas sized like the seed's) that hold "
+                   "{base_weight_bytes} plus one sequence's KV and step within {tpot_target_ms}")
+    d.step("dedicated_gpus_smallest", "A replica per variant on that smallest replica", p.variants * small, "1",
+           noun="GPUs", formula="{variants} × {dedicated_smallest_gpus_per_variant}")
+    h200, h200_tp = _smallest_dedicated(p, per_variant, tpot, p.target_utilization, ctx,
+                                        gpu="H200", weight_precision="fp8")
+    d.step("fp8_h200_gpus_per_variant", f"GPUs per variant with the base in fp8 on H200 ({h200_tp}-way)",
+           h200, "1", noun="GPUs", kind="search",
+           formula="the same search on H200 with the weights in fp8")
+    d.step("dedicated_gpus_fp8_h200", "A replica per variant, fp8 on H200", p.variants * h200, "1", noun="GPUs",
+           formula="{variants} × {fp8_h200_gpus_per_variant}")
 
     # --- what one adapter weighs ----------------------------------------------------------------
     # The shape the adapter drill quotes, as steps: a drawn model is not always Llama-3-70B.
@@ -606,5 +654,9 @@ def solve(p: Params) -> Derivation:
     d.step(
         "full_finetune_extra_gpus", "A full fine-tune (or another base): its own replica, however idle",
         p.tp_degree, "1", noun="GPUs", formula="{tp_degree} GPUs",
+    )
+    d.step(
+        "full_finetune_load_from_nvme_s", "A scaled-to-zero full fine-tune's weights back from one local NVMe drive",
+        base / NVME.Bps, "s", formula="{base_weight_bytes} / {nvme_Bps}",
     )
     return d

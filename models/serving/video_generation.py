@@ -137,6 +137,24 @@ class _VideoKnobs(StrictModel):
         float, Knob("Acceptable wait", "s", 10, 600, 5, log=True,
                     help="The generation time users accept: 'about a minute'.", draw=(45, 120)),
     ] = 60
+    vae_decode_flops_per_pixel: Annotated[
+        float, Knob("VAE decode FLOP per output pixel-frame", "FLOP", 1e5, 1e8, log=True,
+                    help="Work of the VAE decoder per output pixel of every frame: an estimate for a 96-128-channel "
+                         "causal 3D-conv decoder (about 3 × 3 × 3 convolutions at each of four resolutions).",
+                    draw=(5e6, 2e7)),
+    ] = 1e7
+    vae_bytes_per_pixel_frame: Annotated[
+        float, Knob("VAE decode peak memory per output pixel-frame", "B", 100, 2000, log=True,
+                    help="Peak working memory of an untiled conv VAE decode per output pixel-frame "
+                         "(750 B measured on LTX-2's decoder).",
+                    draw=(400, 1000)),
+    ] = 750
+    vae_mfu: Annotated[
+        float, Knob("VAE decode MFU", "", 0.02, 0.5, 0.01, percent=True,
+                    help="Share of dense peak the VAE decoder sustains: small 3D convolutions over one latent "
+                         "chunk at a time run far below a DiT's matmuls (an estimate).",
+                    draw=(0.05, 0.2)),
+    ] = 0.1
     gpu_hour_usd: Annotated[
         float, Knob("GPU price", "USD/h", 0.5, 10, 0.1,
                     help="What one GPU-hour costs you (an assumption: rental or amortized ownership).",
@@ -253,6 +271,9 @@ def solve(p: Params) -> Derivation:
                  formula="{linear_flops_per_pass} + {attention_flops_per_pass}")
     d.step("attention_share", "Attention's share of the FLOP", attn / fpp, "1", percent=True,
            formula="{attention_flops_per_pass} / {flops_per_pass}")
+    d.step("passes_per_step", "DiT passes per denoising step", 2 if p.classifier_free_guidance else 1, "1",
+           noun="passes", kind="lookup",
+           note="2 with classifier-free guidance (with and without the prompt), 1 without.")
     passes = d.step("passes_per_request", "DiT passes per request", _passes(p), "1", noun="passes",
                     formula="{denoising_steps} × " + ("2 (guidance, with and without the prompt)"
                                                       if p.classifier_free_guidance else "1 (no guidance)"))
@@ -289,6 +310,44 @@ def solve(p: Params) -> Derivation:
     d.step("max_height_within_wait", "Tallest resolution that still finishes within the acceptable wait", tallest,
            "1", noun="px", formula="the largest height, in 16-px steps, whose wall time is at most {wait_target_s}",
            kind="search")
+    # --- the VAE decode: one GPU, after the last step, while the group waits ---
+    pix = d.step("output_pixel_frames", "Output pixels over every frame", p.frames * p.height_px * width_px(p, p.height_px), "1",
+                 noun="pixel-frames", formula="{frames} × {height_px} × {width_px}")
+    vae_flops = d.step("vae_decode_flops", "VAE decode FLOP", pix * p.vae_decode_flops_per_pixel, "FLOP",
+                       formula="{output_pixel_frames} × {vae_decode_flops_per_pixel}")
+    vae_eff = d.step("vae_effective_flops", "Sustained by one GPU at the VAE MFU", peak * p.vae_mfu, "FLOP/s",
+                     formula="{gpu_peak_flops} × {vae_mfu}")
+    vae_s = d.step("vae_decode_s", "VAE decode on one GPU (serial: after the last step)",
+                   vae_flops / vae_eff, "s", formula="{vae_decode_flops} / {vae_effective_flops}")
+    d.step("vae_group_gpu_seconds", "GPU-seconds the group spends on it (the others wait)", vae_s * p.sp_degree, "s",
+           formula="{vae_decode_s} × {sp_degree}")
+    d.step("vae_share_of_job", "The VAE decode's share of the job's time", vae_s / (wall + vae_s), "1", percent=True,
+           formula="{vae_decode_s} / ({wall_time_s} + {vae_decode_s})")
+    total = d.step("request_time_s", "The user's wait, DiT plus VAE decode (queue not counted)", wall + vae_s, "s",
+                   formula="{wall_time_s} + {vae_decode_s}")
+    d.step("meets_wait_target_with_vae", "Within the acceptable wait, VAE included?",
+           "yes" if total <= p.wait_target_s else "no", formula="{request_time_s} ≤ {wait_target_s}", kind="verdict")
+    d.step("vae_untiled_bytes", "Peak memory of an untiled VAE decode", pix * p.vae_bytes_per_pixel_frame, "B",
+           formula="{output_pixel_frames} × {vae_bytes_per_pixel_frame}")
+    left = p.usable_hbm_fraction * hw.hbm_bytes - params * bytes_per_element(p.weight_precision)
+    d.step("vae_untiled_fits", "Does the untiled decode fit beside the DiT weights?",
+           "yes" if pix * p.vae_bytes_per_pixel_frame <= left else "no",
+           formula=f"{{vae_untiled_bytes}} ≤ {left / 1e9:,.1f} GB of HBM left beside the weights", kind="verdict")
+    w720 = width_px(p, 720)
+    d.step("vae_decode_720p_s", "VAE decode at 720p, everything else the same",
+           p.frames * 720 * w720 * p.vae_decode_flops_per_pixel / vae_eff, "s",
+           formula=f"{{frames}} × 720 × 720 × {aspect_formula(p.aspect)} × {{vae_decode_flops_per_pixel}} / "
+                   "{vae_effective_flops}")
+    distilled = d.step("distilled_wall_s", "DiT wall time distilled to 4 passes (4 steps, guidance distilled)",
+                       wall * 4 / passes, "s", formula="{wall_time_s} × 4 / {passes_per_request}")
+    d.step("vae_share_distilled", "The VAE decode's share once the DiT is distilled", vae_s / (distilled + vae_s),
+           "1", percent=True, formula="{vae_decode_s} / ({distilled_wall_s} + {vae_decode_s})")
+    d.step("vae_untiled_720p_bytes", "Peak memory of an untiled VAE decode at 720p",
+           p.frames * 720 * w720 * p.vae_bytes_per_pixel_frame, "B",
+           formula=f"{{frames}} × 720 × 720 × {aspect_formula(p.aspect)} × {{vae_bytes_per_pixel_frame}}")
+    d.step("vae_untiled_720p_fits", "Would the untiled 720p decode fit beside the weights?",
+           "yes" if p.frames * 720 * w720 * p.vae_bytes_per_pixel_frame <= left else "no",
+           formula=f"{{vae_untiled_720p_bytes}} ≤ {left / 1e9:,.1f} GB of HBM left beside the weights", kind="verdict")
     d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
            "s", formula="{wall_time_s} / {denoising_steps}")
     d.step("progress_increment", "Progress per step", 1 / p.denoising_steps, "1", percent=True,

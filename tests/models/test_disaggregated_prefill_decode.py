@@ -185,6 +185,27 @@ def test_seed_kv_transfer_and_the_link_it_needs():
         egress * d.value("prefill_to_decode_node_ratio"), rel=1e-9)
 
 
+def test_seed_goodput_a_full_batch_monolith_cannot_meet_both_targets():
+    """DistServe's argument on the seed: at the full batch of 552 the step is 33.6 ms of a 50 ms TPOT.
+    An unchunked 2,000-token prompt (81.9 ms of prefill) makes that step 115.5 ms for every stream;
+    chunked into the 16.4 ms of slack a step leaves, the prompt takes 81.9 / (1 - 33.6 / 50) = 250 ms
+    to prefill, and the node starts 0.327 / 81.9 ms = 4.0 prompts/s while its batch retires
+    552 / (400 x 33.6 ms) = 41 requests/s. Split, an idle prefill node answers in 81.9 ms plus
+    1.64 ms / 80 layers of exposed hand-off."""
+    d = solve(Params())
+    h = _by_hand(**SEED)
+    step, pf = h["step"], h["prefill_s"]
+    assert d.value("monolith_spike_step_s") == pytest.approx(step + pf) == pytest.approx(0.1155, abs=2e-4)
+    assert d.value("monolith_spike_verdict") == "misses the TPOT target"
+    slack = 1 - step / 0.05
+    assert d.value("monolith_prefill_slack_share") == pytest.approx(slack) == pytest.approx(0.327, abs=0.002)
+    assert d.value("monolith_chunked_prefill_s") == pytest.approx(pf / slack) == pytest.approx(0.250, abs=0.002)
+    assert d.value("monolith_admit_rate_full_batch") == pytest.approx(slack / pf) == pytest.approx(4.0, abs=0.02)
+    assert d.value("monolith_admit_rate_full_batch") < 552 / (400 * step)
+    assert d.value("monolith_refill_verdict").startswith("cannot")
+    assert d.value("split_ttft_s") == pytest.approx(pf + 655.36e6 / 400e9 / 80)
+
+
 def test_seed_load_where_the_split_beats_the_monolith():
     d = solve(Params())
     h = _by_hand(**SEED)

@@ -80,6 +80,29 @@ def test_seed_mostly_idle():
     assert v(d, "dedicated_utilization") < 0.25
 
 
+def test_seed_800_gpus_holds_only_at_eight_per_variant():
+    """The seed's 800 is its replica of 8. One H100 (72 GB usable) cannot hold 141 GB; two hold it
+    with 2.9 GB of KV room, floor(2.9 GB / (2,400 x 327,680 B)) = 3 sequences, so the 15 held need
+    5 replicas, 10 GPUs; four hold it with 147 GB to spare, stepping 15 sequences in ~17 ms, busy
+    300 x 17 ms / 15 = 34%: 4 GPUs per variant, 400 in all. In fp8 on one H200 (127 GB usable),
+    70.6 GB of weights leave room for 71 sequences and a 15-sequence step of ~23 ms (no all-reduce),
+    busy 46%: 1 GPU per variant, 100 in all."""
+    d = solve(Params())
+    seq = 2400 * KV_PER_TOKEN
+    assert 0.9 * 80e9 < 2 * PARAMS  # one H100 cannot hold the base
+    assert math.floor((0.9 * 2 * 80e9 - 2 * PARAMS) / seq) == 3  # two hold 3 sequences: 5 replicas
+    n4, _b, busy4 = hand_fleet(300, lambda b: step_s(b, tp=4))
+    assert n4 == 1 and busy4 < 0.7
+    assert v(d, "dedicated_smallest_gpus_per_variant") == 4
+    assert v(d, "dedicated_gpus_smallest") == 400 == v(d, "dedicated_gpus") / 2
+    h200_step = (PARAMS + 15 * 2200 * KV_PER_TOKEN) / (4.8e12 * MBU) + FIXED_S
+    assert 300 * h200_step / 15 < 0.7
+    assert v(d, "fp8_h200_gpus_per_variant") == 1
+    assert v(d, "dedicated_gpus_fp8_h200") == 100
+    # scaling a full fine-tune to zero: 141 GB back from one NVMe Gen5 drive at 14 GB/s, ~10 s
+    assert v(d, "full_finetune_load_from_nvme_s") == pytest.approx(2 * PARAMS / 14e9, rel=0.01)
+
+
 def test_seed_adapter_rank_8_on_q_and_v_is_about_33_mb():
     d = solve(Params())
     per_rank = (D + D) + (D + KV_OUT)  # q: 8,192 x 8,192; v: 8,192 x 1,024

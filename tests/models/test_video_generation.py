@@ -232,3 +232,26 @@ def test_hbm_left_for_activations_by_hand():
     # fp8 weights halve the 26 GB; the usable share moves the room one for one
     assert solve(Params(weight_precision="fp8", usable_hbm_fraction=0.8)).value(
         "hbm_left_for_activations_bytes") == pytest.approx(0.8 * 80e9 - 13e9 * 1)
+
+
+def test_seed_the_vae_decode_is_serial_and_heavy_at_720p():
+    """40 steps x 2 guidance passes = 80. The VAE decode: 81 frames x 480 x 853.3 px = 33.2 M
+    pixel-frames x 10 MFLOP = 332 TFLOP, at 10% of 989 TFLOP/s on one GPU: 3.36 s while the other
+    seven wait. Untiled at 750 B a pixel-frame: 24.9 GB here, 81 x 720 x 1,280 x 750 B = 56 GB at
+    720p, more than the 0.9 x 80 GB - 26 GB = 46 GB an H100 has beside 13 B bf16 weights."""
+    d = solve(Params())
+    assert d.value("passes_per_request") == 40 * 2
+    pix = 81 * 480 * 480 * 16 / 9
+    assert d.value("output_pixel_frames") == pytest.approx(pix)
+    vae_s = pix * 1e7 / (989e12 * 0.1)
+    assert d.value("vae_decode_s") == pytest.approx(vae_s) == pytest.approx(3.36, abs=0.01)
+    assert d.value("vae_group_gpu_seconds") == pytest.approx(8 * vae_s)
+    assert d.value("request_time_s") == pytest.approx(d.value("wall_time_s") + vae_s)
+    assert d.value("vae_untiled_bytes") == pytest.approx(pix * 750)
+    assert d.value("vae_untiled_720p_bytes") == pytest.approx(81 * 720 * 1280 * 750) == pytest.approx(56e9, rel=0.01)
+    assert 81 * 720 * 1280 * 750 > 0.9 * 80e9 - 13e9 * 2
+    assert d.value("vae_untiled_720p_fits") == "no" and d.value("vae_untiled_fits") == "yes"
+    # distilled to 4 passes the DiT takes a twentieth of its time and the VAE is most of the job
+    distilled = d.value("wall_time_s") * 4 / 80
+    assert d.value("vae_share_distilled") == pytest.approx(vae_s / (distilled + vae_s))
+    assert d.value("vae_share_distilled") > 0.5
