@@ -201,15 +201,16 @@ def _move(page, slider, key: str, label: str, retries: int = 3) -> tuple[float, 
     raise RuntimeError(f"{retries + 1} key presses dropped in a row")
 
 
-def _open(browser, url: str, choice: Choice):
-    """A fresh tab on the choice's page, drawn and idle: (context, page, slider, load ms)."""
+def _open(browser, url: str, choice: Choice, query: str = ""):
+    """A fresh tab on the choice's page, drawn and idle: (context, page, slider, load ms). `query`
+    sizes the yardstick page (bench/trivial_page.py)."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(60_000)
     context.add_init_script(MARKS)
     page = context.new_page()
     t = time.perf_counter()
     trivial = choice is TRIVIAL
-    page.goto(f"{url}/" if trivial else f"{url}/{choice.slug}", timeout=120_000)
+    page.goto(f"{url}/{query}" if trivial else f"{url}/{choice.slug}", timeout=120_000)
     _wait_rendered(page, choice.label)
     load_ms = (time.perf_counter() - t) * 1000
     key_class = choice.field if trivial else f"{choice.slug}-{choice.field}"
@@ -218,8 +219,8 @@ def _open(browser, url: str, choice: Choice):
     return context, page, slider, load_ms
 
 
-def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh: int) -> dict:
-    context, page, slider, first_load_ms = _open(browser, url, choice)
+def bench_page(browser, url: str, choice: Choice, moves: int, warmup: int, fresh: int, query: str = "") -> dict:
+    context, page, slider, first_load_ms = _open(browser, url, choice, query)
     key = choice.first_key
     alt_card, alt_idle, alt_start, new_card, new_idle, dropped = [], [], [], [], [], 0
     for i in range(warmup + moves):
@@ -260,6 +261,25 @@ def first_moves(browser, url: str, choice: Choice, loads: int) -> tuple[list[flo
 
 
 TRIVIAL = Choice("trivial", "trivial-value", "", "Double", "ArrowRight", 0, 1.0)
+
+WIDGETS = ("slider", "select_slider", "selectbox", "toggle", "button", "checkbox", "radio", "number_input")
+
+
+def floor_query(slug: str) -> str:
+    """The yardstick page's size for one question page, counted on its first run (AppTest): knobs
+    and buttons outside its drill forms, drill forms, Markdown blocks and characters, charts."""
+    import os
+
+    from models.registry import QUESTIONS
+    from tests.helpers import app_page
+
+    os.environ.setdefault("WALKTHROUGHS_DB", str(Path(tempfile.mkdtemp()) / "floor.duckdb"))
+    at = app_page(QUESTIONS[slug], timeout=120).run()
+    forms = len(at.get("form"))
+    widgets = sum(len(at.get(kind)) for kind in WIDGETS) - 2 * forms  # a form's two buttons are its own
+    blocks = at.markdown
+    return (f"?widgets={max(0, widgets)}&forms={forms}&markdown={len(blocks)}"
+            f"&chars={sum(len(m.value) for m in blocks)}&charts={len(at.get('plotly_chart'))}")
 
 
 @contextlib.contextmanager
@@ -312,12 +332,14 @@ def start_trivial(log: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"the trivial page did not start:\n{log.read_text()}")
 
 
-def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0, sessions: int = 1) -> dict:
+def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0, sessions: int = 1,
+        floor: bool = False) -> dict:
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.conftest import start_server, stop_server
 
     choices = [choose(slug, fresh) for slug in pages]
+    floors = {slug: floor_query(slug) for slug in pages} if floor else {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-browser-"))
     load_before = loadavg()
     proc, url = start_server(tmp / "bench.duckdb", tmp / "server.log")
@@ -337,6 +359,12 @@ def run(pages: list[str], moves: int, warmup: int, fresh: int, loads: int = 0, s
                     r = bench_page(browser, url, c, moves, warmup, fresh)
                     if loads:
                         r["first_move_ms"], r["first_move_idle_ms"] = first_moves(browser, url, c, loads)
+                if floor:
+                    with companion(trivial_url, TRIVIAL, sessions):
+                        bound = bench_page(browser, trivial_url, TRIVIAL, moves, warmup, 0, floors[c.slug])
+                    r["floor_query"] = floors[c.slug]
+                    r["floor_ms"] = bound["alternating_ms"]
+                    r["floor_idle_ms"] = bound["alternating_idle_ms"]
                 r["trivial_ms"] = base["alternating_ms"]
                 r["trivial_idle_ms"] = base["alternating_idle_ms"]
                 if loads:
@@ -365,11 +393,18 @@ def table(res: dict) -> str:
              if r.get("first_move_ms") else "-"),
             f"{median(n):.0f} / {p95(n):.0f} (n={len(n)})" if n else "-",
             f"{r['first_load_ms']:.0f}",
+            *((f"{median(r['floor_ms']) / median(r['trivial_ms']):.1f}x / "
+               f"{median(r['floor_idle_ms']) / median(r['trivial_idle_ms']):.1f}x",
+               f"{median(a) / median(r['floor_ms']):.1f}x / "
+               f"{median(r['alternating_idle_ms']) / median(r['floor_idle_ms']):.1f}x") if "floor_ms" in r else ()),
         ))
     headers = ("page", "slider → card", "median ms", "p95 ms", "of which key → rerun starts", "run done, median ms",
                "trivial page, median ms", "card / trivial (goal 1.5x)", "run done / trivial (goal 3x)",
                "first move after a load, median ms (/ trivial)", "new values: median / p95 ms", "first load ms")
-    return md_table(headers, rows, "llrrrrrrrrrr")
+    if any("floor_ms" in r for r in res["pages"]):
+        headers += ("a page its size that changes only the card: card / trivial, run done / trivial",
+                    "this page against that floor: card, run done")
+    return md_table(headers, rows, "ll" + "r" * (len(headers) - 2))
 
 
 def _nanmedian(xs: list[float]) -> float:
@@ -385,6 +420,9 @@ def main() -> None:
     ap.add_argument("--loads", type=int, default=0, help="fresh page loads, one move each (the first-move column)")
     ap.add_argument("--sessions", type=int, default=1, choices=(1, 2),
                     help="2: a second browser session moves the same page's slider meanwhile")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure, beside each page, a page of its size where only the card changes "
+                         "(bench/trivial_page.py with the page's element counts): Streamlit's bound for that size")
     ap.add_argument("--json", help="also write the samples here (bench/report.py uses it)")
     args = ap.parse_args()
     if args.pages == "all":
@@ -392,7 +430,7 @@ def main() -> None:
         pages = [slug for slug, q in QUESTIONS.items() if q.written]
     else:
         pages = args.pages.split(",")
-    res = run(pages, args.moves, args.warmup, args.fresh, args.loads, args.sessions)
+    res = run(pages, args.moves, args.warmup, args.fresh, args.loads, args.sessions, args.floor)
     print(f"Slider-to-screen in Chromium: {args.warmup} warm-up + {args.moves} timed moves per page "
           f"(ArrowRight/ArrowLeft alternating), then up to {args.fresh} moves to new values; "
           f"{args.sessions} browser session{'s' if args.sessions > 1 else ''} on the server.")
