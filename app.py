@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import ui.chart_identity  # noqa: F401  (charts keep their identity across reruns: updated in place)
 from ui.gc_tuning import freeze_once
 from ui.layout import apply_layout
 from ui.navigation import build_navigation

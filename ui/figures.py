@@ -21,8 +21,6 @@ from typing import Any, Iterable
 
 import plotly.graph_objects as go
 
-import ui.chart_identity  # noqa: F401  (a chart whose figure changes is updated in place, not redrawn)
-
 # plotly wraps no title, and a title with a <br> is misplaced by title.automargin (it rises out
 # of the figure), so a long title is split here into a title line and a subtitle line, each
 # short enough for the 366 px a 390 px phone gives a chart (15 px bold and 12 px text, at the
