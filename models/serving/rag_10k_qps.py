@@ -37,6 +37,7 @@ from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, 
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
+from models.serving.serving_platform import record_trtllm_anchor
 from models.units import format_quantity
 
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
@@ -420,6 +421,19 @@ def solve(p: Params) -> Derivation:
         prefill_s + decode_s, "s",
         formula="{prefill_s_per_request} + {decode_node_seconds}",
     )
+    d.step(
+        "llm_bill_verdict", "Which half of a query costs more node time",
+        "the prompt (prefill)" if prefill_s >= decode_s else "the answer (decode)",
+        formula="{prefill_s_per_request} against {decode_node_seconds}", kind="verdict",
+    )
+    d.step(
+        "held_step_fixed_share", "Share of the held decode step that is weight read, all-reduces and fixed cost",
+        (d.value("weight_read_s") + d.value("held_batch_allreduce_s") + d.value("step_overhead_s")) / f.held_step_s,
+        "1", percent=True,
+        formula="({weight_read_s} + {held_batch_allreduce_s} + {step_overhead_s}) / {held_batch_step_s}",
+    )
+    # Published check, prefill-heavy like this traffic: TensorRT-LLM's 70B FP8 on 2 x H100.
+    record_trtllm_anchor(d, e_p, runs=((2048, 128, 762.0), (5000, 500, 898.0)))
     d.step(
         "llm_nodes_at_full_busy", "Nodes if every query reached the LLM and nodes ran 100% busy",
         p.qps * node_s, "1", noun="nodes",

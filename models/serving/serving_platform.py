@@ -19,12 +19,14 @@ replica count becomes without the think time, without the prefix cache, and with
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from functools import lru_cache
+from types import SimpleNamespace
+from typing import Annotated, Any
 
 from models.core import Derivation, Knob, StrictModel
 from models.units import format_quantity
 from models.engine import serving as sv
-from models.engine.knobs import with_defaults
+from models.engine.knobs import accelerator, problem, with_defaults
 from models.engine.record import record_fleet, record_served
 from models.engine.serving_knobs import ServingKnobs, served
 
@@ -53,6 +55,80 @@ def _chain(p: Params, users: float, think_s: float, hit: float) -> tuple[float, 
     response = s.prefill_s_per_request + p.output_tokens * s.decode_step_s
     rate = users / (think_s + response)
     return rate, rate * response, sv.fleet(s, rate, p.target_utilization)
+
+
+def _layout(p: Any, tp: int) -> SimpleNamespace | None:
+    """The scenario on replicas of `tp` accelerators, or None when it cannot serve one sequence there."""
+    q = SimpleNamespace(**dict(p))
+    q.tp_degree = tp
+    if tp > accelerator(p).scale_up_domain or problem(q) or sv.served_problem(served(q)):
+        return None
+    return q
+
+
+def other_layout(p: Any) -> tuple[int, SimpleNamespace | None]:
+    """The replica size to weigh against this one: half the accelerators if the weights fit there, else
+    twice (within the scale-up domain); (tp, None) when neither serves."""
+    for tp in ((p.tp_degree // 2,) if p.tp_degree > 1 else ()) + (p.tp_degree * 2,):
+        q = _layout(p, tp)
+        if q is not None:
+            return tp, q
+    return p.tp_degree, None
+
+
+# Published anchor: TensorRT-LLM's perf overview, Llama-3.3-70B (the Llama-3-70B shape) in FP8 on two
+# H100 SXM, trtllm-bench at maximum load, total output tokens/s: (prompt, output, measured).
+ANCHOR_RUNS = ((2048, 2048, 3082.0), (1000, 1000, 4205.0))
+
+
+# The anchor's own setup: every knob but the engine's efficiencies is fixed by the published run.
+_ANCHOR_FIXED = {"model", "gpu", "tp_degree", "weight_precision", "kv_precision", "compute_precision",
+                 "prompt_tokens", "output_tokens", "prefix_cache_hit", "given_batch", "concurrent_users",
+                 "think_time_s", "target_utilization", "tpot_target_ms"}
+
+
+@lru_cache(maxsize=64)
+def _anchor_engine(engine: tuple, runs: tuple) -> tuple[tuple[int, float, float], ...]:
+    """(batch, decode step, prefill) of the published setup for each run, at these engine knobs."""
+    out = []
+    for isl, osl, _ in runs:
+        q = SimpleNamespace(**dict(engine))
+        q.model, q.gpu, q.tp_degree = "Llama-3-70B", "H100 SXM", 2
+        q.weight_precision = q.kv_precision = q.compute_precision = "fp8"
+        q.prompt_tokens, q.output_tokens, q.prefix_cache_hit, q.given_batch = isl, osl, 0.0, 0
+        s = served(q)
+        b = s.batch_memory_cap
+        out.append((b, s.step_s(b), s.prefill_s_per_request))
+    return tuple(out)
+
+
+def record_trtllm_anchor(d: Derivation, p: Any, runs: tuple[tuple[int, int, float], ...] = ANCHOR_RUNS) -> None:
+    """This scenario's engine efficiencies run on the published TensorRT-LLM setup, beside what it measured:
+    `anchor_<isl>_predicted_tokens_per_s`, `..._measured_...` and `..._error` (prompt lengths unique)."""
+    base = dict(p) if not isinstance(p, SimpleNamespace) else vars(p)
+    engine = tuple(sorted((k, v) for k, v in base.items() if k not in _ANCHOR_FIXED))
+    for (isl, osl, measured), (b, step_s, prefill_s) in zip(runs, _anchor_engine(engine, runs)):
+        tag = f"anchor_{isl}"
+        d.step(f"{tag}_prompt_tokens", f"Published setup {isl} / {osl}: prompt tokens", isl, "1",
+               noun="tokens", kind="lookup", note="TensorRT-LLM perf overview: input sequence length")
+        d.step(f"{tag}_output_tokens", f"Published setup {isl} / {osl}: output tokens", osl, "1",
+               noun="tokens", kind="lookup", note="TensorRT-LLM perf overview: output sequence length")
+        d.step(f"{tag}_batch", f"Published setup {isl} in / {osl} out: sequences the KV of 2 × H100 holds",
+               b, "1", noun="sequences", kind="search",
+               formula="floor(KV room of 2 × H100 after fp8 weights / KV of one fp8 sequence)")
+        d.step(f"{tag}_step_s", f"Published setup {isl} / {osl}: the engine's decode step at that batch",
+               step_s, "s", kind="search", formula="the engine's decode step, 2 × H100, fp8, at that batch")
+        d.step(f"{tag}_prefill_s", f"Published setup {isl} / {osl}: the engine's prefill of one prompt",
+               prefill_s, "s", kind="search", formula="the engine's prefill, 2 × H100, fp8")
+        pred = d.step(f"{tag}_predicted_tokens_per_s",
+                      f"Published setup {isl} / {osl}: output tokens/s the engine predicts at full load",
+                      osl / (prefill_s + osl * step_s / b), "1/s", noun="tokens",
+                      formula=f"{osl} / ({{{tag}_prefill_s}} s + {osl} × {{{tag}_step_s}} s / {{{tag}_batch}})")
+        d.step(f"{tag}_measured_tokens_per_s", f"Published setup {isl} / {osl}: output tokens/s TensorRT-LLM measured",
+               measured, "1/s", noun="tokens", kind="lookup", note="TensorRT-LLM perf overview, H100 TP2 FP8")
+        d.step(f"{tag}_error", f"Published setup {isl} / {osl}: the engine against the measurement",
+               pred / measured - 1, "1", percent=True,
+               formula=f"{{{tag}_predicted_tokens_per_s}} / {{{tag}_measured_tokens_per_s}} − 1")
 
 
 def solve(p: Params) -> Derivation:
@@ -137,6 +213,49 @@ def solve(p: Params) -> Derivation:
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
            sv.busy_share(cold_engine, cold_rate, f.replicas), "1", percent=True,
            formula="busy share of the same {replicas} replicas with prefix-cache hit 0", kind="variant")
+    # --- the replica's size: this layout against the other one ---
+    tp_alt, q = other_layout(p)
+    half = tp_alt < p.tp_degree
+    d.step("tp_alt", "The replica size to weigh against this one", tp_alt, "1", noun="GPUs",
+           formula="{tp_degree} / 2" if half else ("{tp_degree} × 2" if tp_alt > p.tp_degree else "{tp_degree}"),
+           note="Half the GPUs when the weights fit there, else twice.")
+    d.step("weight_bytes_per_gpu", "Weights on each GPU of this replica", e.replica.weight_bytes / p.tp_degree, "B",
+           formula="{weight_bytes} / {tp_degree}")
+    d.step("weight_bytes_per_gpu_alt", "Weights on each GPU of the other layout", e.replica.weight_bytes / tp_alt, "B",
+           formula="{weight_bytes} / {tp_alt}")
+    ea = served(q) if q is not None else e
+    d.step("kv_room_bytes_alt", "KV room on a replica of the other layout", ea.replica.kv_room_bytes, "B",
+           formula="{tp_alt} × {gpu_memory_bytes} × {usable_hbm_fraction} − {weight_bytes}")
+    d.step("batch_memory_cap_alt", "Whole sequences whose KV fits on the other layout", ea.batch_memory_cap, "1",
+           noun="sequences", formula="floor({kv_room_bytes_alt} / {kv_bytes_per_sequence})")
+    d.step("weight_read_s_alt", "Reading every weight once on the other layout",
+           ea.replica.weight_bytes / ea.replica.achieved_hbm_Bps, "s",
+           formula="{weight_bytes} / ({tp_alt} × {gpu_hbm_Bps} × {hbm_efficiency})")
+    d.step("weight_read_floor_busy_alt", "Share of each token gap the other layout's weight read takes",
+           d.value("weight_read_s_alt") / e.tpot_s, "1", percent=True, formula="{weight_read_s_alt} / {tpot_target_s}")
+    _, _, fa = _chain(q if q is not None else p, p.concurrent_users, p.think_time_s, p.prefix_cache_hit)
+    d.step("prefill_s_per_request_alt", "Prefill time per request on the other layout", ea.prefill_s_per_request, "s",
+           formula="the same prefill on {tp_alt}", kind="variant")
+    d.step("held_batch_alt", "Sequences each replica of the other layout decodes at once", fa.held_batch, "1",
+           noun="sequences", formula="the same fleet search on replicas of {tp_alt}", kind="variant")
+    d.step("held_batch_step_s_alt", "The other layout's decode step at that batch (the TPOT its users see)",
+           fa.held_step_s, "s", formula="the decode step on {tp_alt} at {held_batch_alt}", kind="variant")
+    d.step("replicas_alt", "Replicas of the other layout for the same users", fa.replicas, "1", noun="replicas",
+           formula="the same chain on replicas of {tp_alt}", kind="variant")
+    gpus_alt = d.step("gpus_alt", "GPUs on the other layout", fa.replicas * tp_alt, "1", noun="GPUs",
+                      formula="{replicas_alt} × {tp_alt}")
+    gpus = f.replicas * p.tp_degree
+    if q is None:
+        verdict = f"no other layout serves this model, so {p.tp_degree} per replica stands"
+    elif gpus_alt < gpus:
+        verdict = f"{tp_alt} per replica needs fewer GPUs"
+    elif gpus_alt > gpus:
+        verdict = f"{p.tp_degree} per replica needs fewer GPUs"
+    else:
+        verdict = "the two layouts need the same GPUs"
+    d.step("tp_verdict", "Which replica size needs fewer GPUs", verdict,
+           formula="{gpus} against {gpus_alt}", kind="verdict")
+    record_trtllm_anchor(d, p)
     # A TPOT target shorter than one read of the weights cannot be met at any batch.
     d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 1, lambda: (
         f"No batch can meet this TPOT target: reading the weights once takes "

@@ -28,6 +28,7 @@ times the target's decode step at the same batch.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Annotated
 
 from models.catalog import model as catalog_model
@@ -40,6 +41,11 @@ from models.engine.shape import with_counted_params
 
 MAX_DRAFT_TOKENS = 16
 REFERENCE_DRAFT = "Llama-3-8B"  # the smallest catalog model, as a separate draft
+# SGLang's EAGLE defaults: speculative_num_draft_tokens 8 (the tree's nodes, verified in one pass),
+# speculative_num_steps 5, speculative_eagle_topk 4 (docs.sglang.io, speculative decoding).
+SGLANG_TREE_TOKENS = 8
+# SGLang's published batch-1 figures, Llama-3.1-8B-Instruct on one H100, MT-Bench: tokens/s.
+SGLANG_MEASURED = {"baseline": 158.34, "eagle2": 244.10, "eagle3": 373.25}
 
 
 def expected_tokens(a: float, k: int) -> float:
@@ -294,6 +300,71 @@ def solve(p: Params) -> Derivation:
     d.step("speedup_small_batch_reference_draft", f"Small-batch speedup with that {REFERENCE_DRAFT} draft",
            e_tok / (1 + k * c_ref), "1", noun="×",
            formula="{expected_tokens_per_pass} / (1 + {draft_tokens} × {reference_draft_cost})")
+
+    # --- a real draft model on the same GPUs: its step is a step, with launches and all-reduces ---
+    one = r.decode_step(1, ctx)
+    t11 = d.step("decode_step_batch1_s", "Target decode step at one sequence", one.step_s, "s",
+                 formula="max({weight_read_s} + {kv_read_per_sequence_s}, {compute_per_sequence_s}) + "
+                         "{allreduce_fixed_s} + {allreduce_per_sequence_s} + {step_overhead_s}")
+    d.step("reference_draft_model", "The separate draft weighed here: the catalog's smallest model", REFERENCE_DRAFT,
+           kind="lookup")
+    rd = replace(r, model=ref)
+    floor = d.step("reference_draft_fixed_s", f"Fixed cost of one {REFERENCE_DRAFT} step on these GPUs: launches "
+                   "and sampling plus its all-reduce latencies", rd.step_overhead_s + rd.allreduce_s(0), "s",
+                   formula=(f"{{step_overhead_s}} + {ref.layers} layers × 2 × {{allreduce_latency_us}}"
+                            if r.tp > 1 else "{step_overhead_s}"))
+    d.step("draft_cost_floor", "c that fixed cost alone sets at small batch", floor / t11, "1", percent=True,
+           formula="{reference_draft_fixed_s} / {decode_step_batch1_s}")
+    td1 = d.step("reference_draft_step_batch1_s", f"The engine's {REFERENCE_DRAFT} step on these GPUs, one sequence",
+                 rd.decode_step(1, ctx).step_s, "s", kind="variant",
+                 formula=f"the decode step at one sequence with {REFERENCE_DRAFT} in place of {{model}}")
+    c_eng = d.step("reference_draft_cost_engine", f"c of that {REFERENCE_DRAFT} draft by the engine's step",
+                   td1 / t11, "1", percent=True, formula="{reference_draft_step_batch1_s} / {decode_step_batch1_s}")
+    d.step("speedup_small_batch_reference_draft_engine", f"Small-batch speedup with that {REFERENCE_DRAFT} draft, "
+           "by the engine's step", e_tok / (1 + k * c_eng), "1", noun="×",
+           formula="{expected_tokens_per_pass} / (1 + {draft_tokens} × {reference_draft_cost_engine})")
+    d.step("draft_cost_verdict", "The draft-cost knob against the fixed-cost floor",
+           "below" if c < floor / t11 else "above",
+           formula="{draft_cost} against {draft_cost_floor}", kind="verdict")
+
+    # --- tree verification (EAGLE, Medusa): one pass scores every node of a candidate tree ---
+    n_tree = d.step("tree_verify_positions", "Tree nodes one verify pass scores (SGLang's EAGLE default)",
+                    SGLANG_TREE_TOKENS, "1", noun="positions", kind="lookup",
+                    note="SGLang speculative_num_draft_tokens, default 8 (speculative_num_steps 5, eagle_topk 4).")
+    tree = r.pass_step(batch, ctx, positions=n_tree)
+    tt = d.step("tree_verify_step_s", "Verify pass over the tree at the operating batch", tree.step_s, "s",
+                formula="max({decode_step_memory_s}, {tree_verify_positions} × {decode_step_compute_s}) + "
+                        "{allreduce_fixed_s} + {tree_verify_positions} × {decode_batch} × {allreduce_per_token_s} + "
+                        "{step_overhead_s}")
+    d.step("tree_break_even_tokens", "Tokens a pass the tree must yield to match the chain at the operating batch",
+           e_tok * (tt + dr) / it, "1", noun="tokens",
+           formula="{expected_tokens_per_pass} × ({tree_verify_step_s} + {draft_time_s}) / {iteration_s}")
+    v1 = r.pass_step(1, ctx, positions=k + 1).step_s
+    tree1 = r.pass_step(1, ctx, positions=n_tree).step_s
+    d.step("tree_verify_step_batch1_s", "Verify pass over the tree at one sequence", tree1, "s",
+           formula="max({weight_read_s} + {kv_read_per_sequence_s}, {tree_verify_positions} × "
+                   "{compute_per_sequence_s}) + {allreduce_fixed_s} + {tree_verify_positions} × "
+                   "{allreduce_per_sequence_s} + {step_overhead_s}")
+    d.step("verify_step_batch1_s", "Chain verify pass at one sequence", v1, "s",
+           formula="max({weight_read_s} + {kv_read_per_sequence_s}, ({draft_tokens} + 1) × {compute_per_sequence_s}) "
+                   "+ {allreduce_fixed_s} + ({draft_tokens} + 1) × {allreduce_per_sequence_s} + {step_overhead_s}")
+    d.step("tree_break_even_tokens_batch1", "Tokens a pass the tree must yield to match the chain at one sequence",
+           e_tok * (tree1 + k * c * t11) / (v1 + k * c * t11), "1", noun="tokens",
+           formula="{expected_tokens_per_pass} × ({tree_verify_step_batch1_s} + {draft_tokens} × {draft_cost} × "
+                   "{decode_step_batch1_s}) / ({verify_step_batch1_s} + {draft_tokens} × {draft_cost} × "
+                   "{decode_step_batch1_s})")
+
+    # --- a published anchor for the small-batch formula ---
+    base = d.step("sglang_baseline_tokens_per_s", "SGLang, Llama-3.1-8B on one H100, no speculation (MT-Bench)",
+                  SGLANG_MEASURED["baseline"], "1/s", noun="tokens", kind="lookup")
+    d.step("sglang_eagle3_tokens_per_s", "The same with EAGLE-3", SGLANG_MEASURED["eagle3"], "1/s", noun="tokens",
+           kind="lookup")
+    d.step("sglang_eagle2_tokens_per_s", "The same with EAGLE-2", SGLANG_MEASURED["eagle2"], "1/s", noun="tokens",
+           kind="lookup")
+    d.step("sglang_eagle3_speedup", "EAGLE-3's measured speedup at batch 1", SGLANG_MEASURED["eagle3"] / base, "1",
+           noun="×", formula="{sglang_eagle3_tokens_per_s} / {sglang_baseline_tokens_per_s}")
+    d.step("sglang_eagle2_speedup", "EAGLE-2's measured speedup at batch 1", SGLANG_MEASURED["eagle2"] / base, "1",
+           noun="×", formula="{sglang_eagle2_tokens_per_s} / {sglang_baseline_tokens_per_s}")
 
     # --- monitoring: the acceptance rate below which it stops paying ---
     d.step("break_even_acceptance_small_batch", "Acceptance below which speculation loses at small batch",

@@ -41,9 +41,12 @@ import numpy as np
 from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, replica, with_defaults, without
+from models.engine.knobs import EngineKnobs, accelerator, replica, subset, with_defaults, without
 from models.engine.record import record_model
 from models.engine.roofline import Replica
+from models.engine.serving import Served, served_problem
+from models.engine.serving_knobs import RequestKnobs, SloKnobs
+from models.validation_steps import accuracy_steps
 from models.sim import queue
 from models.units import format_number, format_quantity
 
@@ -106,9 +109,15 @@ class _TtftKnobs(StrictModel):
 
 
 
-# TTFT is prefill and queueing: no decode step's fixed cost or MFU, nor the KV room, moves a figure here.
+# The decode side's two knobs, as the engine's request and SLO groups declare them.
+_DecodeOutput = subset(RequestKnobs, "_DecodeOutput", output_tokens=400)
+_DecodeSlo = subset(SloKnobs, "_DecodeSlo", tpot_target_ms=50)
+
+
+# TTFT is prefill and queueing; the decode side, sized beside it, runs at the engine's default decode
+# MFU, fixed cost per step and usable HBM (no knob of those moves a TTFT figure).
 class Params(without(with_defaults(EngineKnobs, tp_degree=8), "usable_hbm_fraction", "decode_mfu", "step_overhead_ms"),
-             _TtftKnobs):
+             _DecodeSlo, _DecodeOutput, _TtftKnobs):
     """The budget, the prompts and the traffic, then the engine: a tensor-parallel group of eight
     runs one prefill at a time."""
 
@@ -120,7 +129,15 @@ class Params(without(with_defaults(EngineKnobs, tp_degree=8), "usable_hbm_fracti
                 f"Network, routing, queue and first-token allowances add up to {spent:,.0f} ms, which leaves "
                 f"less than 1 ms of the {self.slo_ms:,.0f} ms SLO for prefill. Shrink an allowance or loosen the SLO."
             )
+        why = served_problem(_decode_side(self))
+        if why:
+            raise ValueError("The decode side cannot serve this class: " + why)
         return self
+
+
+def _decode_side(p) -> Served:
+    """Decode for this class: the mean prompt's KV plus its output, each token within the TPOT target."""
+    return Served(replica(p), p.mean_prompt_tokens, p.output_tokens, 0.0, p.tpot_target_ms / 1000)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,7 +579,84 @@ def solve(p: Params) -> Derivation:
            formula="{replicas_pooled} × {tp_degree}")
     d.step("gpus_separate", "GPUs with a queue per replica", sep * p.tp_degree, "1", noun="GPUs",
            formula="{replicas_separate} × {tp_degree}")
+    _record_decode_side(d, p, r, pooled * p.tp_degree)
+    _record_engine_chunk(d, p, r)
+    acc = accuracy_steps()
+    d.step("measured_tp2_prefill_speedup", "A 13B's prefill on two A100s against one, measured",
+           acc.value("a100_13b_prefill_speedup"), "1", noun="×", kind="lookup",
+           note="The accuracy page: kipply's FasterTransformer figures, 512-token prompts.")
+    d.step("flat_mfu_tp2_speedup", "The same speed-up predicted with one flat MFU", acc.value("a100_13b_flat_speedup"),
+           "1", noun="×", kind="lookup", note="The accuracy page, fit (a).")
     return d
+
+
+ENGINE_CHUNK_TOKENS = 8192  # vLLM max_num_batched_tokens, SGLang chunked_prefill_size: H100 and H200
+
+
+def _record_engine_chunk(d: Derivation, p: Params, r: Replica) -> None:
+    """The tail chunk at the engines' default token budget, beside this page's chunk."""
+    c = min(ENGINE_CHUNK_TOKENS, p.long_prompt_tokens)
+    d.step("engine_chunk_tokens", "The engines' default step budget on an H100 or H200 (vLLM, SGLang)", c, "1", noun="tokens",
+           kind="lookup", note="vLLM max_num_batched_tokens and SGLang chunked_prefill_size: 8,192 on an H100; "
+                               "no larger than the long prompt here.")
+    d.step("engine_chunk_time_s", "The long prompt's last chunk at that budget", r.prefill_s(c, p.long_prompt_tokens - c),
+           "s", formula="{engine_chunk_tokens} × ({weight_flops_per_token} + {attention_flops_per_position} × "
+                        "({long_prompt_tokens} − {engine_chunk_tokens} / 2 − 1 / 2)) / {replica_prefill_flops} + "
+                        "{allreduce_fixed_s} s + {engine_chunk_tokens} × {allreduce_per_token_s} s")
+    d.step("engine_chunk_share_of_prefill_budget", "That chunk's share of the prefill budget",
+           d.value("engine_chunk_time_s") / d.value("prefill_budget_s"), "1", percent=True,
+           formula="{engine_chunk_time_s} / {prefill_budget_s}")
+
+
+def _record_decode_side(d: Derivation, p: Params, r: Replica, prefill_gpus: int) -> None:
+    """Decode replicas for the same class, at the engine's default decode efficiencies: the fewest whose full
+    batches, each step within the TPOT target, carry the class's output tokens."""
+    s = _decode_side(p)
+    ctx = s.decode_context_tokens
+    d.step("decode_gpu_memory_bytes", f"{r.hw.name} HBM", r.hw.hbm_bytes, "B", kind="lookup")
+    d.step("decode_usable_hbm_fraction", "Share of HBM usable for weights and KV (the engine's default)",
+           r.usable_hbm_bytes / (p.tp_degree * r.hw.hbm_bytes), "1", percent=True, kind="lookup")
+    d.step("decode_kv_room_bytes", "KV room on a decode replica after the weights", r.kv_room_bytes, "B",
+           formula="{tp_degree} × {decode_gpu_memory_bytes} × {decode_usable_hbm_fraction} − {weight_bytes}")
+    d.step("decode_kv_bytes_per_sequence", "KV of one request at its longest (mean prompt + output)",
+           s.kv_bytes_per_sequence, "B", formula="{kv_bytes_per_token} × ({mean_prompt_tokens} + {output_tokens})")
+    d.step("decode_batch_memory_cap", "Requests whose KV fits on a decode replica", s.batch_memory_cap, "1",
+           noun="sequences", formula="floor({decode_kv_room_bytes} / {decode_kv_bytes_per_sequence})")
+    d.step("decode_batch_tpot_cap", "Largest batch whose decode step meets the TPOT target", s.batch_tpot_cap, "1",
+           noun="sequences", kind="search",
+           formula="the largest B whose step (weight read, B × KV read or B × FLOP, all-reduces, fixed cost) "
+                   "≤ {tpot_target_ms}")
+    b = d.step("decode_batch", "Decode batch per replica: the tighter cap", s.derived_batch, "1", noun="sequences",
+               formula="max(1, min({decode_batch_memory_cap}, {decode_batch_tpot_cap}))")
+    d.step("decode_context_tokens", "Average context a decode step reads per sequence", ctx, "1", noun="tokens",
+           formula="{mean_prompt_tokens} + {output_tokens} / 2")
+    d.step("decode_kv_read_per_sequence_s", "Reading one sequence's KV at that context",
+           r.kv_bytes_per_token * ctx / r.achieved_hbm_Bps, "s",
+           formula="{kv_bytes_per_token} × {decode_context_tokens} / ({tp_degree} × {gpu_hbm_Bps} × {hbm_efficiency})")
+    d.step("decode_mfu_default", "Decode MFU (the engine's default)", r.decode_mfu, "1", percent=True, kind="lookup")
+    d.step("decode_compute_per_sequence_s", "FLOP side per sequence in the batch",
+           r.decode_flops_per_token(ctx) / (r.peak_flops * r.decode_mfu), "s",
+           formula="(2 FLOP × {active_params} + {attention_flops_per_position} × {decode_context_tokens}) / "
+                   "({tp_degree} × {gpu_peak_flops} × {decode_mfu_default})"
+           if r.model.attention != "MLA" else "")
+    d.step("decode_step_overhead_s", "Fixed cost per decode step (the engine's default)", r.step_overhead_s, "s",
+           kind="lookup")
+    step = s.decode
+    d.step("decode_step_s", "Decode step at that batch (the TPOT the class sees)", step.step_s, "s",
+           formula="max({weight_read_s} + {decode_batch} × {decode_kv_read_per_sequence_s}, {decode_batch} × "
+                   "{decode_compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_token_s} + "
+                   "{decode_step_overhead_s}")
+    tps = d.step("decode_tokens_per_s_per_replica", "Output tokens a decode replica streams at that batch",
+                 b / step.step_s, "1/s", noun="tokens", formula="{decode_batch} / {decode_step_s}")
+    out = d.step("decode_output_tokens_per_s", "Output tokens per second the class asks for",
+                 p.arrival_rps * p.output_tokens, "1/s", noun="tokens", formula="{arrival_rps} × {output_tokens}")
+    d.step("decode_replicas_continuous", "Decode replicas the tokens need, before rounding up", out / tps, "1",
+           noun="replicas", formula="{decode_output_tokens_per_s} / {decode_tokens_per_s_per_replica}")
+    reps = d.step("decode_replicas", "Decode replicas", max(1, math.ceil(out / tps - 1e-9)), "1", noun="replicas",
+                  formula="max(1, ceil({decode_replicas_continuous}))")
+    d.step("decode_gpus", "Decode GPUs", reps * p.tp_degree, "1", noun="GPUs", formula="{decode_replicas} × {tp_degree}")
+    d.step("total_gpus_pooled", "GPUs for the class: pooled prefill plus decode", prefill_gpus + reps * p.tp_degree,
+           "1", noun="GPUs", formula="{gpus_pooled} + {decode_gpus}")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -548,3 +548,28 @@ def test_page_precision_and_hit_rate_move_the_llm_tier(tmp_path, monkeypatch):
     half = bf.nodes(5_000)
     assert metric(at, "LLM nodes, with cache") == f"{half} nodes"
     assert f"**{half} nodes**" in "\n".join(m.value for m in at.markdown)
+
+
+def test_what_the_llm_count_rests_on_by_hand():
+    h = Hand()
+    d = solve(Params())
+    held = 3_000 / 111 * 200 * TPOT_S
+    # weight read 3.29 ms + all-reduces 3.72 ms + 1.9 ms fixed, over the 10.52 ms held step: 85%
+    fixed = N70 / (8 * H100["hbm"] * MBU) + allreduces_s(held) + FIXED_S
+    assert v(d, "held_step_fixed_share") == pytest.approx(fixed / h.step_s(held))
+    assert v(d, "held_step_fixed_share") == pytest.approx(0.847, abs=0.002)
+    # prefill 18.06 ms against decode 7.78 ms: the prompt costs more
+    assert v(d, "llm_bill_verdict") == "the prompt (prefill)"
+
+
+def test_the_published_anchor_by_hand():
+    """TensorRT-LLM, Llama-3.3-70B FP8 on 2 x H100, 2,048 in / 128 out: 762 tokens/s measured."""
+    d = solve(Params())
+    a = Hand(tp=2, prompt=2048, output=128)
+    cap = math.floor((USABLE * 2 * H100["mem"] - N70) / (a.kv * (2048 + 128)))
+    assert v(d, "anchor_2048_batch") == cap == 206
+    tokens_per_s = 128 / (a.prefill_s + 128 * a.step_s(cap) / cap)
+    assert v(d, "anchor_2048_predicted_tokens_per_s") == pytest.approx(tokens_per_s, rel=1e-6)
+    assert v(d, "anchor_2048_measured_tokens_per_s") == 762
+    assert v(d, "anchor_2048_error") == pytest.approx(tokens_per_s / 762 - 1, rel=1e-6)
+    assert abs(v(d, "anchor_2048_error")) < 0.1

@@ -286,3 +286,55 @@ def test_invariants_hold_everywhere(u, z, h, prompt, out, tpot, model, gpu, tp, 
     assert d.value("replicas_if_prefill_free") <= d.value("replicas")
     assert d.value("replicas") <= d.value("replicas_without_think_time")
     assert d.value("gpus") == d.value("replicas") * tp
+
+
+def test_half_the_gpus_per_replica_priced_at_the_same_users():
+    """The 70B in bf16 fits on four H100s too: the page weighs TP4 against TP8 by hand."""
+    d = solve(Params())
+    four = _chain_by_hand(**{**SEED, "gpus": 4})
+    assert d.value("tp_alt") == 4
+    # weights per GPU: 141.1 GB / 8 = 17.64 GB against 141.1 GB / 4 = 35.28 GB
+    assert d.value("weight_bytes_per_gpu") == pytest.approx(L70_PARAMS * 2 / 8)
+    assert d.value("weight_bytes_per_gpu_alt") == pytest.approx(L70_PARAMS * 2 / 4)
+    # KV room on four: 0.9 x 320 GB - 141.1 GB = 146.9 GB, 186 conversations of 786.4 MB
+    assert d.value("kv_room_bytes_alt") == pytest.approx(0.9 * 4 * H100_MEM_B - L70_PARAMS * 2)
+    assert d.value("batch_memory_cap_alt") == four["mem_cap"] == 186
+    # every step reads twice the weights per GPU: 141.1 GB / (4 x 3.35 TB/s x 0.8) = 13.16 ms
+    assert d.value("weight_read_s_alt") == pytest.approx(L70_PARAMS * 2 / (4 * H100_HBM_Bps * MBU))
+    assert d.value("weight_read_floor_busy_alt") == pytest.approx(four["w_s"] / 0.05)
+    assert d.value("replicas_alt") == four["replicas"] == 13
+    assert d.value("gpus_alt") == 52 > d.value("gpus") == 48
+    assert d.value("held_batch_alt") == pytest.approx(four["held"], rel=1e-6)
+    assert d.value("tp_verdict") == "8 per replica needs fewer GPUs"
+
+
+def test_a_replica_of_one_is_weighed_against_two():
+    d = solve(Params(model="Llama-3-8B", tp_degree=1))
+    assert d.value("tp_alt") == 2
+
+
+def test_the_published_anchor_worked_by_hand():
+    """TensorRT-LLM's Llama-3.3-70B FP8 on 2 x H100, 2,048 in and 2,048 out: 3,082 tokens/s measured.
+    The engine's defaults on that setup, written out."""
+    d = solve(Params())
+    fp8_flops = 1979e12  # H100 SXM dense FP8
+    weights = L70_PARAMS * 1
+    kv_tok = 2 * L70_LAYERS * L70_KV_HEADS * HEAD_DIM * 1  # fp8 KV: 163,840 B
+    isl = osl = 2048
+    cap = math.floor((0.9 * 2 * H100_MEM_B - weights) / (kv_tok * (isl + osl)))
+    assert d.value("anchor_2048_batch") == cap == 109
+    ctx = isl + osl / 2
+    attn = 4 * L70_LAYERS * L70_HEADS * HEAD_DIM
+    ar_fixed = 2 * L70_LAYERS * AR_LATENCY_S
+    ar_tok = 2 * L70_LAYERS * 2 * (2 - 1) / 2 * L70_D * 2 / H100_NVLINK_Bps
+    mem = (weights + cap * kv_tok * ctx) / (2 * H100_HBM_Bps * MBU)
+    comp = cap * (2 * L70_PARAMS + attn * ctx) / (2 * fp8_flops * DECODE_MFU)
+    step = max(mem, comp) + ar_fixed + cap * ar_tok + FIXED_S
+    assert d.value("anchor_2048_step_s") == pytest.approx(step, rel=1e-6)
+    prefill = ((2 * L70_PARAMS * isl + attn * isl * (isl - 1) / 2) / (2 * fp8_flops * PREFILL_MFU)
+               + ar_fixed + isl * ar_tok)
+    assert d.value("anchor_2048_prefill_s") == pytest.approx(prefill, rel=1e-6)
+    tokens_per_s = osl / (prefill + osl * step / cap)
+    assert d.value("anchor_2048_predicted_tokens_per_s") == pytest.approx(tokens_per_s, rel=1e-6)
+    assert d.value("anchor_2048_error") == pytest.approx(tokens_per_s / 3082 - 1, rel=1e-6)
+    assert abs(d.value("anchor_2048_error")) < 0.1  # the engine lands within 10% of the measurement

@@ -343,3 +343,47 @@ def test_a_regression_never_raises_the_speedup(ra, a):
     assume(ra <= a)
     d = solve(Params(acceptance_rate=a, regressed_acceptance=ra))
     assert d.value("speedup_at_operating_batch_regressed") <= d.value("speedup_at_operating_batch") + 1e-12
+
+
+def test_a_real_8b_draft_costs_its_step_not_its_bytes():
+    """Llama-3-8B drafting the 70B on the same 8 x H100: by weight bytes c = 8.03 / 70.55 = 11.4%, but
+    each draft step pays 1.9 ms of launches and sampling plus 64 all-reduces of 6 us before any byte."""
+    d = solve(Params())
+    e70 = _engine_by_hand()
+    e8 = _engine_by_hand(params=L8_PARAMS, layers=L8_LAYERS, d_model=L8_D, heads=L8_HEADS, kv_heads=L8_KV_HEADS)
+    t1 = _step(e70, 1)
+    assert d.value("decode_step_batch1_s") == pytest.approx(t1)
+    floor = FIXED_S + 32 * 2 * AR_LATENCY_S  # 2.284 ms
+    assert d.value("reference_draft_fixed_s") == pytest.approx(floor)
+    assert d.value("draft_cost_floor") == pytest.approx(floor / t1)
+    assert d.value("draft_cost_floor") > 0.2  # a fifth of the target's step before the draft reads a byte
+    draft1 = _step(e8, 1)
+    assert d.value("reference_draft_step_batch1_s") == pytest.approx(draft1)
+    c = draft1 / t1
+    assert d.value("reference_draft_cost_engine") == pytest.approx(c)
+    assert c > 2.5 * L8_PARAMS / L70_PARAMS  # nearly three times what the bytes say
+    e_tok = (1 - 0.8**5) / 0.2
+    assert d.value("speedup_small_batch_reference_draft_engine") == pytest.approx(e_tok / (1 + 4 * c))
+    assert d.value("draft_cost_verdict") == "below"  # the knob's 5% is under the 24% floor
+
+
+def test_tree_verification_by_hand():
+    """SGLang's EAGLE tree of 8 nodes against the chain of k + 1 = 5, at batch 256 and at batch 1."""
+    d = solve(Params())
+    e = _engine_by_hand()
+    e_tok = (1 - 0.8**5) / 0.2
+    chain, tree = _step(e, 256, 5), _step(e, 256, 8)
+    assert d.value("tree_verify_step_s") == pytest.approx(tree)
+    draft = 4 * 0.05 * _step(e, 256)
+    assert d.value("tree_break_even_tokens") == pytest.approx(e_tok * (tree + draft) / (chain + draft))
+    assert d.value("tree_break_even_tokens") > 1.5 * e_tok  # at a full batch the tree must yield far more
+    draft1 = 4 * 0.05 * _step(e, 1)
+    ratio1 = (_step(e, 1, 8) + draft1) / (_step(e, 1, 5) + draft1)
+    assert d.value("tree_break_even_tokens_batch1") == pytest.approx(e_tok * ratio1)
+    assert ratio1 < 1.01  # at one sequence the extra nodes ride nearly free
+
+
+def test_the_sglang_anchor():
+    d = solve(Params())
+    assert d.value("sglang_eagle3_speedup") == pytest.approx(373.25 / 158.34)
+    assert d.value("sglang_eagle2_speedup") == pytest.approx(244.10 / 158.34)

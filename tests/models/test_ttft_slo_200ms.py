@@ -572,3 +572,49 @@ def test_the_live_panel_reads_steps_of_the_run_beside_their_closed_forms():
     assert s["pool_busy"].percent and s["pool_busy"].display().endswith("%")
     assert s.value("pool_past_allowance") == pool.sim_over_budget
     assert s.value("simulated_requests") == 20_000
+
+
+def test_the_decode_side_by_hand():
+    """70B bf16 on 8 x H100 decoding 400 tokens after a 1,000-token prompt at a 50 ms TPOT, at the
+    engine's default decode MFU (50%), MBU (80%), fixed cost (1.9 ms) and usable HBM (90%)."""
+    d = solve(Params())
+    H100_HBM, H100_MEM, MBU, DECODE_MFU, FIXED = 3.35e12, 80e9, 0.8, 0.5, 1.9e-3
+    kv_tok = 2 * 80 * 8 * 128 * 2  # 327,680 B
+    room = 0.9 * 8 * H100_MEM - L70_PARAMS * 2
+    mem_cap = math.floor(room / (kv_tok * 1400))
+    assert d.value("decode_batch_memory_cap") == mem_cap == 947
+    ctx = 1000 + 400 / 2
+    w_s = L70_PARAMS * 2 / (8 * H100_HBM * MBU)
+    kv_s = kv_tok * ctx / (8 * H100_HBM * MBU)
+    comp_s = (2 * L70_PARAMS + 4 * 80 * 8192 * ctx) / (8 * H100_BF16 * DECODE_MFU)
+    ar0, ar1 = allreduce_s(80, 8192, 0, 8), allreduce_s(80, 8192, 1, 8) - allreduce_s(80, 8192, 0, 8)
+
+    def step(b):
+        return max(w_s + b * kv_s, b * comp_s) + ar0 + b * ar1 + FIXED
+
+    tpot_cap = max(b for b in range(1, 5000) if step(b) <= 0.05)
+    assert d.value("decode_batch_tpot_cap") == tpot_cap
+    batch = min(mem_cap, tpot_cap)
+    assert d.value("decode_batch") == batch
+    assert d.value("decode_step_s") == pytest.approx(step(batch), rel=1e-9)
+    per_replica = batch / step(batch)
+    assert d.value("decode_tokens_per_s_per_replica") == pytest.approx(per_replica)
+    # 100 req/s x 400 tokens = 40,000 tokens/s over about 20,100 a replica: 2 replicas, 16 GPUs
+    assert d.value("decode_output_tokens_per_s") == 40_000
+    assert d.value("decode_replicas") == math.ceil(40_000 / per_replica) == 2
+    assert d.value("total_gpus_pooled") == d.value("gpus_pooled") + 16
+
+
+def test_the_engines_default_chunk_overruns_the_budget():
+    """The last 8,192-token chunk of a 32,000-token prompt, attending to the 23,808 before it."""
+    d = solve(Params())
+    fl = 8 * H100_BF16 * 0.6
+    t = prefill_s(L70_PARAMS, 80, 8192, 8192, fl, 8, before=32_000 - 8192)
+    assert d.value("engine_chunk_time_s") == pytest.approx(t, rel=1e-9)
+    assert d.value("engine_chunk_share_of_prefill_budget") == pytest.approx(t / 0.08, rel=1e-9)
+    assert d.value("engine_chunk_share_of_prefill_budget") > 1
+
+
+def test_a_class_the_decode_side_cannot_serve_is_refused():
+    with pytest.raises(ValidationError, match="decode side"):
+        Params(tpot_target_ms=2)
