@@ -5,10 +5,14 @@ seconds it runs. Four pieces of arithmetic carry the answer:
 
     cold start       = image pull + container start + CUDA init + weight load + compile/graph capture
                        + warm-up + first prefill          (weight load = the engine's weight bytes / link B/s)
-    snapshot start   = container start + restore overhead + snapshot bytes / restore B/s + first prefill
-                       (compile and imports skipped: the snapshot holds their result)
-    warm pool        = Little's law: slots refilling = scale-up rate x refill time, plus a Poisson
-                       buffer of z x sqrt(mean) so the pool rarely runs dry
+    snapshot start   = container start + restore overhead + snapshot bytes / (GPUs x restore B/s per GPU)
+                       + first prefill (compile and imports skipped: the snapshot holds their result)
+    idle capacity    = Little's law: slots refilling = scale-up rate x refill time, plus a Poisson
+                       buffer of z x sqrt(mean) so the pool rarely runs dry. With cold refills the slots
+                       are booted instances; with a restore inside the promise they are empty GPUs any
+                       model's restore can use; booted instances only where the restore misses it
+    long tail        = the models beyond the head share a given fraction of scale-ups; a pool per tail
+                       model is at least one slot, against one shared pool of empty GPUs on the tail's rate
     margin           = billed GPU-seconds / provisioned GPU-seconds, per instance and for the fleet;
                        gross margin = 1 - cost per GPU-second / (price per GPU-second x fleet utilization)
 
@@ -22,6 +26,10 @@ Modelling choices (the page states them):
     with exact attention pairs, a batch-1 decode step from the roofline plus the fixed step cost.
   * A refill (or an unbilled boot) is the chain up to, not including, the first prefill: the
     prefill serves a customer and is billed.
+  * Every GPU of an instance restores its own share of the snapshot over its own PCIe link, so the
+    restore rate scales with the GPUs as the snapshot does with the model (a per-instance rate made a
+    405B restore on eight GPUs slower than its cold start).
+  * Tail models are taken to be the page's model in size and GPUs; the average tail model stands for all.
   * The snapshot lives on the node's local disk beside a cached image, and the engine frees its
     KV-cache pool before the checkpoint; the page shows what each assumption costs when it fails.
   * Packing: MIG gives a tenant whole memory slices (8 per GPU; floor(8 / tenants) each) and the
@@ -114,8 +122,10 @@ class _ServerlessKnobs(StrictModel):
     ] = 3
     snapshot_restore_GBps: Annotated[
         float,
-        Knob("Snapshot restore rate", "GB/s", 0.5, 60, 0.5, log=True,
-             help="Local NVMe into host memory and over PCIe into HBM, checksums included.", draw=(3, 20)),
+        Knob("Snapshot restore rate per GPU", "GB/s", 0.5, 60, 0.5, log=True,
+             help="Each GPU restores its own share of the snapshot in parallel: local NVMe into host memory and "
+                  "over that GPU's PCIe link into HBM, checksums included. An instance on n GPUs restores at n "
+                  "times this.", draw=(5, 20)),
     ] = 10
     snapshot_overhead_s: Annotated[
         float,
@@ -186,6 +196,22 @@ class _ServerlessKnobs(StrictModel):
         Knob("Platform cost per GPU-hour", "USD", 0.5, 10, 0.1, log=True,
              help="All-in: the GPU's amortization or lease, power, network, staff.", draw=(1.2, 3.5)),
     ] = 2.0
+    head_models: Annotated[
+        int,
+        Knob("Models as busy as this one", "models", 1, 50, 1, log=True,
+             help="The head of the catalogue: models with this model's scale-up rate.", draw=(3, 30)),
+    ] = 10
+    catalog_models: Annotated[
+        int,
+        Knob("Models deployed on the platform", "models", 100, 100_000, 10, log=True,
+             help="Every customer model with a deployment, busy or not.", draw=(200, 5_000)),
+    ] = 1_000
+    tail_traffic_share: Annotated[
+        float,
+        Knob("Tail's share of scale-ups", "", 0.01, 0.9, 0.01, percent=True,
+             help="Share of all scale-ups that go to the models outside the head (a Zipf-like catalogue puts a "
+                  "fifth to a half of traffic there).", draw=(0.1, 0.4)),
+    ] = 0.2
 
 
 
@@ -286,8 +312,9 @@ def solve(p: Params) -> Derivation:
     snap = d.step("snapshot_bytes", "Snapshot: weights + other GPU state + host memory",
                   weights + p.gpu_extra_snapshot_gb * 1e9 + p.cpu_snapshot_gb * 1e9, "B",
                   formula="{weight_bytes} B + {gpu_extra_snapshot_bytes} B + {cpu_snapshot_bytes} B")
-    restore_bw = d.step("snapshot_restore_Bps", "Restore rate", p.snapshot_restore_GBps * 1e9, "B/s",
-                        formula="{snapshot_restore_GBps} GB/s")
+    restore_bw = d.step("snapshot_restore_Bps", "Restore rate: every GPU of the instance restores its share at once",
+                        p.tp_degree * p.snapshot_restore_GBps * 1e9, "B/s",
+                        formula="{tp_degree} × {snapshot_restore_GBps} GB/s")
     d.step("snapshot_overhead_s", "Restore overhead", p.snapshot_overhead_s, "s")
     d.step("snapshot_restore_s", "Memory restore", snap / restore_bw, "s",
            formula="{snapshot_bytes} B / {snapshot_restore_Bps} B/s")
@@ -307,6 +334,8 @@ def solve(p: Params) -> Derivation:
            p.container_start_s + p.snapshot_overhead_s + snap / min(load_bw, restore_bw) + prefill, "s",
            formula="{container_start_s} + {snapshot_overhead_s} + {snapshot_bytes} / "
                    "min({weight_load_Bps}, {snapshot_restore_Bps}) + {first_prefill_s}")
+    d.step("snapshot_remote_penalty_s", "What a snapshot off the node adds", d.value("snapshot_start_remote_s") - ss,
+           "s", formula="{snapshot_start_remote_s} s − {snapshot_start_s} s")
     # Assumption 2 failing: the engine's KV pool (all free HBM) is checkpointed with the weights.
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     usable = d.step("usable_hbm_bytes", "HBM the engine claims on the instance", r.usable_hbm_bytes, "B",
@@ -323,14 +352,17 @@ def solve(p: Params) -> Derivation:
                   formula="{scale_ups_per_min}")
     d.step("warm_slots_refilling", "Slots refilling at any moment (Little's law)", rate * boot, "1",
                   noun="slots", formula="{scale_up_rate} × {boot_s}")
-    d.step("warm_pool_slots", "Warm pool: the mean plus a Poisson buffer", pool_slots(rate, boot, p.pool_buffer_z),
+    d.step("warm_pool_slots", "Booted pool with cold refills: the mean plus a Poisson buffer", pool_slots(rate, boot, p.pool_buffer_z),
            "1", noun="slots", formula="max(1, ceil({warm_slots_refilling} + {pool_buffer_z} × sqrt({warm_slots_refilling})))")
-    d.step("warm_slots_refilling_with_snapshot", "Slots refilling when refills restore a snapshot",
+    d.step("warm_slots_refilling_with_snapshot", "Slots busy restoring at any moment (Little's law)",
                     rate * snap_boot, "1", noun="slots", formula="{scale_up_rate} × {snapshot_boot_s}")
-    d.step("warm_pool_slots_with_snapshot", "Warm pool with snapshot refills",
+    d.step("warm_pool_slots_with_snapshot", "Idle slots with snapshots: the restores in flight plus the same buffer",
            pool_slots(rate, snap_boot, p.pool_buffer_z), "1", noun="slots",
            formula="max(1, ceil({warm_slots_refilling_with_snapshot} + {pool_buffer_z} × "
                    "sqrt({warm_slots_refilling_with_snapshot})))")
+    d.step("snapshot_pool_holds", "What those slots hold",
+           "empty GPUs, shared by every model" if ss <= p.ttft_budget_s else "booted instances of this model",
+           formula="{snapshot_start_s} s ≤ {ttft_budget_s} s", kind="verdict")
 
     # --- isolation and packing ---
     tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,
@@ -419,6 +451,49 @@ def solve(p: Params) -> Derivation:
            formula="{warm_pool_slots} − {booting_instances_no_pool}")
     d.step("price_per_gpu_hour_usd", "Price per GPU-hour", p.price_per_gpu_s_usd * 3600, "USD",
            formula="{price_per_gpu_s_usd} USD × 3,600")
+
+    # --- the long tail: many models, each with little traffic ---
+    tail_n = d.step("tail_models", "Tail models: the catalogue beyond the head", p.catalog_models - p.head_models,
+                    "1", noun="models", formula="{catalog_models} − {head_models}")
+    platform = d.step("platform_scale_up_rate", "Scale-ups per second across the platform",
+                      p.head_models * rate / (1 - p.tail_traffic_share), "1/s", noun="instances",
+                      formula="{head_models} × {scale_up_rate} / (1 − {tail_traffic_share})")
+    tail_rate = d.step("tail_scale_up_rate", "Scale-ups per second across the tail", platform * p.tail_traffic_share,
+                       "1/s", noun="instances", formula="{platform_scale_up_rate} × {tail_traffic_share}")
+    one_rate = d.step("tail_model_scale_up_rate", "Scale-ups per second of an average tail model", tail_rate / tail_n,
+                      "1/s", noun="instances", formula="{tail_scale_up_rate} / {tail_models}")
+    d.step("tail_model_restarts_apart_s", "Time between an average tail model's scale-ups", 1 / one_rate, "s",
+           formula="1 / {tail_model_scale_up_rate}")
+    d.step("tail_model_slots_refilling", "An average tail model's slots refilling (Little's law)", one_rate * boot,
+           "1", noun="slots", formula="{tail_model_scale_up_rate} × {boot_s}")
+    own = d.step("tail_model_pool_slots", "An average tail model's own warm pool (cold refills)",
+                 pool_slots(one_rate, boot, p.pool_buffer_z), "1", noun="slots",
+                 formula="max(1, ceil({tail_model_slots_refilling} + {pool_buffer_z} × "
+                         "sqrt({tail_model_slots_refilling})))")
+    own_all = d.step("tail_own_pool_slots", "Every tail model with its own pool", tail_n * own, "1", noun="slots",
+                     formula="{tail_models} × {tail_model_pool_slots}")
+    tail_billed = d.step("tail_billed_instances", "Tail instances billing at peak (Little's law)",
+                         tail_rate * p.instance_billed_s, "1", noun="instances",
+                         formula="{tail_scale_up_rate} × {instance_billed_s}")
+    revenue_h = d.step("tail_revenue_per_hour_usd", "Tail revenue per peak hour",
+                       tail_billed * p.tp_degree * p.price_per_gpu_s_usd * 3600, "USD",
+                       formula="{tail_billed_instances} × {tp_degree} × {price_per_gpu_hour_usd}")
+    idle_h = d.step("tail_own_pool_cost_per_hour_usd", "Idle GPU-hours of the tail's own pools, per hour, at cost",
+                    own_all * p.tp_degree * p.gpu_cost_per_hour_usd, "USD",
+                    formula="{tail_own_pool_slots} × {tp_degree} × {gpu_cost_per_hour_usd}")
+    d.step("tail_own_pool_cost_over_revenue", "Those idle pools' cost over the tail's revenue", idle_h / revenue_h,
+           "1", percent=True, formula="{tail_own_pool_cost_per_hour_usd} / {tail_revenue_per_hour_usd}")
+    shared = d.step("tail_shared_pool_slots", "One pool of empty GPUs for the whole tail (restores on the request)",
+                    pool_slots(tail_rate, snap_boot, p.pool_buffer_z), "1", noun="slots",
+                    formula="max(1, ceil({tail_scale_up_rate} × {snapshot_boot_s} + {pool_buffer_z} × "
+                            "sqrt({tail_scale_up_rate} × {snapshot_boot_s})))")
+    shared_h = d.step("tail_shared_pool_cost_per_hour_usd", "The shared pool's idle GPU-hours, per hour, at cost",
+                      shared * p.tp_degree * p.gpu_cost_per_hour_usd, "USD",
+                      formula="{tail_shared_pool_slots} × {tp_degree} × {gpu_cost_per_hour_usd}")
+    d.step("tail_shared_pool_cost_over_revenue", "The shared pool's cost over the tail's revenue", shared_h / revenue_h,
+           "1", percent=True, formula="{tail_shared_pool_cost_per_hour_usd} / {tail_revenue_per_hour_usd}")
+    d.step("tail_snapshot_bytes", "Every tail model's snapshot, staged on one node", tail_n * d.value("snapshot_bytes"),
+           "B", formula="{tail_models} × {snapshot_bytes} B")
     cost_s = d.step("cost_per_gpu_s_usd", "Cost per GPU-second", p.gpu_cost_per_hour_usd / 3600, "USD",
                     formula="{gpu_cost_per_hour_usd} USD / 3,600")
     d.step("breakeven_utilization", "Fleet utilization at which revenue equals cost",

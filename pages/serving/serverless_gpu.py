@@ -35,9 +35,14 @@ def cold_start_waterfall(ctx):
 
 
 page.sweep("pool_vs_scaleups", "scale_ups_per_min",
-    {"warm_pool_slots": "Warm pool, cold refills", "warm_pool_slots_with_snapshot": "Warm pool, snapshot refills"},
-    title="Warm-pool slots against the scale-up rate (log-log)", y_title="slots", log_y=True, n=80,
+    {"warm_pool_slots": "Booted pool, cold refills", "warm_pool_slots_with_snapshot": "Idle slots with snapshots"},
+    title="Idle slots against the scale-up rate (log-log)", y_title="slots", log_y=True, n=80,
     line_shape="hv")
+
+page.sweep("tail_pools_vs_catalog", "catalog_models",
+    {"tail_own_pool_slots": "A pool per tail model", "tail_shared_pool_slots": "One shared pool of empty GPUs"},
+    title="Idle slots for the long tail against the models deployed (log-log)", y_title="slots", log_y=True,
+    n=80, line_shape="hv")
 
 
 @page.chart("margin_vs_lifetime")

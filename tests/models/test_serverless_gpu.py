@@ -1,4 +1,6 @@
-"""serverless-gpu: the cold-start chain, the snapshot, the Little's-law warm pool and the margin,
+"""serverless-gpu: the cold-start chain, the snapshot (restored on every GPU of the instance), the
+Little's-law idle capacity (booted instances, or empty GPUs when a restore meets the promise), the
+long tail's pools against its revenue, and the margin,
 each worked by hand from published shapes and datasheets with the engine's defaults (prefill
 MFU 60%, decode MBU 80%, 1.9 ms per step: models/engine/defaults.py); a variant with a 70B model;
 Databricks' MBU example entered on the page; the directions every figure must move; the key figures and their units; and
@@ -85,6 +87,8 @@ def test_snapshot_by_hand_and_its_two_assumptions():
     kv_pool = 0.9 * H100_BYTES - 16.06e9 - 2e9  # 53.94 GB
     assert v(d, "kv_pool_bytes") == pytest.approx(kv_pool)
     assert v(d, "snapshot_start_with_kv_pool_s") == pytest.approx(1 + 1 + (snap + kv_pool) / 10e9 + prefill)
+    # off the node costs the difference of the two reads: 24.06 GB at 5 GB/s instead of 10 GB/s
+    assert v(d, "snapshot_remote_penalty_s") == pytest.approx(snap / 5e9 - snap / 10e9) == pytest.approx(2.406, abs=0.001)
 
 
 def test_warm_pool_is_littles_law_plus_a_poisson_buffer():
@@ -98,6 +102,96 @@ def test_warm_pool_is_littles_law_plus_a_poisson_buffer():
     mean_s = rate * snap_boot
     assert v(d, "warm_slots_refilling_with_snapshot") == pytest.approx(mean_s)
     assert v(d, "warm_pool_slots_with_snapshot") == math.ceil(mean_s + 2 * math.sqrt(mean_s)) == 6
+
+
+def test_a_restore_inside_the_promise_needs_empty_gpus_not_booted_instances():
+    # seed: 4.43 s against 5 s, so the 6 idle slots are empty GPUs any model's restore can use
+    d = solve(Params())
+    assert v(d, "snapshot_start_s") < 5
+    assert v(d, "snapshot_pool_holds") == "empty GPUs, shared by every model"
+    # Llama-3-70B on four GPUs: 141.1 GB + 2 GB + 6 GB at 4 x 10 GB/s is 3.73 s, plus 1 s + 1 s of start
+    # and overhead, already 5.73 s before the prefill: over the 5 s promise, so the slots must be booted
+    d70 = solve(Params(model="Llama-3-70B", tp_degree=4))
+    snap = LLAMA70B_PARAMS * 2 + 2e9 + 6e9
+    assert v(d70, "snapshot_restore_Bps") == pytest.approx(40e9)
+    assert v(d70, "snapshot_start_s") > 1 + 1 + snap / 40e9 > 5
+    assert v(d70, "snapshot_pool_holds") == "booted instances of this model"
+
+
+def test_a_large_instance_restores_on_all_its_gpus_and_beats_its_cold_start():
+    # The scenario that once restored 822.7 GB at 5 GB/s for the whole instance (164.5 s, slower than the
+    # 100 s cold start): Llama 3.1 405B (126 layers, d 16,384, 8 KV heads, MLP 53,248) in bf16 on 8 x MI300X.
+    # Each GPU restores its eighth at 5 GB/s, so the instance restores at 40 GB/s.
+    p = Params(model="Llama-3.1-405B", gpu="MI300X", tp_degree=8, weight_source="200GbE",
+               weight_link_efficiency=0.65, image_gb=5, image_pull_GBps=0.4, container_start_s=3, cuda_init_s=2.5,
+               warmup_s=1.5, snapshot_restore_GBps=5, snapshot_overhead_s=1.5, cpu_snapshot_gb=10,
+               gpu_extra_snapshot_gb=1, ttft_budget_s=6, scale_ups_per_min=40, pool_buffer_z=1.8)
+    d = solve(p)
+    weights = _llama3_params(126, 16_384, 8, 53_248) * 2  # 811.7 GB
+    assert v(d, "weight_bytes") == pytest.approx(weights, rel=1e-3)
+    snap = weights + 1e9 + 10e9  # 822.7 GB
+    prefill = v(d, "first_prefill_s")
+    assert v(d, "snapshot_start_s") == pytest.approx(3 + 1.5 + snap / (8 * 5e9) + prefill, rel=1e-3)  # 25.1 s
+    # cold: 12.5 s pull, 3 s, 2.5 s, 811.7 GB at 25 GB/s x 0.65, 30 s compile, 1.5 s warm-up
+    cold = 5 / 0.4 + 3 + 2.5 + weights / (25e9 * 0.65) + 30 + 1.5 + prefill  # 99.9 s
+    assert v(d, "cold_start_s") == pytest.approx(cold, rel=1e-3)
+    assert v(d, "snapshot_start_s") < v(d, "cold_start_s") / 3
+    assert v(d, "warm_pool_slots_with_snapshot") < v(d, "warm_pool_slots")
+
+
+def test_every_drawn_scenario_restores_faster_than_it_cold_starts():
+    from models.mock import draw_scenario
+
+    for seed in range(200):
+        d = solve(draw_scenario(Params, seed, solve=solve))
+        assert v(d, "snapshot_start_s") < v(d, "cold_start_s"), seed
+        assert v(d, "warm_pool_slots_with_snapshot") <= v(d, "warm_pool_slots"), seed
+        assert v(d, "tail_shared_pool_slots") < v(d, "tail_own_pool_slots"), seed
+
+
+def test_the_long_tail_by_hand():
+    d = solve(Params())
+    tail = 1_000 - 10
+    assert v(d, "tail_models") == tail
+    # 10 head models at 0.5/s are the other 80% of scale-ups: 6.25/s in all, 1.25/s in the tail
+    platform = 10 * 0.5 / (1 - 0.2)
+    assert v(d, "platform_scale_up_rate") == pytest.approx(platform) == pytest.approx(6.25)
+    assert v(d, "tail_scale_up_rate") == pytest.approx(1.25)
+    one = 1.25 / tail  # one start every 792 s
+    assert v(d, "tail_model_scale_up_rate") == pytest.approx(one)
+    assert v(d, "tail_model_restarts_apart_s") == pytest.approx(792)
+    boot = v(d, "boot_s")  # 57.21 s
+    m = one * boot  # 0.072 slots refilling
+    assert v(d, "tail_model_slots_refilling") == pytest.approx(m) == pytest.approx(0.0722, abs=1e-4)
+    assert v(d, "tail_model_pool_slots") == math.ceil(m + 2 * math.sqrt(m)) == 1  # 0.61 rounds up to one
+    assert v(d, "tail_own_pool_slots") == 990
+    billed = 1.25 * 300  # Little's law: 375 billing
+    assert v(d, "tail_billed_instances") == pytest.approx(billed)
+    revenue = billed * 0.0011 * 3600  # $1,485 an hour
+    assert v(d, "tail_revenue_per_hour_usd") == pytest.approx(revenue) == pytest.approx(1485)
+    assert v(d, "tail_own_pool_cost_per_hour_usd") == pytest.approx(990 * 2.0)
+    assert v(d, "tail_own_pool_cost_over_revenue") == pytest.approx(1980 / 1485) == pytest.approx(4 / 3)
+    # one pool of empty GPUs: 1.25/s x 4.406 s = 5.51 restores in flight, plus 2 x sqrt(5.51) = 4.69
+    m_s = 1.25 * v(d, "snapshot_boot_s")
+    assert v(d, "tail_shared_pool_slots") == math.ceil(m_s + 2 * math.sqrt(m_s)) == 11
+    assert v(d, "tail_shared_pool_cost_per_hour_usd") == pytest.approx(22)
+    assert v(d, "tail_shared_pool_cost_over_revenue") == pytest.approx(22 / 1485)
+    assert v(d, "tail_snapshot_bytes") == pytest.approx(990 * (16.06e9 + 8e9), rel=1e-3)  # 23.8 TB
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(100, 100_000), head=st.integers(1, 50), share=st.floats(0.01, 0.9),
+       rate=st.floats(0.1, 10_000))
+def test_a_shared_pool_never_needs_more_than_a_pool_per_model(n, head, share, rate):
+    d = solve(Params(catalog_models=n, head_models=head, tail_traffic_share=share, scale_ups_per_min=rate))
+    assert v(d, "tail_own_pool_slots") >= v(d, "tail_models")  # at least one slot each
+    assert v(d, "tail_shared_pool_slots") <= v(d, "tail_own_pool_slots")
+    # more models with the same traffic: the floor of one slot each rises with the count (the total need
+    # not: fewer busy models may each round up to two), and the shared pool does not move
+    d2 = solve(Params(catalog_models=min(100_000, 2 * n), head_models=head, tail_traffic_share=share,
+                      scale_ups_per_min=rate))
+    assert v(d2, "tail_own_pool_slots") >= v(d2, "tail_models") >= v(d, "tail_models")
+    assert v(d2, "tail_shared_pool_slots") == v(d, "tail_shared_pool_slots")
 
 
 def test_without_a_buffer_the_pool_is_the_littles_law_mean_rounded_up():
@@ -162,7 +256,9 @@ def test_variant_70b_from_local_nvme_by_hand():
     assert v(d, "warm_pool_slots") == math.ceil(mean + math.sqrt(mean))
     assert v(d, "billed_fraction") == pytest.approx(600 / (600 + boot), rel=1e-4)
     snap = weights + 2e9 + 6e9
-    assert v(d, "snapshot_start_s") == pytest.approx(1 + 1 + snap / 10e9 + prefill, rel=1e-4)
+    # each of the two GPUs restores its share at 10 GB/s: 20 GB/s for the instance
+    assert v(d, "snapshot_restore_Bps") == pytest.approx(2 * 10e9)
+    assert v(d, "snapshot_start_s") == pytest.approx(1 + 1 + snap / 20e9 + prefill, rel=1e-4)
     # a 70B model spans two GPUs: no tenant fits a shared GPU
     assert v(d, "tenants_fit_time_sliced") == 0
     assert v(d, "tenants_fit_mig") == 0
@@ -278,4 +374,5 @@ def test_a_start_is_the_sum_of_its_stages():
 def test_the_page_draws_its_figures():
     c = load_content(CONTENT)
     assert set(c.directives()) == {("diagram", "platform_shape"), ("chart", "cold_start_waterfall"),
-                                   ("chart", "pool_vs_scaleups"), ("chart", "margin_vs_lifetime")}
+                                   ("chart", "pool_vs_scaleups"), ("chart", "margin_vs_lifetime"),
+                                   ("chart", "tail_pools_vs_catalog")}
