@@ -120,6 +120,26 @@ def busy_share(s: Served, rate: float, replicas: float, prefill_s_per_request: f
     return rate * pf / replicas + decode_busy(s, rate / replicas)[0]
 
 
+def rate_at_busy(s: Served, replicas: float, target: float = 1.0,
+                 prefill_s_per_request: float | None = None) -> float:
+    """The request rate at which each of `replicas` is `target` busy: `busy_share` solved for the
+    rate. Busy is linear in the rate on each side of the step, so this is closed-form, the
+    inverse of `_replicas_for_busy`: with b = rate x output x TPOT / R >= 1 sequences each, busy is
+    the larger over the sides (c, k) of c / TPOT + rate x (prefill + output x k) / R, and below one
+    sequence rate x (prefill + output x step(1)) / R. 0 where the fixed costs alone exceed it."""
+    pf = s.prefill_s_per_request if prefill_s_per_request is None else prefill_s_per_request
+    o, tpot = s.output_tokens, s.tpot_s
+    rate = math.inf
+    for intercept, per_token in s.lines.sides:
+        floor_share = intercept / tpot
+        if floor_share >= target:
+            return 0.0
+        rate = min(rate, (target - floor_share) * replicas / (pf + o * per_token))
+    if rate * o * tpot / replicas >= 1:
+        return rate
+    return target * replicas / (pf + o * s.step_s(1))
+
+
 def running_batch(s: Served, rate_per_replica: float, prefill_s_per_request: float | None = None) -> float:
     """Sequences a replica holds when it steps as fast as it can (continuous batching): the fixed
     point of b = a x step(b), a the sequences per second of step time once prefill's share is taken

@@ -486,8 +486,12 @@ def solve(p: Params) -> Derivation:
         return s_d, s_c, (s_d / spare if spare > 0 else s_c)
 
     live = 1.0
-    for _ in range(60):
-        live = min(limit, p.arrival_rps * O * at_load(live)[2])
+    for _ in range(60):  # a fixed point; most loads settle in a handful of rounds
+        nxt = min(limit, p.arrival_rps * O * at_load(live)[2])
+        if abs(nxt - live) <= 1e-13 * nxt:
+            live = nxt
+            break
+        live = nxt
     s_d, s_c, tpot_load = at_load(live)
     d.step("live_sequences", "Sequences decoding at once at this load (Little's law)", live, "1",
            noun="sequences", formula="min({admission_limit}, {arrival_rps} × {output_tokens} × TPOT at that batch), "

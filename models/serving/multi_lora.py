@@ -185,6 +185,46 @@ def _taxed(lines: StepLines, tax: float) -> StepLines:
                      (k * lines.extra[0], k * lines.extra[1]))
 
 
+def _root(excess: Callable[[float], float], lo: float, hi: float) -> float:
+    """The smallest n in (lo, hi] with excess(n) <= 0, excess falling in n, to 1e-10 of n.
+
+    Solved in x = 1 / n, where a replica's busy share is a straight line on each side of the step
+    (tokens/s x step(b) / b with b proportional to 1 / n), by the Illinois method (a secant kept
+    bracketed): a handful of evaluations where halving n took 40, which mattered at hundreds of
+    fleets per slider move (sweeps, and the layout search at each point)."""
+    g = lambda x: excess(1 / x)  # noqa: E731  (rising in x)
+    x_ok, g_ok = 1 / hi, excess(hi)
+    if lo > 0:
+        x_over, g_over = 1 / lo, excess(lo)
+    else:
+        x_over = 2 * x_ok
+        g_over = g(x_over)
+        while g_over <= 0 and x_over < 1e12:
+            x_ok, g_ok, x_over = x_over, g_over, 2 * x_over
+            g_over = g(x_over)
+    side = 0
+    for _ in range(100):
+        if x_over - x_ok <= 1e-10 * x_ok or g_over == g_ok:
+            break
+        x = (x_ok * g_over - x_over * g_ok) / (g_over - g_ok)
+        if not x_ok < x < x_over:  # rounding at the ends: halve instead
+            x = (x_ok + x_over) / 2
+        gx = g(x)
+        if gx == 0:  # the line through both ends met the root exactly: busy is linear in 1 / n here
+            return 1 / x
+        if gx <= 0:
+            x_ok, g_ok = x, gx
+            if side == -1:
+                g_over /= 2
+            side = -1
+        else:
+            x_over, g_over = x, gx
+            if side == 1:
+                g_ok /= 2
+            side = 1
+    return 1 / x_ok
+
+
 def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float, util: float,
            batch_cap: int) -> tuple[float, int, float, float, float]:
     """(replicas before the ceiling, replicas, held batch, its step, busy share) for `tokens_per_s`
@@ -201,12 +241,10 @@ def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float
 
     lo, hi = 0.0, 1.0
     while busy(hi)[0] > util:
-        hi *= 2
+        lo, hi = hi, 2 * hi
         if hi > 1e9:
             break
-    for _ in range(40):  # to a millionth of the bracket: the count is rounded up anyway
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if busy(mid)[0] > util else (lo, mid)
+    hi = _root(lambda n: busy(n)[0] - util, lo, hi)
     n = max(1, _ceil(hi))
     n = max(n, _ceil(tokens_per_s * tpot_s / batch_cap))  # every held sequence needs a slot
     share, b, step = busy(n)

@@ -217,14 +217,8 @@ def variant_nodes(p: Any, fmt: str | None, prompt: float, rate: float) -> float:
 
 
 def _rate_at_saturation(s: Served, nodes: int, qps: float) -> float:
-    """The query rate at which `nodes` replicas are 100% busy (busy share rises with the rate)."""
-    if sv.busy_share(s, qps, nodes) <= 1:
-        return qps
-    lo, hi = 0.0, qps
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if sv.busy_share(s, mid, nodes) <= 1 else (lo, mid)
-    return lo
+    """The query rate at which `nodes` replicas are 100% busy, or `qps` if they are not at it."""
+    return min(qps, sv.rate_at_busy(s, nodes, 1.0))
 
 
 def solve(p: Params) -> Derivation:

@@ -6,7 +6,7 @@ page.sweep("adapter_bytes", "lora_rank", {"adapter_bytes": "LoRA on {value}"},
            family=("targets", ("q,v", "q,k,v,o", "all seven")), points={"heavy comparison adapter":
                                                                          ("heavy_rank", "heavy_adapter_bytes")},
            title="One adapter's size against rank, by the projections it targets (log-log)",
-           y_title="MB per adapter (bf16)", y_unit="MB", from_unit="B", log_y=True, n=40)
+           y_title="MB per adapter (bf16)", y_unit="MB", from_unit="B", log_y=True, n=16)  # straight on log-log
 
 page.sweep("gpus_vs_traffic", "total_tokens_per_s",
            {"dedicated_gpus": "A replica per variant", "multi_lora_gpus": "Shared multi-LoRA pool"},

@@ -77,3 +77,28 @@ def test_the_fleet_is_the_fewest_replicas_a_search_finds(knobs, rate):
     f = sv.fleet(s, rate, 0.7)
     ok = [r for r in range(1, 5000) if sv.busy_share(s, rate, r) <= 0.7 and sv.running_batch(s, rate / r) <= s.batch]
     assert f.replicas == ok[0]
+
+
+@pytest.mark.parametrize("knobs", [dict(tp_degree=8), dict(tp_degree=4, model="Llama-3-8B"),
+                                   dict(tp_degree=8, prompt_tokens=8000, output_tokens=50)])
+@pytest.mark.parametrize("replicas", [1, 3, 40, 1000])
+@pytest.mark.parametrize("target", [0.3, 0.7, 1.0])
+def test_the_rate_at_a_busy_share_is_where_a_bisection_of_busy_share_lands(knobs, replicas, target):
+    """rate_at_busy inverts busy_share: checked against a plain bisection of busy_share itself."""
+    s = served(ServingKnobs(**knobs))
+    lo, hi = 0.0, 1e9
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sv.busy_share(s, mid, replicas) <= target else (lo, mid)
+    assert sv.rate_at_busy(s, replicas, target) == pytest.approx(lo, rel=1e-9)
+    assert sv.busy_share(s, sv.rate_at_busy(s, replicas, target), replicas) == pytest.approx(target, rel=1e-9)
+
+
+def test_the_rate_at_a_busy_share_by_hand_when_decode_is_memory_bound():
+    # busy = (W + fixed) / TPOT + rate x (prefill + output x (KV + all-reduce per sequence)) / R, so at
+    # 70% on 10 replicas: rate = (0.7 - (W + fixed) / 0.05) x 10 / (prefill + 400 x (KV + AR)).
+    s = served(ServingKnobs(tp_degree=8))
+    by_hand = (0.7 - (W_S + AR_FIXED + FIXED_S) / 0.05) * 10 / (s.prefill_s_per_request + 400 * (KV_S + AR_PER_SEQ))
+    assert sv.rate_at_busy(s, 10, 0.7) == pytest.approx(by_hand, rel=1e-9)
+    # a target below the weight read's own share cannot be met at any rate
+    assert sv.rate_at_busy(s, 10, 0.5 * (W_S + AR_FIXED + FIXED_S) / 0.05) == 0.0

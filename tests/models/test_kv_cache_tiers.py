@@ -467,3 +467,24 @@ def test_layerwise_overlap_and_the_cost_of_recompute_by_hand():
     per_conv = v(d, "recompute_s_per_conversation")
     assert v(d, "ssd_hits_gpu_seconds_per_hour") == pytest.approx(3600 * 0.1 * per_conv * 8 * share)
     assert v(d, "recompute_gpu_seconds") == pytest.approx(8 * recompute_by_hand(n, F))
+
+
+@pytest.mark.parametrize("capacity_GB", [0.5, 40, 2_000, 60_000])
+@pytest.mark.parametrize("median_s, sigma", [(30, 0.3), (120, 1.0), (600, 2.2)])
+def test_residency_is_where_halving_the_pushed_bytes_lands(capacity_GB, median_s, sigma):
+    """residency_s (Newton kept in a bracket) against 200 halvings of the same pushed-bytes curve:
+    the age at which later KV fills the tier."""
+    from models.serving.kv_cache_tiers import expected_min_think, residency_s
+
+    rate, returning, dead, cap = 2.0, 9.8e9, 3.1e9, capacity_GB * 1e9
+
+    def pushed(t):
+        return rate * (returning * expected_min_think(t, median_s, sigma) + dead * t)
+
+    lo, hi = 0.0, cap / (rate * dead)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if pushed(mid) < cap else (lo, mid)
+    t = residency_s(cap, rate, returning, dead, median_s, sigma)
+    assert t == pytest.approx(lo, rel=1e-9)
+    assert pushed(t) == pytest.approx(cap, rel=1e-9)

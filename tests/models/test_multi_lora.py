@@ -366,3 +366,30 @@ def test_the_adapter_drill_quotes_the_drawn_models_shape():
     assert d.value("adapter_bytes") == (4096 + 4096 + 4096 + 1024) * 8 * 32 * 2
     seed = render(drill.question, solve(Params()), Params()).replace("*", "")
     assert "(80 layers, d_model 8,192; q projects to 8,192, k and v to 1,024; MLP width 28,672)" in seed
+
+
+@pytest.mark.parametrize("tokens_per_s", [3.0, 250.0, 40_000.0, 2e6])
+@pytest.mark.parametrize("step_of", [
+    lambda b: 0.012 + 0.0004 * b,                     # a straight step: memory-bound decode
+    lambda b: max(0.012 + 0.0001 * b, 0.002 * b),     # two sides: compute binds past a batch
+    lambda b: 0.012 + 0.0003 * b + 0.004 * (1 - 0.97 ** b),  # adapters read grow then saturate
+])
+def test_the_fleet_root_is_where_halving_the_busy_share_lands(tokens_per_s, step_of):
+    """_fleet's continuous replicas against a plain bisection of the same busy share (200 halvings):
+    the secant search it uses must land on the same count."""
+    from models.serving.multi_lora import _fleet
+
+    tpot, util = 0.05, 0.7
+
+    def busy(n):
+        t = tokens_per_s / n
+        b = t * tpot
+        return t * step_of(max(1.0, b)) / max(1.0, b)
+
+    lo, hi = 1e-9, 1e9
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if busy(mid) > util else (lo, mid)
+    continuous, n, *_ = _fleet(tokens_per_s, step_of, tpot, util, batch_cap=10**9)
+    assert continuous == pytest.approx(hi, rel=1e-9)
+    assert n == max(1, math.ceil(hi - 1e-9))
