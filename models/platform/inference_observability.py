@@ -244,6 +244,16 @@ def solve(p: Params) -> Derivation:
                      else "0 tokens/s (no sequence fits)")
     d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
            formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
+    roofline = d.step("roofline_tokens_per_s", "Throughput at which this batch's steps read at peak bandwidth "
+                      "(MBU 100%)", batch * peak / step_bytes, "1/s", noun="tokens",
+                      formula="{decode_batch} × {peak_Bps} / {step_bytes}")
+    # The utilization chart's ends: from a fiftieth of the roofline to a tenth past it (or past the
+    # observed throughput), inside the knob's 10-50,000 tokens/s; beyond the roofline the counters cannot hold.
+    d.step("utilization_chart_from_tokens_per_s", "The utilization chart starts at a fiftieth of the roofline",
+           max(10.0, roofline / 50), "1/s", noun="tokens", formula="max(10 / 1 s, {roofline_tokens_per_s} / 50)")
+    d.step("utilization_chart_to_tokens_per_s", "… and ends a tenth past the roofline or the observed throughput",
+           min(50_000.0, max(1.1 * roofline, 1.1 * p.tokens_per_s_replica)), "1/s", noun="tokens",
+           formula="min(50,000 / 1 s, max(1.1 × {roofline_tokens_per_s}, 1.1 × {tokens_per_s_replica}))")
 
     # --- published anchors and real defaults the prose quotes ---------------------------------------
     d.step("measured_decode_mbu_a100", "Measured: single-request vLLM decode on an A100, share of the bandwidth roofline",
@@ -272,6 +282,9 @@ def solve(p: Params) -> Derivation:
     pre = d.step("prefill_s", "Prefill span", e.prefill_s_per_request, "s",
                  formula="{prefill_flops_per_request} / ({replica_peak_flops} × {prefill_mfu}) + {prefill_allreduce_s}"
                  if prefilled else "0 s (every prompt token cached)")
+    d.step("arrival_s", "The request arrives: its trace's clock starts", 0.0, "s", formula="0 s")
+    d.step("prefill_start_s", "Prefill starts: gateway and queue behind it", gw + q, "s",
+           formula="{gateway_s} + {queue_s}")
     ttft = d.step("ttft_s", "Time to first token", gw + q + pre, "s",
                   formula="{gateway_s} + {queue_s} + {prefill_s}")
     dec = d.step("decode_s", "Decode span: one span for every token after the first",
@@ -404,18 +417,44 @@ def series_count(p: Params, labels: set[str] | frozenset[str]) -> int:
     return out
 
 
+# Each span of the waterfall as steps of the solve: (start, end, duration), None for an event.
+SPAN_STEPS: dict[str, tuple[str, str, str | None]] = {
+    "request": ("arrival_s", "request_s", "request_s"),
+    "gateway": ("arrival_s", "gateway_s", "gateway_s"),
+    "queue": ("gateway_s", "prefill_start_s", "queue_s"),
+    "prefill": ("prefill_start_s", "ttft_s", "prefill_s"),
+    "decode": ("ttft_s", "request_s", "decode_s"),
+    "stream": ("ttft_s", "request_s", "decode_s"),
+    "usage": ("request_s", "request_s", None),
+}
+
+
+def cardinality_steps(p: Params, labels) -> Derivation:
+    """The live cardinality panel as steps: each label's values, the series as each ticked label multiplies
+    in (in the order of LABELS), their store memory and their share of the budget."""
+    d = Derivation(p)
+    knob = {"replica": "replicas", "route": "routes", "status": "status_codes", "bucket": "histogram_buckets",
+            "tenant": "tenants"}
+    for name in LABELS:
+        d.step(f"{name}_label_values", f"Values of the {name} label", getattr(p, knob[name]), "1",
+               formula=f"{{{knob[name]}}}", kind="given")
+    running, prev = 1, ""
+    for name in (n for n in LABELS if n in labels):
+        running *= getattr(p, knob[name])
+        d.step(f"series_through_{name}", f"Series once {name} multiplies in", running, "1", noun="series",
+               formula=(f"{{{prev}}} × " if prev else "") + f"{{{name}_label_values}}")
+        prev = f"series_through_{name}"
+    series = d.step("chosen_series", "Series", running, "1", noun="series", formula=f"{{{prev}}}" if prev else "1")
+    d.step("chosen_series_memory_bytes", "Store memory", series * p.bytes_per_series, "B",
+           formula="{chosen_series} × {bytes_per_series}")
+    d.step("chosen_series_budget_share", "Of the budget", series / p.series_budget, "1", percent=True,
+           formula="{chosen_series} / {series_budget}")
+    d.step("chosen_series_over_budget", "Of the budget", series / p.series_budget, "1", noun="×",
+           formula="{chosen_series} / {series_budget}")
+    return d
+
+
 def waterfall(p: Params) -> list[tuple[str, float, float, str]]:
     """(span, start_s, end_s, what it records) for one request, root first, from the solve's steps."""
     d = solve(p)
-    gw, q, pre = d.value("gateway_s"), d.value("queue_s"), d.value("prefill_s")
-    ttft, end = d.value("ttft_s"), d.value("request_s")
-    times = {
-        "request": (0.0, end),
-        "gateway": (0.0, gw),
-        "queue": (gw, gw + q),
-        "prefill": (gw + q, ttft),
-        "decode": (ttft, end),
-        "stream": (ttft, end),
-        "usage": (end, end),
-    }
-    return [(s.name, *times[s.name], s.records) for s in SPANS]
+    return [(s.name, d.value(SPAN_STEPS[s.name][0]), d.value(SPAN_STEPS[s.name][1]), s.records) for s in SPANS]

@@ -331,6 +331,8 @@ def solve(p: Params) -> Derivation:
     d.step("naive_scan_share_of_tick", "Share of the tick the scan eats", scan / p.tick_s, "1",
            percent=True,
            formula="{naive_scan_s_per_tick} / {tick_s}")
+    d.step("scan_budget_s", "Time a placement pass may use each tick", p.scan_budget_fraction * p.tick_s, "s",
+           formula="{scan_budget_fraction} × {tick_s}")
     d.step("max_scannable_jobs", "Largest queue a scan handles inside its budget",
            p.scan_budget_fraction * p.tick_s / (p.per_job_check_us / 1e6), "1", noun="jobs",
            formula="{scan_budget_fraction} × {tick_s} s / {per_job_check_us} µs")
@@ -540,3 +542,41 @@ def scenario(p: Params, release_on_signal: bool = False) -> list[Frame]:
             if cluster.job(v.key).state == "SCHEDULED":
                 push(v.key, "start", "Resumed from its committed checkpoint.")
     return frames
+
+
+def frame_steps(p: Params, frame: Frame) -> Derivation:
+    """One frame of the step-through as steps: the ledger against the devices, and the work lost so far
+    (what the panel's metric cards show)."""
+    d = Derivation(p)
+    c = frame.cluster
+    d.step("frame_capacity_gpus", "GPUs in the block", c.capacity, "1", noun="GPUs", kind="given")
+    for job in c.jobs:
+        d.step(f"job_{job.name.lower()}_gpus", f"{job.name}: GPUs it runs on", job.gpus, "1", noun="GPUs",
+               formula="{need_gpus}" if job.name == URGENT else "", kind="given")
+    d.step("frame_allocated_gpus", "Ledger: taken", c.allocated, "1", noun="GPUs", kind="simulated",
+           note="GPUs the ledger counts as taken after this event")
+    d.step("frame_occupied_gpus", "Really on GPUs", c.occupied, "1", noun="GPUs", kind="simulated",
+           note="GPUs that processes are on, or are being started on, after this event")
+    d.step("frame_free_gpus", "Ledger: free", c.free, "1", noun="GPUs",
+           formula="{frame_capacity_gpus} − {frame_allocated_gpus}")
+    d.step("frame_overcommitted_gpus", "GPUs double-booked", frame.overcommitted, "1", noun="GPUs",
+           formula="max(0, {frame_occupied_gpus} − {frame_capacity_gpus})")
+    d.step("frame_lost_gpu_hours", "Work lost so far", frame.lost_gpu_hours, "h", noun="GPU", kind="simulated",
+           note="GPU time lost by the events up to this one; restarts are not counted")
+    return d
+
+
+def job_rows(cluster: Cluster) -> dict[str, list]:
+    """The step-through's job table, a column per field: each job's state, and whether the ledger and
+    the devices count its GPUs."""
+    jobs = cluster.jobs
+    return {"Job": [j.name for j in jobs], "GPUs": [j.gpus for j in jobs], "State": [j.state for j in jobs],
+            "Ledger holds its GPUs": ["yes" if j.holds else "no" for j in jobs],
+            "Processes on its GPUs": ["yes" if j.state in HOLDING else "no" for j in jobs]}
+
+
+def transition_rows(release_on_signal: bool = False) -> dict[str, list]:
+    """The transition table as columns (From, Event, To, GPUs, Why), in the correct or the buggy version."""
+    table = (BUGGY_TABLE if release_on_signal else TABLE).values()
+    return {"From": [t.src for t in table], "Event": [t.event for t in table], "To": [t.dst for t in table],
+            "GPUs": [t.gpus for t in table], "Why": [t.why for t in table]}

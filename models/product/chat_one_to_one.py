@@ -555,3 +555,55 @@ def deliver(order: Order = "inbox_first", crash_after: int | None = None,
     outcome = Outcome(state["acked"], delivered, state["acked"] and not delivered, state["received"],
                       state["durable"])
     return frames, outcome
+
+
+# What the page's step-through offers and shows (ui: pages/product/chat_one_to_one.py): the replay is
+# scripted by its own three controls, so it stays a page panel; its words and its one figure are here.
+
+ORDER_LABELS = {"inbox_first": "Inbox, ack, publish (the design)", "publish_first": "Publish, ack, inbox (the bug)"}
+CRASH_CHOICES = (-1, 0, 1, 2)  # -1: no crash
+
+
+def crash_label(order: Order, crash: int) -> str:
+    """The crash selector's words for one choice under this order."""
+    if crash < 0:
+        return "No crash"
+    if crash == 0:
+        return "Crash before anything"
+    return "Crash after: " + " and ".join(OP_SHORT[o] for o in ORDERS[order][:crash])
+
+
+def frame_cards(f: Frame) -> list[tuple[str, str]]:
+    """(label, value) of the four cards under one event: who sees what."""
+    return [("Alice's screen", f.alice_sees), ("Bob's inbox rows", ", ".join(f.inbox) or "empty"),
+            ("Bob's phone shows", ", ".join(f.bob_has) or "nothing"),
+            ("Bob connected", "yes" if f.bob_online else "no")]
+
+
+def frame_tone(f: Frame, last: bool, outcome: Outcome) -> str:
+    """"error" for a crash or a loss, "success" for a good ending, else "info"."""
+    if f.event == "crash" or f.live == "lost" or (last and outcome.lost):
+        return "error"
+    return "success" if last else "info"
+
+
+def event_log(frames: list[Frame]) -> dict[str, list]:
+    """The events so far as the log table's columns."""
+    return {"#": [x.index for x in frames], "Who": [x.actor for x in frames], "Event": [x.event for x in frames],
+            "Live path": [x.live or "" for x in frames], "Inbox": [", ".join(x.inbox) for x in frames],
+            "Alice sees": [x.alice_sees for x in frames]}
+
+
+def delivery_steps(p: Params, outcome: Outcome) -> Derivation:
+    """How one step-through run ends, as steps: the copies Bob's client received (before it keeps one per
+    message id) and the sentence the panel closes with."""
+    d = Derivation(p)
+    d.step("replay_copies_received", "Copies of m1 Bob's client received, before deduplication",
+           outcome.copies_received, "1", noun="copies", kind="simulated")
+    verdict = ("lost: Alice was told 'sent' and Bob never receives it" if outcome.lost
+               else "delivered" + ("" if outcome.durable else ", but never written durably"))
+    copies = (f" Bob's client received {d['replay_copies_received'].display()} and shows one."
+              if outcome.delivered else "")
+    d.step("replay_ending", "How this run ends", f"This run ends {verdict}.{copies}", "1", kind="verdict",
+           formula="{replay_copies_received} received; lost when Alice was acknowledged and Bob holds nothing")
+    return d

@@ -362,3 +362,24 @@ def simulate(p: Params, seed: int = 0, poisson: bool = True) -> WarmPoolSim:
         burst_start_s=with_cfg.start_s,
         first_cold_replica_at_s=with_cfg.start_s + d.value("first_cold_replica_s"),
     )
+
+
+def simulation_steps(p: Params, r: WarmPoolSim) -> Derivation:
+    """The run's figures as steps: the backlog with no pool when the first cold replica arrives
+    (beside the closed form), each fleet's longest wait and paid replica time, and the books that
+    show every request is finished, in service or queued."""
+    d = Derivation(p)
+    w, n = r.with_pool, r.without_pool
+    d.step("simulated_steps", "Steps in the run", len(w.t), "1", noun="steps", kind="given")
+    d.step("simulated_step_s", "One step of the run", w.step_s, "s", kind="given")
+    d.step("simulated_backlog_without_pool", "Backlog, no pool", n.queue_at(r.first_cold_replica_at_s - 1e-6), "1",
+           noun="requests", kind="simulated", note="Requests queued when the first cold replica becomes useful.")
+    d.step("simulated_max_wait_without_pool_s", "Longest wait, no pool", n.max_wait_s, "s", kind="simulated")
+    d.step("simulated_max_wait_with_pool_s", "Longest wait, warm pool", w.max_wait_s, "s", kind="simulated")
+    d.step("simulated_replica_hours_with_pool", "Replica-hours, warm pool", w.replica_seconds / 3600, "h",
+           noun="replica", kind="simulated", note="Paid replica time over the run, booting included.")
+    d.step("simulated_replica_hours_without_pool", "Replica-hours, no pool", n.replica_seconds / 3600, "h",
+           noun="replica", kind="simulated", note="Paid replica time over the run, booting included.")
+    d.step("simulated_conservation_error", "Largest imbalance of arrived against finished + in service + queued",
+           max(w.conservation_error, n.conservation_error), "1", noun="requests", kind="simulated")
+    return d

@@ -216,11 +216,27 @@ def solve(p: Params, queue_tail: bool = True) -> Derivation:
         "s",
         formula="{worst_batching_wait_s} s + {call_time_s} s",
     )
+    _record_quiet_hours(d, p, timeout_s, call_s)
     _record_work_conserving(d, p, call_s, worst)
     if queue_tail:
         _record_queue_tail(d, p, batch, call_s, worst)
     _record_failures(d, batch, call_s)
     return d
+
+
+def _record_quiet_hours(d: Derivation, p: Params, timeout_s: float, call_s: float) -> None:
+    """The same fleet and timeout in the quiet hours, at a fortieth of the traffic: batches fill slowly,
+    so the timeout sets the worst wait (the latency chart draws both against the timeout)."""
+    quiet = d.step("quiet_arrival_rps", "Quiet-hours traffic: a fortieth of the scenario's", p.arrival_rps / 40,
+                   "1/s", noun="requests", formula="{arrival_rps} req/s / 40")
+    per_dispatcher = d.step("quiet_per_dispatcher_rps", "Quiet-hours traffic one dispatcher sees",
+                            quiet / p.dispatchers, "1/s", noun="requests",
+                            formula="{quiet_arrival_rps} req/s / {dispatchers}")
+    wait = d.step("quiet_worst_batching_wait_s", "Longest batching wait in the quiet hours",
+                  min(timeout_s, (p.max_batch_inputs - 1) / per_dispatcher), "s",
+                  formula="min({flush_timeout_s} s, ({max_batch_inputs} − 1) / {quiet_per_dispatcher_rps} req/s)")
+    d.step("quiet_worst_latency_s", "Worst latency in the quiet hours: batching wait plus the call", wait + call_s,
+           "s", formula="{quiet_worst_batching_wait_s} s + {call_time_s} s")
 
 
 def _record_work_conserving(d: Derivation, p: Params, call_s: float, worst: float) -> None:
@@ -479,3 +495,65 @@ def exact_wait_ccdf(d: Derivation, t_s: tuple[float, ...]) -> list[float]:
 # the defaults (tests/models/test_batched_inference_api.py), in about half a second.
 PANEL_BATCHES = 100_000
 PANEL_REPLICATIONS = 4
+
+
+# What the page's panel runs: the queue above at the panel's length, its tail on a grid of waits.
+
+CCDF_POINTS = 61
+
+
+def ccdf_grid(d: Derivation) -> tuple[float, ...]:
+    """Waits from 0 to past the exact p99 (at least one call), where the chart compares the tails."""
+    tail = max(d.value("queue_wait_p99_s"), d.value("queue_wait_p95_s"))
+    horizon = 1.5 * tail if math.isfinite(tail) and tail > 0 else d.value("call_time_s")
+    return tuple(np.linspace(0.0, max(horizon, d.value("call_time_s")), CCDF_POINTS).tolist())
+
+
+@dataclass(frozen=True)
+class GpuQueueSim:
+    grid_s: tuple[float, ...]  # the waits t the tail is read at
+    runs: list[QueueRun]
+    exact_ccdf: list[float]  # P(wait > t) of the page's M/D/c figures at each t
+
+    @property
+    def simulated_ccdf(self) -> list[float]:
+        """P(wait > t) at each t, the mean over the runs."""
+        return np.mean([run.wait_ccdf for run in self.runs], axis=0).tolist()
+
+
+def simulate(p: Params, seed: int = 0) -> GpuQueueSim:
+    """The panel's run: PANEL_REPLICATIONS runs of PANEL_BATCHES batches, the tail on ccdf_grid."""
+    d = solve(p)
+    grid = ccdf_grid(d)
+    return GpuQueueSim(grid, simulate_gpu_queue(p, seed, PANEL_BATCHES, PANEL_REPLICATIONS, ccdf_t_s=grid),
+                       exact_wait_ccdf(d, grid))
+
+
+# (attribute of a run, step key stem, label) of each figure the panel's cards hold to the page's M/D/c step
+PANEL_FIGURES = (("wait_p95_s", "queue_wait_p95_s", "p95 wait"), ("wait_p99_s", "queue_wait_p99_s", "p99 wait"),
+                 ("wait_share", "queue_wait_probability", "Batches that wait"),
+                 ("mean_wait_s", "queue_wait_mean_s", "Mean wait"))
+
+
+def simulation_steps(p: Params, r: GpuQueueSim) -> Derivation:
+    """The run's figures as steps: for each of the panel's figures the mean over the runs (beside the
+    page's exact step), the lowest run and the highest; and whether the queue settles at all."""
+    d = Derivation(p)
+    d.step("simulated_runs", "Independent runs", len(r.runs), "1", noun="runs", kind="given")
+    d.step("simulated_batches_per_run", "Batches in each run", r.runs[0].batches, "1", noun="batches", kind="given")
+    for attr, key, label in PANEL_FIGURES:
+        values = [getattr(run, attr) for run in r.runs]
+        share = not key.endswith("_s")
+        unit = "1" if share else "s"
+        name = (lambda end: f"simulated_{key}{end}") if share else (lambda end: f"simulated_{key[:-2]}{end}_s")
+        d.step(name(""), f"{label}, simulated", sum(values) / len(values), unit, percent=share, kind="simulated",
+               note=f"{label}: the mean over the runs, beside the page's exact M/D/c step.")
+        d.step(name("_lowest"), f"{label}, lowest run", min(values), unit, percent=share, kind="simulated")
+        d.step(name("_highest"), f"{label}, highest run", max(values), unit, percent=share, kind="simulated")
+    settles = math.isfinite(solve(p).value("queue_wait_p99_s"))
+    d.step("simulated_queue_settles", "Does the queue settle at this load?",
+           "The queue settles at this load, so each run's figures estimate the page's." if settles else
+           "At this load the queue never settles: a run's waits grow for as long as it lasts, so the simulated "
+           "figures measure the run's length, not a percentile.", "1", kind="verdict",
+           formula="the page's M/D/c p99 wait: finite, or unbounded at 99.9% busy or more")
+    return d

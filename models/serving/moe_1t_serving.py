@@ -46,6 +46,7 @@ from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
 from models.engine.roofline import ATTENTION_FLOPS_PER_MAC, Replica, floor_batch
 from models.engine.shape import count
+from models.units import format_number
 
 # DeepEP's legacy (V1) README, low-latency kernels with pure RDMA on H800 at EP 8, 128 tokens per batch,
 # 7168 hidden, top-8, FP8 dispatch and BF16 combine: the measured time of one dispatch and one combine.
@@ -251,6 +252,10 @@ def solve(p: Params) -> Derivation:
     m, hw = r.model, accelerator(p)
     gpus = p.tp_degree
 
+    d.step("serving_group", "The GPUs the experts spread over",
+           f"GB200 NVL72: {format_number(gpus)} GPUs, one NVLink domain" if p.gpu == "GB200 (NVL72)"
+           else f"{format_number(gpus)} × {p.gpu}", "1", formula="{tp_degree} × {gpu}", kind="lookup")
+
     # --- the model, counted from its shape ---
     record_model(d, p)
     d.step("routed_experts", "Routed experts per MoE layer (catalog)", m.moe_experts, "1", noun="experts")
@@ -331,6 +336,9 @@ def solve(p: Params) -> Derivation:
                       formula="{kv_room_bytes_per_gpu} / ({context_tokens} × {kv_bytes_per_token})")
     cap = d.step("max_batch_per_gpu", "Whole sequences per GPU whose KV fits at this context", floor_batch(cap_cont),
                  "1", noun="sequences", formula="floor({max_batch_per_gpu_continuous})")
+    # The batch charts sweep as far as the KV fits, and at least to the scenario's batch.
+    d.step("batch_chart_to", "The batch charts end at the KV's cap (or the scenario's batch, if larger)",
+           max(2, int(cap), p.batch_per_gpu), "1", noun="sequences", formula="max(2, {max_batch_per_gpu}, {batch_per_gpu})")
     d.step("max_batch_per_gpu_gqa", "The same with the GQA cache", floor_batch(room / (p.context_tokens * gqa)),
            "1", noun="sequences",
            formula="floor({kv_room_bytes_per_gpu} / ({context_tokens} × {gqa_kv_bytes_per_token}))")

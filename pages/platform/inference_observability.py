@@ -1,11 +1,10 @@
 import math
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from models.platform import inference_observability as model
-from models.units import format_quantity
-from ui.charts import INK, PALETTE, layout_dict, sweep_figure
+from ui.charts import PALETTE, layout_dict, sweep_figure
+from ui.diagram import fill
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
@@ -15,71 +14,43 @@ LABEL_NAMES = {"replica": "replica", "route": "route", "status": "status", "buck
 
 
 @page.chart("trace_waterfall")
-def trace_waterfall(ctx):
-    spans = model.waterfall(ctx.params)
-    total = max(end for _, _, end, _ in spans) or 1.0
-    min_w = total * 0.006  # a 5 ms span on a 10 s request must stay visible
-    names = [s[0] for s in spans]
-    # Plain dicts, not validated (ui/figures.py): the JSON plotly's add_trace/add_vline wrote.
-    traces = []
-    for i, (name, start, end, records) in enumerate(spans):
-        dur = end - start
-        traces.append(dict(
-            type="bar", y=[name], x=[max(dur, min_w)], base=[start], orientation="h", showlegend=False,
-            marker=dict(color="#94a3b8" if name == "request" else PALETTE[i % len(PALETTE)]),
-            text=[format_quantity(dur, "s") if dur > 0 else "event"], textposition="outside",
-            cliponaxis=False,
-            hovertemplate=f"<b>{name}</b><br>{format_quantity(start, 's')} → {format_quantity(end, 's')}"
-                          f"<br>{records}<extra></extra>",
-        ))
-    ttft = ctx.derivation.value("ttft_s")
+def trace_waterfall(ctx):  # bars that start where the span starts: a Gantt, not a sweep or a stack
+    d = ctx.derivation
+    total = d.value("request_s") or 1.0
+    traces = [dict(  # plain dicts, not validated (ui/figures.py)
+        type="bar", y=[s.name], x=[max(d.value(end) - d.value(start), total * 0.006)], base=[d.value(start)],
+        orientation="h", showlegend=False, cliponaxis=False,  # a 5 ms span on a 10 s request stays visible
+        marker=dict(color="#94a3b8" if s.name == "request" else PALETTE[i % len(PALETTE)]),
+        text=[d[dur].display(hint=False) if dur and d.value(dur) > 0 else "event"], textposition="outside",
+        hovertemplate=f"<b>{s.name}</b><br>{d[start].display(hint=False)} → {d[end].display(hint=False)}"
+                      f"<br>{s.records}<extra></extra>",
+    ) for i, s in enumerate(model.SPANS) for start, end, dur in (model.SPAN_STEPS[s.name],)]
     layout = layout_dict("One request's trace: one decode span, not one per token", "Seconds since the request arrived",
                          "")
-    layout["yaxis"].update(categoryorder="array", categoryarray=list(reversed(names)))
+    layout["yaxis"].update(categoryorder="array", categoryarray=[s.name for s in reversed(model.SPANS)])
     layout["xaxis"]["range"] = [0, total * 1.15]
-    layout.update(
-        height=330, hovermode="closest", shapes=[vline(ttft, color="#dc2626", dash="dot", width=1.5)],
-        # The label add_vline's annotation_position="bottom right" writes: inside the plot, at the line's foot.
-        annotations=[dict(text=f"first token {format_quantity(ttft, 's')}", showarrow=False, x=ttft, xref="x",
-                          xanchor="left", y=0, yref="y domain", yanchor="bottom")],
-    )
+    ttft = d.value("ttft_s")
+    layout.update(height=330, hovermode="closest", shapes=[vline(ttft, color="#dc2626", dash="dot", width=1.5)],
+                  annotations=[dict(text=f"first token {d['ttft_s'].display(hint=False)}", showarrow=False, x=ttft,
+                                    xref="x", xanchor="left", y=0, yref="y domain", yanchor="bottom")])
     return figure(traces, layout)
 
 
 @page.chart("utilization_vs_throughput")
-def utilization_vs_throughput(ctx):
-    d = ctx.derivation
-    # Sweep up to a little past the roofline for this batch: beyond it the observations are impossible.
-    at_roofline = d.value("decode_batch") * d.value("peak_Bps") / d.value("step_bytes")
-    hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "tokens_per_s_replica",
-        {"gpu_util_counter_share": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
-         "mfu": "Model FLOP utilization"},
-        title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
-        n=60, lo=max(10, at_roofline / 50), hi=hi,
-    )
-    fig.layout.shapes = (*fig.layout.shapes, hline(100, color=INK, dash="dash", width=1))  # a dict: add_hline validates
-    return fig
+def utilization_vs_throughput(ctx):  # its ends are steps in tokens/s, which lo/hi cannot name (see the report)
+    return sweep_figure(ctx.slug, ctx.params, "tokens_per_s_replica", {
+        "gpu_util_counter_share": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
+        "mfu": "Model FLOP utilization",
+    }, title="Three utilizations as a replica's throughput changes (same batch)", y_title="%", hlines=(100,),
+        lo=ctx.derivation.value("utilization_chart_from_tokens_per_s"),
+        hi=ctx.derivation.value("utilization_chart_to_tokens_per_s"))
 
 
-@page.chart("span_ratio_vs_price")
-def span_ratio_vs_price(ctx):
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "span_price_per_million_usd",
-        {"span_cost_to_gpu_cost_ratio": "Span per token ÷ GPU cost of the token",
-         "span_cost_to_list_price_ratio": "Span per token ÷ list price of the token"},
-        title="Does a span per token cost more than the token? Depends which cost (log-log)",
-        y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
-    )
-    # Added as dicts (ui/figures.py): add_hline and add_annotation validate the figure's shapes and notes.
-    fig.layout.shapes = (*fig.layout.shapes, hline(1, color=INK, dash="dash", width=1.5))
-    # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
-    fig.layout.annotations = (*fig.layout.annotations, dict(
-        x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False, xanchor="left",
-        yanchor="bottom", font=dict(size=11)))
-    return fig
-
+page.sweep("span_ratio_vs_price", "span_price_per_million_usd", {
+    "span_cost_to_gpu_cost_ratio": "Span per token ÷ GPU cost of the token",
+    "span_cost_to_list_price_ratio": "Span per token ÷ list price of the token",
+}, title="Does a span per token cost more than the token? Depends which cost (log-log)",
+    y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, hlines=((1, "costs as much as the token"),))
 
 page.sweep("tenant_cost_vs_context", "tenant_context_tokens",
     {"tenant_cost_usd": "By batch share (bytes read per step)",
@@ -88,46 +59,38 @@ page.sweep("tenant_cost_vs_context", "tenant_context_tokens",
     x_title="The tenant's mean context (tokens)", n=60)
 
 
-def _cardinality_figure(xs: list, ys: list, series_budget: float) -> go.Figure:
+def _cardinality_figure(ctx, s, chosen: list):
     """The series count as each label multiplies in, against the budget, as plain dicts (ui/figures.py)."""
-    bars = dict(type="bar", x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
-                text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False)
+    keys = [f"series_through_{name}" for name in chosen] or ["chosen_series"]
+    bars = dict(type="bar", x=[f"× {LABEL_NAMES[name]}" for name in chosen] or ["no labels"],
+                y=[s.value(k) for k in keys], marker=dict(color=PALETTE[0]),
+                text=[s[k].display(hint=False) for k in keys], textposition="outside", cliponaxis=False)
+    budget = ctx.params.series_budget
     layout = layout_dict("Series as each label multiplies in (log scale)", "", "series", log_y=True)
-    top = max([series_budget, *ys]) if ys else series_budget
-    layout["yaxis"]["range"] = [0, math.log10(top) + 0.8]
-    layout.update(
-        height=320, hovermode="closest", shapes=[hline(series_budget, color="#dc2626", dash="dash", width=1.5)],
-        annotations=[dict(x=0, xref="paper", y=math.log10(series_budget), text=f"budget {series_budget:,.0f}",
-                          showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))],
-    )
+    layout["yaxis"]["range"] = [0, math.log10(max(budget, s.value("chosen_series"))) + 0.8]
+    layout.update(height=320, hovermode="closest", shapes=[hline(budget, color="#dc2626", dash="dash", width=1.5)],
+                  annotations=[dict(x=0, xref="paper", y=math.log10(budget), showarrow=False, xanchor="left",
+                                    text=fill("budget {{series_budget}}", ctx.derivation, ctx.params),
+                                    yanchor="bottom", font=dict(size=11, color="#dc2626"))])
     return figure([bars], layout)
 
 
 @page.sim("cardinality")
-def cardinality(ctx):
-    p = ctx.params
+def cardinality(ctx):  # checkboxes that pick the labels: a calculator, not a seeded run
     st.markdown("##### Which labels does the latency histogram carry?")
-    sizes = {"replica": p.replicas, "route": p.routes, "status": p.status_codes, "bucket": p.histogram_buckets,
-             "tenant": p.tenants}
-    cols = st.columns(len(model.LABELS))
-    chosen = []
-    for col, name in zip(cols, model.LABELS):
-        if col.checkbox(f"{LABEL_NAMES[name]} ({sizes[name]:,})", value=True, key=f"{ctx.slug}.sim_label_{name}"):
-            chosen.append(name)
-    series = model.series_count(p, set(chosen))
-    memory = series * p.bytes_per_series
-    over = series / p.series_budget
+    values = model.cardinality_steps(ctx.params, ())
+    chosen = [name for col, name in zip(st.columns(len(model.LABELS)), model.LABELS)
+              if col.checkbox(f"{LABEL_NAMES[name]} ({values[f'{name}_label_values'].display()})", value=True,
+                              key=f"{ctx.slug}.sim_label_{name}")]
+    s = model.cardinality_steps(ctx.params, set(chosen))
+    over = s.value("chosen_series_over_budget")
+    share = s["chosen_series_budget_share" if over < 10 else "chosen_series_over_budget"]
     m = st.columns(3)
-    m[0].metric("Series", f"{series:,}", border=True)
-    m[1].metric("Store memory", format_quantity(memory, "B"), border=True)
-    m[2].metric("Of the budget", f"{over * 100:,.1f}%" if over < 10 else f"{over:,.0f}×", border=True,
-                delta="over budget" if over > 1 else "within budget", delta_color="inverse" if over > 1 else "normal")
-    running, xs, ys = 1, [], []
-    for name in chosen:
-        running *= sizes[name]
-        xs.append(f"× {LABEL_NAMES[name]}")
-        ys.append(running)
-    st.plotly_chart(_cardinality_figure(xs, ys, p.series_budget), key=f"{ctx.slug}.sim.cardinality",
+    m[0].metric("Series", s["chosen_series"].display(hint=False), border=True)
+    m[1].metric("Store memory", s["chosen_series_memory_bytes"].display(hint=False), border=True)
+    m[2].metric("Of the budget", share.display(hint=False), border=True, delta="over budget" if over > 1
+                else "within budget", delta_color="inverse" if over > 1 else "normal")
+    st.plotly_chart(_cardinality_figure(ctx, s, chosen), key=f"{ctx.slug}.sim.cardinality",
                     config={"displaylogo": False})
     st.caption("The product is the worst case: every combination of values appears. A load-balanced fleet reaches it, "
                "because any tenant's request can land on any replica, route and status within a retention window.")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from models.serving import batched_inference_api as model
 from models.units import format_quantity
-from tests.helpers import app_page, metric
+from tests.helpers import app_page
 
 SLUG = "batched-inference-api"
 
@@ -16,8 +16,11 @@ def _runs(seed: int):
 
 
 def _card(at, title: str) -> tuple[str, str]:
-    sim, exact = metric(at, f"{title} (sim · M/D/c)").split(" · ")
-    return sim, exact
+    """(simulated, exact) on the panel's card for one figure: its value and its "closed form" line."""
+    card = next((m for m in at.metric if m.label == f"{title}, simulated"), None)
+    assert card is not None, [m.label for m in at.metric]
+    assert card.delta.startswith("closed form "), card.delta
+    return card.value, card.delta.removeprefix("closed form ")
 
 
 def test_the_panel_shows_the_simulated_tail_beside_the_exact_one_and_follows_its_seed():
@@ -32,9 +35,12 @@ def test_the_panel_shows_the_simulated_tail_beside_the_exact_one_and_follows_its
         assert exact == d[key].display(hint=False)  # the page's own step, not a second computation
         assert sim == format_quantity(sum(getattr(r, attr) for r in runs) / len(runs), "s", hint=False)
     sim, exact = _card(at, "Batches that wait")
-    assert exact == d["queue_wait_probability"].display()
-    assert any(c.value.startswith(f"{model.PANEL_REPLICATIONS} runs of {model.PANEL_BATCHES:,} batches")
-               for c in at.caption)
+    assert exact == d["queue_wait_probability"].display(hint=False)
+    assert sim == format_quantity(100 * sum(r.wait_share for r in runs) / len(runs), "%")  # a share, in percent
+    caption = next(c.value for c in at.caption if c.value.startswith(f"{model.PANEL_REPLICATIONS} runs of "
+                                                                      f"{model.PANEL_BATCHES:,} batches"))
+    lo, hi = (format_quantity(f(r.wait_p99_s for r in runs), "s", hint=False) for f in (min, max))
+    assert f"p99 {lo} to {hi}" in caption  # the spread of the runs, once the cards' tooltips
     # another seed, other runs (and the exact figure stays)
     before = _card(at, "p99 wait")
     at.number_input(key=f"{SLUG}.sim_seed").set_value(5).run()

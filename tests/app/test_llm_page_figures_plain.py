@@ -240,71 +240,70 @@ def test_kv_simulation_figures(monkeypatch, seed, changes):
 MOE = "moe-1t-serving"
 
 
-def OLD_moe_mark_compute_bound(fig, ctx):
-    """A dashed line where the hottest GPU's FLOP overtake its bytes, if that happens inside the sweep."""
-    _batch_hi = _page(MOE)["_batch_hi"]
-    b = float(ctx.derivation.value("compute_bound_batch_per_gpu"))
-    if math.isfinite(b) and 1 <= b <= _batch_hi(ctx):
-        fig.add_vline(x=b, line=dict(color=PALETTE[1], dash="dash", width=1.5))
-        # On a log axis an annotation's x is the exponent, not the value.
-        fig.add_annotation(x=math.log10(b), y=1, yref="paper", xanchor="right", xshift=-3, yanchor="top",
-                           showarrow=False, text=f"compute-bound from {b:,.0f}", font=dict(color=PALETTE[1]))
-    return fig
-
-
-def OLD_moe_step_breakdown_vs_batch(ctx):
-    _batch_hi, _mark_compute_bound = _page(MOE)["_batch_hi"], OLD_moe_mark_compute_bound
-    p = ctx.params
-    xs = sweep_values(p, "batch_per_gpu", 60, lo=1, hi=_batch_hi(ctx))
-    keys = ["weight_read_s", "kv_read_s", "compute_s", "all_to_all_s", "decode_step_s"]
-    ys = sweep(ctx.slug, p, "batch_per_gpu", keys, xs)
-    ms = {k: [v * 1000 for v in ys[k]] for k in keys}
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=ms["weight_read_s"], name="weight read", stackgroup="bytes",
-                             line=dict(color=PALETTE[0], width=1)))
-    fig.add_trace(go.Scatter(x=xs, y=ms["kv_read_s"], name="KV read (stacked on weights)", stackgroup="bytes",
-                             line=dict(color=PALETTE[5], width=1)))
-    fig.add_trace(go.Scatter(x=xs, y=ms["compute_s"], name="FLOP, hottest GPU", mode="lines",
-                             line=dict(color=PALETTE[1], width=2.5, dash="dash")))
-    fig.add_trace(go.Scatter(x=xs, y=ms["all_to_all_s"], name="two all-to-alls × MoE layers", mode="lines",
-                             line=dict(color=PALETTE[3], width=2.5, dash="dot")))
-    fig.add_trace(go.Scatter(x=xs, y=ms["decode_step_s"], name="decode step", mode="lines",
-                             line=dict(color=INK, width=3)))
-    cur = float(ctx.derivation.value("decode_step_s")) * 1000
-    fig.add_trace(go.Scatter(x=[p.batch_per_gpu], y=[cur], mode="markers", showlegend=False,
-                             marker=dict(color=INK, size=11, line=dict(color="white", width=2))))
-    fig.add_vline(x=p.batch_per_gpu, line=dict(color="#64748b", dash="dot", width=1))
-    _mark_compute_bound(fig, ctx)
-    return base_layout(fig, "Decode step and its parts against the batch (up to what the KV allows)",
-                       "Sequences per GPU (log scale)", "ms", log_x=True)
-
-
-def OLD_moe_imbalance_loss_vs_batch(ctx):
-    _batch_hi, _mark_compute_bound = _page(MOE)["_batch_hi"], OLD_moe_mark_compute_bound
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "batch_per_gpu",
-        {"imbalance_throughput_loss": "throughput lost to the hottest GPU"},
-        title="What the router's imbalance costs, by batch", y_title="% of throughput", n=60, lo=1,
-        hi=_batch_hi(ctx),
-    )
-    return _mark_compute_bound(fig, ctx)
-
-
 # The default (no compute-bound batch inside the KV's sweep) and one where the FLOP take over.
 MOE_SCENARIOS = [{}, {"context_tokens": 500, "batch_per_gpu": 256, "imbalance": 2.0}]
 
 
 @pytest.mark.parametrize("changes", MOE_SCENARIOS, ids=["default", "other"])
-def test_moe_charts(monkeypatch, changes):
+def test_moe_charts(changes):
+    """Every batch chart sweeps from 1 to the KV's cap (at least the scenario's batch), each point a solve;
+    the step's parts are stacked bytes under the FLOP, all-to-all and step lines, in ms; the compute-bound
+    batch is marked where it falls inside the sweep."""
     ctx = _ctx(MOE, **changes)
-    step = _assert_same(monkeypatch, lambda: OLD_moe_step_breakdown_vs_batch(ctx),
-                        lambda: _chart(MOE, "step_breakdown_vs_batch")(ctx))
-    loss = _assert_same(monkeypatch, lambda: OLD_moe_imbalance_loss_vs_batch(ctx),
-                        lambda: _chart(MOE, "imbalance_loss_vs_batch")(ctx))
-    marked = len(step["layout"].get("annotations", []))
-    assert len(step["data"]) == 6 and marked == len(loss["layout"].get("annotations", []))
-    assert len(step["layout"]["shapes"]) == len(loss["layout"]["shapes"]) == 1 + marked
-    assert marked == (1 if changes else 0)  # both branches of the compute-bound mark are compared
+    d, p, q = ctx.derivation, ctx.params, QUESTIONS[MOE]
+    hi = max(2, int(d.value("max_batch_per_gpu")), p.batch_per_gpu)
+    b = d.value("compute_bound_batch_per_gpu")
+    marked = math.isfinite(b) and 1 <= b <= hi
+    assert marked == bool(changes)  # both branches of the mark are drawn
+    step = _sent(_chart(MOE, "step_breakdown_vs_batch")(ctx))
+    keys = ["weight_read_s", "kv_read_s", "compute_s", "all_to_all_s", "decode_step_s"]
+    lines = step["data"][:5]
+    assert [t["name"] for t in lines] == ["weight read", "KV read (stacked on weights)", "FLOP, hottest GPU",
+                                          "two all-to-alls × MoE layers", "decode step"]
+    assert [t.get("stackgroup") for t in lines] == ["bytes", "bytes", None, None, None]
+    assert lines[0]["x"][0] == 1 and lines[0]["x"][-1] == hi and p.batch_per_gpu in lines[0]["x"]
+    for i in (0, 20, -1):
+        try:
+            at = q.solve(q.Params.model_validate({**p.model_dump(), "batch_per_gpu": lines[0]["x"][i]}))
+        except ValueError:  # a batch the model refuses is a gap
+            assert [t["y"][i] for t in lines] == [None] * 5
+            continue
+        assert [t["y"][i] for t in lines] == [pytest.approx(1000 * at.value(k)) for k in keys]
+    assert step["data"][5]["x"] == [p.batch_per_gpu] and step["data"][5]["y"] == [pytest.approx(1000 * d.value("decode_step_s"))]
+    assert step["layout"]["xaxis"]["type"] == "log"
+    for name, keys in (("tokens_per_user_vs_batch", ["tokens_per_s_per_user", "tokens_per_s_per_user_balanced"]),
+                       ("rack_tokens_vs_batch", ["tokens_per_s"]), ("imbalance_loss_vs_batch", ["imbalance_throughput_loss"])):
+        sent = _sent(_chart(MOE, name)(ctx))
+        lines = [t for t in sent["data"] if t["mode"] == "lines"]
+        assert lines[0]["x"][0] == 1 and lines[0]["x"][-1] == hi, name
+        at = q.solve(p.model_copy(update={"batch_per_gpu": lines[0]["x"][10]}))
+        scale = 100 if name == "imbalance_loss_vs_batch" else 1  # a share is drawn in %
+        assert [t["y"][10] for t in lines] == [pytest.approx(scale * at.value(k)) for k in keys], name
+    sent = _sent(_chart(MOE, "tokens_per_user_vs_batch")(ctx))
+    assert sent["data"][0]["name"] == f"with imbalance {p.imbalance:g} ×"
+    for sent in (step, _sent(_chart(MOE, "imbalance_loss_vs_batch")(ctx))):
+        shapes, notes = sent["layout"]["shapes"], sent["layout"].get("annotations", [])
+        assert len(shapes) == 1 + marked and len(notes) == marked
+        if marked:
+            assert shapes[-1]["x0"] == pytest.approx(b) and notes[0]["x"] == pytest.approx(math.log10(b))
+            assert notes[0]["text"] == f"compute-bound from {d['compute_bound_batch_per_gpu'].display(hint=False)}"
+
+
+def test_moe_rack_diagram_reads_the_steps():
+    import re
+
+    ctx = _ctx(MOE)
+    d = ctx.derivation
+    sent = _sent(_page(MOE)["page"]._renderers[("diagram", "rack")](ctx))
+    # the boxes' texts, their line breaks and bold undone
+    text = " ".join(" ".join(re.sub(r"<[^>]+>", " ", a["text"]).split()) for a in sent["layout"]["annotations"])
+    title = sent["layout"]["title"]
+    assert (title["text"], title["subtitle"]["text"]) == ("GB200 NVL72: 72 GPUs, one NVLink domain",
+                                                          "the memory plan and the step")
+    for key in ("global_batch", "always_on_bytes_per_gpu", "kv_bytes_per_gpu", "decode_step_s", "tokens_per_s"):
+        assert d[key].display(hint=False) in text, key
+    other = _ctx(MOE, gpu="B200", tp_degree=8)
+    assert _sent(_page(MOE)["page"]._renderers[("diagram", "rack")](other))["layout"]["title"]["text"].startswith("8 × B200")
 
 
 # --- multi-lora -----------------------------------------------------------------------------------
@@ -607,7 +606,9 @@ OBS = "inference-observability"
 
 
 def OLD_obs_trace_waterfall(ctx):
-    model, format_quantity = _page(OBS)["model"], _page(OBS)["format_quantity"]
+    from models.units import format_quantity
+
+    model = _page(OBS)["model"]
     spans = model.waterfall(ctx.params)
     total = max(end for _, _, end, _ in spans) or 1.0
     min_w = total * 0.006  # a 5 ms span on a 10 s request must stay visible
@@ -633,62 +634,18 @@ def OLD_obs_trace_waterfall(ctx):
     return fig
 
 
-def OLD_obs_utilization_vs_throughput(ctx):
-    d = ctx.derivation
-    # Sweep up to a little past the roofline for this batch: beyond it the observations are impossible.
-    at_roofline = d.value("decode_batch") * d.value("peak_Bps") / d.value("step_bytes")
-    hi = min(50_000, max(at_roofline * 1.1, ctx.params.tokens_per_s_replica * 1.1))
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "tokens_per_s_replica",
-        {"gpu_util_counter_share": "'GPU utilization' counter", "mbu": "Memory-bandwidth utilization",
-         "mfu": "Model FLOP utilization"},
-        title="Three utilizations as a replica's throughput changes (same batch)", y_title="%",
-        n=60, lo=max(10, at_roofline / 50), hi=hi,
-    )
-    fig.add_hline(y=100, line=dict(color=INK, dash="dash", width=1))
-    return fig
-
-
-def OLD_obs_span_ratio_vs_price(ctx):
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "span_price_per_million_usd",
-        {"span_cost_to_gpu_cost_ratio": "Span per token ÷ GPU cost of the token",
-         "span_cost_to_list_price_ratio": "Span per token ÷ list price of the token"},
-        title="Does a span per token cost more than the token? Depends which cost (log-log)",
-        y_title="ratio", x_title="Price of a million spans (USD)", log_y=True, n=60,
-    )
-    fig.add_hline(y=1, line=dict(color=INK, dash="dash", width=1.5))
-    # On a log axis an annotation's y is given in log10 units: log10(1) = 0.
-    fig.add_annotation(x=0, xref="paper", y=0, text="costs as much as the token", showarrow=False,
-                       xanchor="left", yanchor="bottom", font=dict(size=11))
-    return fig
-
-
 def _obs_series(p, chosen) -> tuple[list, list]:
-    """The cardinality panel's bars for the labels ticked (inference_observability.cardinality)."""
-    LABEL_NAMES = _page(OBS)["LABEL_NAMES"]
+    """The cardinality panel's bars for the labels ticked, by hand: the running product of their sizes."""
+    names = {"replica": "replica", "route": "route", "status": "status", "bucket": "histogram bucket",
+             "tenant": "tenant"}
     sizes = {"replica": p.replicas, "route": p.routes, "status": p.status_codes, "bucket": p.histogram_buckets,
              "tenant": p.tenants}
     running, xs, ys = 1, [], []
     for name in chosen:
         running *= sizes[name]
-        xs.append(f"× {LABEL_NAMES[name]}")
+        xs.append(f"× {names[name]}")
         ys.append(running)
     return xs, ys
-
-
-def OLD_obs_cardinality(p, xs, ys):
-    """The figure the cardinality panel drew inline (st.plotly_chart dropped)."""
-    fig = go.Figure(go.Bar(x=xs or ["no labels"], y=ys or [1], marker=dict(color=PALETTE[0]),
-                           text=[f"{y:,}" for y in (ys or [1])], textposition="outside", cliponaxis=False))
-    fig.add_hline(y=p.series_budget, line=dict(color="#dc2626", dash="dash", width=1.5))
-    fig.add_annotation(x=0, xref="paper", y=math.log10(p.series_budget), text=f"budget {p.series_budget:,.0f}",
-                       showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))
-    base_layout(fig, "Series as each label multiplies in (log scale)", "", "series", log_y=True)
-    top = max([p.series_budget, *ys]) if ys else p.series_budget
-    fig.update_layout(height=320, hovermode="closest",
-                      yaxis=dict(range=[0, math.log10(top) + 0.8]))
-    return fig
 
 
 @pytest.mark.parametrize("changes", [{}, {"tokens_per_s_replica": 600.0, "given_batch": 8,
@@ -696,18 +653,38 @@ def OLD_obs_cardinality(p, xs, ys):
                                           "tenants": 20}], ids=["default", "other"])
 def test_obs_charts(monkeypatch, changes):
     ctx = _ctx(OBS, **changes)
+    d, p, q = ctx.derivation, ctx.params, QUESTIONS[OBS]
     sent = _assert_same(monkeypatch, lambda: OLD_obs_trace_waterfall(ctx), lambda: _chart(OBS, "trace_waterfall")(ctx))
     assert len(sent["layout"]["shapes"]) == len(sent["layout"]["annotations"]) == 1
     assert sent["layout"]["annotations"][0]["text"].startswith("first token")
-    sent = _assert_same(monkeypatch, lambda: OLD_obs_utilization_vs_throughput(ctx),
-                        lambda: _chart(OBS, "utilization_vs_throughput")(ctx))
-    assert len(sent["layout"]["shapes"]) == 2
-    sent = _assert_same(monkeypatch, lambda: OLD_obs_span_ratio_vs_price(ctx),
-                        lambda: _chart(OBS, "span_ratio_vs_price")(ctx))
-    assert len(sent["layout"]["shapes"]) == 2 and len(sent["layout"]["annotations"]) == 1
+    # the utilizations against throughput: solves, from a fiftieth of the roofline to a tenth past it
+    sent = _sent(_chart(OBS, "utilization_vs_throughput")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines"]
+    roofline = d.value("decode_batch") * d.value("peak_Bps") / d.value("step_bytes")
+    assert lines[0]["x"][0] == pytest.approx(max(10, roofline / 50))
+    assert lines[0]["x"][-1] == pytest.approx(min(50_000, max(1.1 * roofline, 1.1 * p.tokens_per_s_replica)))
+    for i in (0, 30, -1):
+        at = q.solve(p.model_copy(update={"tokens_per_s_replica": lines[0]["x"][i]}))
+        assert [t["y"][i] for t in lines] == [pytest.approx(100 * at.value(k)) for k in ("gpu_util_counter_share", "mbu", "mfu")]
+    assert [sh["y0"] for sh in sent["layout"]["shapes"] if sh["yref"] == "y"] == [100]
+    # a span per token over each cost, against the span price, the 1x level named
+    sent = _sent(_chart(OBS, "span_ratio_vs_price")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines"]
+    for i in (0, -1):
+        at = q.solve(p.model_copy(update={"span_price_per_million_usd": lines[0]["x"][i]}))
+        assert lines[0]["y"][i] == pytest.approx(at.value("span_cost_to_gpu_cost_ratio"))
+        assert lines[1]["y"][i] == pytest.approx(at.value("span_cost_to_list_price_ratio"))
+    assert [sh["y0"] for sh in sent["layout"]["shapes"] if sh["yref"] == "y"] == [1]
+    assert sent["layout"]["annotations"][0]["text"] == "costs as much as the token"
+    # the cardinality bars: the running product of the labels ticked, each bar's text its step
     labels = list(_page(OBS)["model"].LABELS)
     for chosen in (labels, labels[:2], []):  # every label, two, none (the "no labels" bar)
-        xs, ys = _obs_series(ctx.params, chosen)
-        sent = _assert_same(monkeypatch, lambda: OLD_obs_cardinality(ctx.params, xs, ys),
-                            lambda: _page(OBS)["_cardinality_figure"](xs, ys, ctx.params.series_budget))
-        assert sent["data"][0]["x"] == (xs or ["no labels"]) and sent["layout"]["yaxis"]["type"] == "log"
+        xs, ys = _obs_series(p, chosen)
+        steps = _page(OBS)["model"].cardinality_steps(p, set(chosen))
+        sent = _sent(_page(OBS)["_cardinality_figure"](ctx, steps, chosen))
+        bars = sent["data"][0]
+        assert bars["x"] == (xs or ["no labels"]) and bars["y"] == (ys or [1])
+        assert bars["text"] == [f"{y:,} series" for y in (ys or [1])]
+        assert sent["layout"]["yaxis"]["type"] == "log"
+        assert sent["layout"]["shapes"][0]["y0"] == p.series_budget
+        assert sent["layout"]["annotations"][0]["text"] == f"budget {p.series_budget:,.0f} series"

@@ -97,32 +97,28 @@ def _sim(slug: str, seed: int = 0, **changes):
 # --- batched-inference-api ------------------------------------------------------------------------
 
 
-def OLD_batched_latency_vs_timeout(ctx):
-    import plotly.graph_objects as go
-
-    from ui.charts import base_layout, sweep, sweep_values
-
-    xs = sweep_values(ctx.params, "flush_timeout_ms", 120)
-    fig = go.Figure()
-    # A quiet-hours comparison: the same fleet at 1/40 of the scenario's traffic.
-    quiet_rps = ctx.params.arrival_rps / 40
-    for rate, name, color in ((ctx.params.arrival_rps, "scenario traffic", "#2563eb"),
-                              (quiet_rps, "quiet hours (1/40)", "#dc2626")):
-        p = ctx.params.model_copy(update={"arrival_rps": rate})
-        ys = sweep(ctx.slug, p, "flush_timeout_ms", ["worst_latency_s"], xs)["worst_latency_s"]
-        fig.add_trace(go.Scatter(x=xs, y=[y * 1000 for y in ys], name=f"{name}: {rate:,.0f} req/s", line=dict(color=color, width=2.5)))
-    fig.add_vline(x=ctx.params.flush_timeout_ms, line=dict(color="#64748b", dash="dot", width=1))
-    return base_layout(fig, "Worst latency (batching wait + call) against the flush timeout",
-                       "Flush timeout (ms)", "ms", log_x=True)
-
-
-@pytest.mark.parametrize("changes", [{}, {"flush_timeout_ms": 35.0, "arrival_rps": 6000.0}], ids=["default", "other"])
-def test_batched_latency_vs_timeout(monkeypatch, changes):
+@pytest.mark.parametrize("changes", [{}, {"flush_timeout_ms": 35.0, "arrival_rps": 6000.0, "dispatchers": 3}],
+                         ids=["default", "other"])
+def test_batched_latency_chart_is_declared_over_the_steps(changes):
+    """The latency chart (once a page function sweeping the knob at two traffic levels) is the page's
+    sweep of two steps: the worst latency at the scenario's traffic and at a fortieth of it, in ms."""
     slug = "batched-inference-api"
     ctx = _ctx(slug, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_batched_latency_vs_timeout(ctx),
-                        lambda: _chart(slug, "latency_vs_timeout")(ctx))
-    assert len(sent["data"]) == 2 and len(sent["layout"]["shapes"]) == 1
+    p = ctx.params
+    sent = _sent(_chart(slug, "latency_vs_timeout")(ctx))
+    lines = [tr for tr in sent["data"] if tr.get("showlegend") is not False]
+    assert [tr["name"] for tr in lines] == [f"scenario traffic: {p.arrival_rps:,.0f} req/s",
+                                            f"quiet hours (1/40): {p.arrival_rps / 40:,.4g} requests/s"]
+    for tr, key in zip(lines, ("worst_latency_s", "quiet_worst_latency_s")):
+        assert p.flush_timeout_ms in tr["x"]
+        for x, y in zip(tr["x"], tr["y"]):
+            assert y == pytest.approx(1000 * solve(slug, p.model_copy(update={"flush_timeout_ms": x})).value(key))
+    # the quiet line is the scenario's own step moved to a fortieth of the traffic (the old chart's second sweep)
+    for x in lines[1]["x"][::7]:
+        quiet = p.model_copy(update={"flush_timeout_ms": x, "arrival_rps": p.arrival_rps / 40})
+        assert solve(slug, p.model_copy(update={"flush_timeout_ms": x})).value("quiet_worst_latency_s") == \
+            pytest.approx(solve(slug, quiet).value("worst_latency_s"))
+    assert sent["layout"]["xaxis"]["type"] == "log" and sent["layout"]["shapes"][0]["x0"] == p.flush_timeout_ms
 
 
 # --- autoscaling-warm-pool ------------------------------------------------------------------------
@@ -154,8 +150,25 @@ def OLD_autoscaling_burst(r):
 def test_autoscaling_burst(monkeypatch, seed, changes):
     slug = "autoscaling-warm-pool"
     r = _sim(slug, seed, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_autoscaling_burst(r), lambda: _page(slug)["_burst_figure"](r))
+    ctx = _ctx(slug, **changes)
+    steps = QUESTIONS[slug].module.simulation_steps(ctx.params, r)
+    sent = _assert_same(monkeypatch, lambda: OLD_autoscaling_burst(r), lambda: _page(slug)["_burst_figure"](ctx, r, steps))
     assert len(sent["data"]) == 4 and len(sent["layout"]["annotations"]) == 1
+
+
+@pytest.mark.parametrize("changes", [{}, {"cold_start_s": 20.0, "burst_ramp_s": 600.0}, {"cold_start_s": 600.0}],
+                         ids=["default", "other", "past-300"])
+def test_autoscaling_chart_is_declared_over_the_steps(changes):
+    """The warm-pool chart's lines are solves of the model at each cold start it plots."""
+    slug = "autoscaling-warm-pool"
+    ctx = _ctx(slug, **changes)
+    sent = _sent(_chart(slug, "warm_pool_vs_cold_start")(ctx))
+    lines = [tr for tr in sent["data"] if tr.get("showlegend") is not False]
+    assert [tr["name"] for tr in lines] == ["Warm pool (leading signal)", "The whole burst"]
+    for tr, key in zip(lines, ("warm_pool_replicas", "burst_replicas")):
+        assert tr["x"][0] == 5 and tr["x"][-1] == max(300, ctx.params.cold_start_s) and ctx.params.cold_start_s in tr["x"]
+        for x, y in zip(tr["x"], tr["y"]):
+            assert y == solve(slug, ctx.params.model_copy(update={"cold_start_s": x})).value(key)
 
 
 # --- token-rate-limiter ---------------------------------------------------------------------------
@@ -437,23 +450,6 @@ def test_ledger_water_fill(monkeypatch, cap, scavenger):
 JSK = "job-scheduler-100k"
 
 
-def OLD_jsk_scan_vs_jobs(ctx):
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "jobs",
-        {"naive_scan_s_per_tick": "Naive tick: check every job", "indexed_tick_s": "Indexed tick: heaps"},
-        title="Scheduler time per tick against the queue length (log-log)", y_title="Seconds per tick",
-        log_y=True, n=50,
-    )
-    budget = ctx.params.tick_s * ctx.params.scan_budget_fraction
-    # On log axes an annotation's coordinate is given in log10 units (shapes take data units).
-    for y, text, style in ((ctx.params.tick_s, f"the tick ({ctx.params.tick_s:g} s)", "dash"),
-                           (budget, "placement budget", "dot")):
-        fig.add_hline(y=y, line=dict(color=INK if style == "dash" else "#94a3b8", dash=style, width=1.5))
-        fig.add_annotation(x=0, xref="paper", y=math.log10(y), text=text, showarrow=False, xanchor="left",
-                           yanchor="bottom", font=dict(size=11))
-    return fig
-
-
 def OLD_jsk_loss_vs_write(ctx):
     fig = sweep_figure(
         ctx.slug, ctx.params, "checkpoint_write_min",
@@ -468,52 +464,52 @@ def OLD_jsk_loss_vs_write(ctx):
     return fig
 
 
-def OLD_jsk_ledger_figure(frame) -> go.Figure:
-    """One bar of the ledger (what the scheduler believes) and one of the devices (what is really on them)."""
-    model, JOB_COLORS = _page(JSK)["model"], _page(JSK)["JOB_COLORS"]
-    c = frame.cluster
-    fig = go.Figure()
-    rows = ("Ledger", "On the GPUs")
-    for job in c.jobs:
-        ledger = job.gpus if job.holds else 0
-        real = job.gpus if job.state in model.HOLDING else 0
-        fig.add_trace(go.Bar(
-            y=rows, x=[ledger, real], orientation="h", name=f"{job.name} ({job.gpus})",
-            marker=dict(color=JOB_COLORS.get(job.name, PALETTE[1]),
-                        pattern=dict(shape="/" if job.state == "PREEMPTING" else "")),
-            text=[job.name if ledger else "", job.name if real else ""], textposition="inside",
-            hovertemplate=f"{job.name}: {job.state}<extra></extra>",
-        ))
-    fig.add_trace(go.Bar(y=rows, x=[c.free, max(0, c.capacity - c.occupied)], orientation="h", name="free",
-                         marker=dict(color=MUTED), hovertemplate="free: %{x}<extra></extra>"))
-    capacity = dict(color="#dc2626" if frame.overcommitted else INK, width=2, dash="dash")
-    fig.add_vline(x=c.capacity, line=capacity)
-    fig.add_trace(legend_line(f"capacity {c.capacity}", **capacity))  # beside the line it ran off a phone's screen
-    base_layout(fig, "The GPU ledger against the devices (hatched: PREEMPTING, still writing)", "GPUs", "")
-    fig.update_layout(barmode="stack", height=300, hovermode="closest",
-                      yaxis=dict(categoryorder="array", categoryarray=list(reversed(rows))),
-                      xaxis=dict(range=[0, max(c.capacity, c.occupied) * 1.08]))
-    return fig
-
-
 @pytest.mark.parametrize("changes", [{}, {"jobs": 5000, "tick_s": 2.0, "checkpoint_write_min": 8.0, "grace_min": 3.0}],
                          ids=["default", "other"])
 def test_jsk_charts(monkeypatch, changes):
     ctx = _ctx(JSK, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_jsk_scan_vs_jobs(ctx), lambda: _chart(JSK, "scan_vs_jobs")(ctx))
-    assert len(sent["layout"]["shapes"]) == 3 and len(sent["layout"]["annotations"]) == 2
+    p = ctx.params
+    # the scan chart is declared: each line's points are solves at that queue length, the levels the tick
+    # and its placement budget (tick x share), each named at its left end
+    sent = _sent(_chart(JSK, "scan_vs_jobs")(ctx))
+    lines = [t for t in sent["data"] if t["mode"] == "lines"]
+    assert [t["name"] for t in lines] == ["Naive tick: check every job", "Indexed tick: heaps"]
+    for i in (0, len(lines[0]["x"]) // 2, -1):
+        at = QUESTIONS[JSK].solve(p.model_copy(update={"jobs": lines[0]["x"][i]}))
+        assert lines[0]["y"][i] == pytest.approx(at.value("naive_scan_s_per_tick"))
+        assert lines[1]["y"][i] == pytest.approx(at.value("indexed_tick_s"))
+    levels = [sh["y0"] for sh in sent["layout"]["shapes"] if sh["yref"] == "y"]
+    assert levels == [pytest.approx(p.tick_s), pytest.approx(p.tick_s * p.scan_budget_fraction)]
+    notes = sent["layout"]["annotations"]
+    assert [n["text"] for n in notes] == [f"the tick ({p.tick_s:g} s)", "placement budget"]
+    assert notes[1]["y"] == pytest.approx(math.log10(p.tick_s * p.scan_budget_fraction))
     sent = _assert_same(monkeypatch, lambda: OLD_jsk_loss_vs_write(ctx), lambda: _chart(JSK, "loss_vs_write")(ctx))
     assert len(sent["layout"]["shapes"]) == 2 and sent["data"][-1]["name"].startswith("grace period")
 
 
 @pytest.mark.parametrize("bug", [False, True], ids=["release-on-exit", "release-on-signal"])
-def test_jsk_ledger_every_frame(monkeypatch, bug):
+def test_jsk_ledger_every_frame(bug):
+    """Two bars per frame, the ledger's and the devices', a segment per job (its GPUs where the ledger
+    holds them / where its processes are), then what is free; the capacity line red once double-booked."""
     model = _page(JSK)["model"]
-    frames = model.scenario(QUESTIONS[JSK].Params(), release_on_signal=bug)
+    p = QUESTIONS[JSK].Params()
+    frames = model.scenario(p, release_on_signal=bug)
     assert len(frames) > 3
     for frame in frames:
-        _assert_same(monkeypatch, lambda: OLD_jsk_ledger_figure(frame), lambda: _page(JSK)["_ledger_figure"](frame))
-    assert any(f.overcommitted for f in frames) == bug  # both colours of the capacity line are compared
+        c = frame.cluster
+        sent = _sent(_page(JSK)["_ledger_figure"](frame, model.frame_steps(p, frame)))
+        bars = [t for t in sent["data"] if t["type"] == "bar"]
+        assert [t["name"] for t in bars] == [f"{j.name} ({j.gpus:,} GPUs)" for j in c.jobs] + ["free"]
+        for t, j in zip(bars, c.jobs):
+            assert t["x"] == [j.gpus if j.holds else 0, j.gpus if j.state in model.HOLDING else 0]
+            assert t["marker"]["pattern"]["shape"] == ("/" if j.state == "PREEMPTING" else "")
+        assert bars[-1]["x"] == [c.capacity - c.allocated, max(0, c.capacity - c.occupied)]
+        assert sum(t["x"][0] for t in bars) == c.capacity  # the ledger's bar is the block, never more
+        assert sent["data"][-1]["name"] == f"capacity {c.capacity} GPUs"
+        assert sent["layout"]["shapes"][0]["x0"] == c.capacity
+        assert sent["layout"]["shapes"][0]["line"]["color"] == ("#dc2626" if frame.overcommitted else INK)
+        assert sent["layout"]["barmode"] == "stack"
+    assert any(f.overcommitted for f in frames) == bug  # both colours of the capacity line are drawn
 
 
 # --- research-cluster-fair-share ------------------------------------------------------------------

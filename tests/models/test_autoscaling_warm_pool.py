@@ -327,3 +327,31 @@ def test_the_headline_per_second_figure_is_zero_outside_the_ramp():
     assert d.value("warm_pool_shrinks_below_s") == 45
     inside = solve(Params(cold_start_s=30))
     assert inside.value("marginal_warm_replicas_per_s") == pytest.approx(800 / 60 / 80)
+
+
+def test_the_runs_figures_are_steps():
+    """The live panel's cards and caption read these steps (issue 19), each worked here by hand or
+    read off the run's own arrays."""
+    from models.serving.autoscaling_warm_pool import simulation_steps
+
+    p = Params()
+    r = simulate(p, poisson=False)
+    s = simulation_steps(p, r)
+    # horizon: 30 s lead + 2 x 60 s ramps + 240 s hold + 70 s scale-down hold + 2 x 70 s cold starts
+    # + 4 x 10 s requests + 60 s = 700 s; step max(0.25, 700 / 4,000) = 0.25 s (under 10 s / 4): 2,800 steps
+    assert s.value("simulated_step_s") == 0.25
+    assert s.value("simulated_steps") == 700 / 0.25 == 2800
+    # the backlog at the first cold replica (30 + 85 = 115 s into the run) sits between the closed
+    # form 1,837.5 + 1,750 = 3,587.5 and that less the Little's-law lag 800 / 60 x 10 / 2 = 66.7
+    assert s.value("simulated_backlog_without_pool") == pytest.approx(r.without_pool.queue_at(115 - 1e-6))
+    assert 3587.5 - 800 / 60 * 10 / 2 <= s.value("simulated_backlog_without_pool") <= 3587.5
+    # the pool (sized with 20% slot headroom) never queues; without it requests wait
+    assert s.value("simulated_max_wait_with_pool_s") == 0
+    assert s.value("simulated_max_wait_without_pool_s") > 10
+    # paid replica time: 15 ready (5 base + 10 warm) the whole 700 s at least with the pool, 5 without
+    for key, run, floor in (("simulated_replica_hours_with_pool", r.with_pool, 15),
+                            ("simulated_replica_hours_without_pool", r.without_pool, 5)):
+        assert s.value(key) == pytest.approx(np.sum(run.ready + run.booting) * 0.25 / 3600)
+        assert s.value(key) >= floor * 700 / 3600
+    assert s.value("simulated_conservation_error") < 1e-6
+    assert s["simulated_replica_hours_with_pool"].display(hint=False).endswith("replica-h")

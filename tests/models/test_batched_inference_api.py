@@ -362,3 +362,57 @@ def test_work_conserving_dispatch_with_many_dispatchers():
     # and takes 500 req/s x 0.08 s = 40 inputs
     assert d.value("wc_free_interval_s") == pytest.approx(0.08)
     assert d.value("wc_batch") == pytest.approx(40)
+
+
+# --- issue 19: the latency chart's quiet-hours line and the panel's figures are steps ----------------
+
+
+def test_the_quiet_hours_worst_latency_worked_by_hand():
+    # seed: 2,000 req/s / 40 = 50 req/s on one dispatcher; a batch of 50 fills in 49 / 50 = 0.98 s, so
+    # the 50 ms timeout fires first: 50 ms + the 200 ms call = 250 ms
+    d = solve(Params())
+    assert d.value("quiet_arrival_rps") == pytest.approx(50)
+    assert d.value("quiet_per_dispatcher_rps") == pytest.approx(50)
+    assert d.value("quiet_worst_batching_wait_s") == pytest.approx(0.05)
+    assert d.value("quiet_worst_latency_s") == pytest.approx(0.25)
+    # four dispatchers and a 1 s timeout: 12.5 req/s each, 49 / 12.5 = 3.92 s to fill, so 1 s + 0.2 s
+    d = solve(Params(dispatchers=4, flush_timeout_ms=1000))
+    assert d.value("quiet_per_dispatcher_rps") == pytest.approx(12.5)
+    assert d.value("quiet_worst_latency_s") == pytest.approx(1.2)
+    # 20,000 req/s: 500 req/s in the quiet hours, the batch fills in 49 / 500 = 98 ms, before the 1 s timer
+    d = solve(Params(arrival_rps=20_000, flush_timeout_ms=1000))
+    assert d.value("quiet_worst_batching_wait_s") == pytest.approx(0.098)
+    assert d.value("quiet_worst_latency_s") == pytest.approx(0.298)
+
+
+def test_the_panels_figures_are_steps_read_off_its_runs():
+    from models.serving.batched_inference_api import ccdf_grid, simulate, simulation_steps
+
+    p = Params()
+    d = solve(p)
+    r = simulate(p, seed=0)
+    s = simulation_steps(p, r)
+    assert s.value("simulated_runs") == 4 and s.value("simulated_batches_per_run") == 100_000
+    # the tail is read on 61 waits from 0 to 1.5 x the exact p99 (a p99 above the 200 ms call here)
+    assert len(r.grid_s) == 61 and r.grid_s[0] == 0
+    assert r.grid_s[-1] == pytest.approx(1.5 * d.value("queue_wait_p99_s")) and r.grid_s == ccdf_grid(d)
+    assert r.exact_ccdf[0] == pytest.approx(d.value("queue_wait_probability"))  # P(W > 0)
+    for attr, stem in (("wait_p95_s", "queue_wait_p95"), ("wait_p99_s", "queue_wait_p99"),
+                       ("mean_wait_s", "queue_wait_mean")):
+        values = [getattr(run, attr) for run in r.runs]
+        assert s.value(f"simulated_{stem}_s") == pytest.approx(sum(values) / 4)
+        assert s.value(f"simulated_{stem}_lowest_s") == min(values)
+        assert s.value(f"simulated_{stem}_highest_s") == max(values)
+    shares = [run.wait_share for run in r.runs]
+    assert s.value("simulated_queue_wait_probability") == pytest.approx(sum(shares) / 4)
+    assert s["simulated_queue_wait_probability"].percent
+    assert r.simulated_ccdf[0] == pytest.approx(sum(shares) / 4)  # the chart's line starts at P(W > 0)
+    # the runs land near the page's exact M/D/c figures (10% on the p99, as the panel tests above)
+    assert s.value("simulated_queue_wait_p99_s") == pytest.approx(d.value("queue_wait_p99_s"), rel=0.1)
+    assert s.value("simulated_queue_settles").startswith("The queue settles")
+    # at the floor (100% busy) the queue has no bound, and the panel says its figures measure the run
+    p_floor = Params(target_utilization=1.0)
+    assert not math.isfinite(solve(p_floor).value("queue_wait_p99_s"))
+    r_floor = simulate(p_floor, seed=0)
+    assert simulation_steps(p_floor, r_floor).value("simulated_queue_settles").startswith("At this load the queue never")
+    assert r_floor.exact_ccdf == [1.0] * 61 and r_floor.grid_s[-1] == pytest.approx(0.2)  # one call

@@ -322,3 +322,44 @@ def test_the_page_draws_its_figures():
     c = QUESTIONS[SLUG].content
     assert set(c.directives()) == {("diagram", "chat_shape"), ("chart", "presence_vs_interval"),
                                    ("chart", "partitions_vs_users"), ("sim", "delivery")}
+
+
+# --- issue 19: the step-through's words and its one figure come from the model ------------------------
+
+
+@pytest.mark.parametrize(("order", "crash", "online", "ending"), [
+    # the design, Bob offline: the publish finds nobody, the drain on reconnect brings the one copy
+    ("inbox_first", None, False, "This run ends delivered. Bob's client received 1 copy and shows one."),
+    # the bug, crash after publish and ack with Bob offline: acknowledged, no inbox row, nothing to drain
+    ("publish_first", 2, False, "This run ends lost: Alice was told 'sent' and Bob never receives it."),
+    # the bug with Bob online: the live push reached him, but no durable row was ever written
+    ("publish_first", 2, True,
+     "This run ends delivered, but never written durably. Bob's client received 1 copy and shows one."),
+    # crash after the publish alone, Bob online: live once, live again on Alice's retry, then the inbox drain
+    ("publish_first", 1, True, "This run ends delivered. Bob's client received 3 copies and shows one."),
+])
+def test_the_step_through_ends_in_a_sentence_with_its_copies_a_step(order, crash, online, ending):
+    _, out = deliver(order, crash, online)
+    d = m.delivery_steps(Params(), out)
+    assert d.value("replay_ending") == ending
+    copies = {None: 1, 2: 1, 1: 3}[crash] if out.delivered else 0
+    assert d.value("replay_copies_received") == copies
+    assert d["replay_copies_received"].kind == "simulated" and d["replay_ending"].kind == "verdict"
+
+
+def test_the_step_through_controls_and_cards_read_in_words():
+    assert [m.crash_label("inbox_first", c) for c in m.CRASH_CHOICES] == [
+        "No crash", "Crash before anything", "Crash after: write Bob's inbox row",
+        "Crash after: write Bob's inbox row and acknowledge Alice"]
+    assert m.crash_label("publish_first", 2) == "Crash after: publish and acknowledge Alice"
+    assert set(m.ORDER_LABELS) == set(m.ORDERS)
+    frames, out = deliver()  # send, write_inbox, ack_sender, publish (lost: Bob offline), reconnect, ack
+    assert m.frame_cards(frames[3]) == [("Alice's screen", "sent ✓"), ("Bob's inbox rows", "m1"),
+                                        ("Bob's phone shows", "nothing"), ("Bob connected", "no")]
+    assert [m.frame_tone(f, i == len(frames) - 1, out) for i, f in enumerate(frames)] == [
+        "info", "info", "info", "error", "info", "success"]
+    log = m.event_log(frames[:4])
+    assert log["#"] == [0, 1, 2, 3] and log["Live path"] == ["", "", "", "lost"]
+    assert log["Inbox"] == ["", "m1", "m1", "m1"] and log["Alice sees"][-1] == "sent ✓"
+    lost_frames, lost = deliver("publish_first", 2, False)
+    assert m.frame_tone(lost_frames[-1], True, lost) == "error"  # a lost message ends in red

@@ -318,6 +318,52 @@ def test_waterfall_layout():
         assert 0 <= start <= end <= by["request"][2] + 1e-12
 
 
+def test_waterfall_and_chart_steps_by_hand():
+    p = Params()
+    d = solve(p)
+    # prefill starts after the 5 ms gateway and the 50 ms queue
+    assert d.value("arrival_s") == 0
+    assert d.value("prefill_start_s") == pytest.approx(0.005 + 0.050)
+    for name, (start, end, dur) in m.SPAN_STEPS.items():  # every span ends no earlier than it starts
+        assert d.value(start) <= d.value(end) + 1e-12, name
+        assert dur is None or d.value(dur) == pytest.approx(d.value(end) - d.value(start)), name
+    assert [s.name for s in m.SPANS] == list(m.SPAN_STEPS)
+    # the roofline: 64 sequences x 13.4 TB/s (4 H100s) over the bytes a step reads
+    step_bytes = W + 64 * 2000 * KV_TOKEN
+    roofline = 64 * 4 * H100_BPS / step_bytes
+    assert d.value("roofline_tokens_per_s") == pytest.approx(roofline)
+    assert d.value("utilization_chart_from_tokens_per_s") == pytest.approx(roofline / 50)
+    assert d.value("utilization_chart_to_tokens_per_s") == pytest.approx(1.1 * roofline)  # above 2,400 x 1.1
+    # a quiet replica at batch 1: a fiftieth of its roofline is under the knob's 10 tokens/s floor
+    tiny = solve(Params(given_batch=1, tokens_per_s_replica=20.0))
+    assert tiny.value("utilization_chart_from_tokens_per_s") == pytest.approx(max(10, tiny.value("roofline_tokens_per_s") / 50))
+
+
+def test_cardinality_steps_by_hand():
+    p = Params()  # 64 replicas, 4 routes, 5 statuses, 12 buckets, 5,000 tenants; 4,000 B a series, budget 1M
+    s = m.cardinality_steps(p, set(m.LABELS))
+    assert [s.value(f"series_through_{n}") for n in m.LABELS] == [64, 256, 1280, 15_360, 76_800_000]
+    assert s.value("chosen_series_memory_bytes") == pytest.approx(76_800_000 * 4000)  # 307.2 GB
+    assert s.value("chosen_series_over_budget") == pytest.approx(76.8)
+    s = m.cardinality_steps(p, {"replica", "bucket"})  # multiplied in LABELS' order, whatever the set's
+    assert s.value("series_through_bucket") == 64 * 12 and "series_through_route" not in s
+    assert s.value("chosen_series_budget_share") == pytest.approx(768 / 1_000_000)
+    assert m.cardinality_steps(p, ()).value("chosen_series") == 1
+    assert m.cardinality_steps(p, ()).value("tenant_label_values") == 5000
+
+
+def test_cardinality_formulas_are_their_values():
+    from models.formula import evaluate
+
+    p = Params(tenants=20, series_budget=50_000.0)
+    for labels in (set(m.LABELS), {"route"}, set()):
+        s = m.cardinality_steps(p, labels)
+        units = {name: knob.unit for name, knob in knobs_of(Params).items()} | {step.key: step.unit for step in s}
+        for step in s:
+            if step.formula and not step.kind:
+                assert evaluate(step.formula, step.bindings, units, step.unit) == pytest.approx(step.value), step.key
+
+
 # --- the prose (the generic contract is tests/test_contract.py) --------------------------------------
 
 
@@ -368,12 +414,12 @@ def test_page_label_toggles_change_the_series(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "pages" / "platform" / "inference_observability.py"), default_timeout=30).run()
     assert not at.exception, [e.value for e in at.exception]
     metrics = {x.label: x.value for x in at.metric}
-    assert metrics["Series"] == "76,800,000"
+    assert metrics["Series"] == "76,800,000 series"
     assert metrics["Memory-bandwidth utilization"] == "51.23%"
     at.checkbox(key=f"{SLUG}.sim_label_tenant").uncheck().run()
-    assert {x.label: x.value for x in at.metric}["Series"] == "15,360"
+    assert {x.label: x.value for x in at.metric}["Series"] == "15,360 series"
     at.checkbox(key=f"{SLUG}.sim_label_bucket").uncheck().run()
-    assert {x.label: x.value for x in at.metric}["Series"] == "1,280"  # 64 x 4 x 5
+    assert {x.label: x.value for x in at.metric}["Series"] == "1,280 series"  # 64 x 4 x 5
     assert len(at.get("plotly_chart")) >= 5
 
 

@@ -27,6 +27,8 @@ def test_seed_scenario_is_a_hundred_thousand_jobs():
 
 def test_naive_scan_and_heap_levels():
     d = solve(Params())
+    # the placement budget: 10% of a 1 s tick
+    assert d.value("scan_budget_s") == pytest.approx(0.1 * 1.0)
     # 100,000 jobs x 10 us = 1 s: the whole of a 1 s tick
     assert d.value("naive_scan_s_per_tick") == pytest.approx(100_000 * 10e-6) == pytest.approx(1.0)
     assert d.value("naive_scan_share_of_tick") == pytest.approx(1.0)
@@ -336,6 +338,47 @@ def test_scenario_never_overcommits_in_the_correct_ledger(need, write, grace):
     assert frames[-1].lost_gpu_hours == pytest.approx(solve(p).value("lost_work_with_checkpoint_on_signal_gpu_hours"))
 
 
+def test_frame_steps_by_hand():
+    p = Params()  # victims B (32 GPUs, 6 min since its checkpoint) and C (32 GPUs, 18 min); write 2 min
+    correct, buggy = m.scenario(p), m.scenario(p, release_on_signal=True)
+    # correct ledger, after B commits (event 4): B's 32 GPUs are back, H (64) still waits
+    s = m.frame_steps(p, correct[4])
+    assert (s.value("frame_capacity_gpus"), s.value("frame_allocated_gpus"), s.value("frame_free_gpus")) == (256, 224, 32)
+    assert s.value("frame_lost_gpu_hours") == pytest.approx(32 * 2 / 60)
+    # the correct run loses the two writes: 64 GPUs x 2 min
+    assert m.frame_steps(p, correct[-1]).value("frame_lost_gpu_hours") == pytest.approx(64 * 2 / 60)
+    # buggy ledger, H placed on the signal (event 3): the ledger shows 256 taken, 256 + 64 are on the devices
+    s = m.frame_steps(p, buggy[3])
+    assert (s.value("frame_allocated_gpus"), s.value("frame_occupied_gpus")) == (256, 320)
+    assert (s.value("frame_free_gpus"), s.value("frame_overcommitted_gpus")) == (0, 64)
+    # and the kills lose the work since each checkpoint: 32 x 6 min + 32 x 18 min = 12.8 GPU-h
+    assert m.frame_steps(p, buggy[-1]).value("frame_lost_gpu_hours") == pytest.approx((32 * 6 + 32 * 18) / 60)
+
+
+def test_frame_steps_formulas_are_their_values():
+    from models.formula import evaluate
+
+    p = Params(need_gpus=128)
+    for bug in (False, True):
+        for frame in m.scenario(p, release_on_signal=bug):
+            s = m.frame_steps(p, frame)
+            units = {step.key: step.unit for step in s}
+            for step in s:
+                if step.formula:
+                    assert evaluate(step.formula, step.bindings, units, step.unit) == pytest.approx(step.value)
+
+
+def test_tables_as_columns():
+    rows = m.transition_rows(True)
+    assert len(rows["From"]) == len(m.TRANSITIONS)
+    signal = rows["Event"].index("preempt_signal")
+    assert rows["GPUs"][signal] == "release"  # the bug frees GPUs on the signal
+    assert m.transition_rows(False)["GPUs"][signal] == "none"
+    jobs = m.job_rows(m.initial_cluster(Params()))
+    assert jobs["Job"] == ["A", "B", "C", "D", "H"] and jobs["GPUs"] == [64, 32, 32, 128, 64]
+    assert jobs["Ledger holds its GPUs"] == ["yes"] * 4 + ["no"]
+
+
 # --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) -----
 
 
@@ -358,18 +401,18 @@ def app(tmp_path, monkeypatch):
 def test_page_steps_through_the_preemption(app):
     at = app.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert metrics(at)["Ledger: taken"] == "256 of 256"
+    assert metrics(at)["Ledger: taken, of 256 GPUs"] == "256 GPUs"
     for _ in range(3):  # signal B, signal C, try to place H
         at.button(key=f"{SLUG}.sim_next").click().run()
     assert any("waits" in w.value for w in at.warning)
     assert at.query_params[f"{SLUG}.sim_step"] in ("3", ["3"])
     at.button(key=f"{SLUG}.sim_next").click().run()  # B commits and exits
-    assert metrics(at)["Ledger: free"] == "32"
+    assert metrics(at)["Ledger: free"] == "32 GPUs"
     at.button(key=f"{SLUG}.sim_back").click().run()
-    assert metrics(at)["Ledger: free"] == "0"
+    assert metrics(at)["Ledger: free"] == "0 GPUs"
     at.toggle(key=f"{SLUG}.sim_bug").set_value(True).run()
     assert not at.exception
-    assert metrics(at)["Really on GPUs"] == "320"  # H placed on GPUs B and C still hold
+    assert metrics(at)["Really on GPUs"] == "320 GPUs"  # H placed on GPUs B and C still hold
     assert any("double-booked" in e.value for e in at.error)
 
 
@@ -377,5 +420,5 @@ def test_page_opens_at_the_step_in_the_url(app):
     app.query_params[f"{SLUG}.sim_step"] = "5"
     at = app.run()
     assert not at.exception
-    assert metrics(at)["Ledger: free"] == "64"  # both victims committed
+    assert metrics(at)["Ledger: free"] == "64 GPUs"  # both victims committed
     assert not at.info or all("Ignored" not in i.value for i in at.info)

@@ -378,3 +378,14 @@ def test_nvlink_and_no_overlap_variants_by_hand():
     assert d.value("decode_step_s") == pytest.approx(nic["step"], rel=1e-9)
     serial = max(nic["w_read"] + nic["kv_read"], nic["compute"]) + nic["a2a"] + FIXED_S
     assert d.value("decode_step_no_overlap_s") == pytest.approx(serial, rel=1e-9)
+
+
+def test_the_charts_end_and_the_group_name_by_hand():
+    # the seed: 497 whole sequences of 4,000 tokens fit a GPU's KV room, above its batch of 64
+    d = solve(Params())
+    assert d.value("batch_chart_to") == max(2, d.value("max_batch_per_gpu"), 64) == d.value("max_batch_per_gpu")
+    assert d.value("serving_group") == "GB200 NVL72: 72 GPUs, one NVLink domain"
+    # a batch above the KV's cap is refused, so the charts end at the cap, never below the knob's 2
+    short = solve(Params(context_tokens=500, batch_per_gpu=256))
+    assert short.value("batch_chart_to") == max(2, short.value("max_batch_per_gpu"), 256)
+    assert solve(Params(gpu="B200", tp_degree=8)).value("serving_group") == "8 × B200"
