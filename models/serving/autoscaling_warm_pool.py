@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import ReplicaKnobs, take, with_defaults
-from models.engine.serving_knobs import RequestKnobs, SloKnobs
+from models.engine.knobs import with_defaults
+from models.engine.record import record_served
+from models.engine.serving_knobs import ServingKnobs
 from models.sim import burst
 from models.units import format_quantity
 
@@ -84,12 +85,6 @@ class _WarmPoolKnobs(StrictModel):
              help="Pulling the serving image (many GB with CUDA and the engine) and starting the container.",
              draw=(5, 30)),
     ] = 15
-    weights_gb: Annotated[
-        float,
-        Knob("Weights to load", "GB", 1, 2000, 1, log=True,
-             help="Bytes of weights the replica reads into GPU memory (70B parameters in bf16: about 140 GB).",
-             draw=(16, 300)),
-    ] = 140
     weight_load_GBps: Annotated[
         float,
         Knob("Weight load bandwidth", "GB/s", 0.5, 100, 0.5, log=True,
@@ -108,15 +103,6 @@ class _WarmPoolKnobs(StrictModel):
              help="Weights pre-staged on local NVMe or a memory snapshot restored instead of a fresh load.",
              draw=(5, 40)),
     ] = 20
-    output_tokens: take(RequestKnobs, "output_tokens") = 400
-    slots_per_replica: Annotated[
-        int,
-        Knob("Slots per replica", "slots", 1, 2000, 1, log=True,
-             help="Requests one replica decodes at once within its TPOT target (the batch cap).",
-             draw=(32, 512)),
-    ] = 100
-    # The seed's replica is a 70B model on a node of eight: tensor parallel across it.
-    tp_degree: take(ReplicaKnobs, "tp_degree") = 8
     gpu_hour_usd: Annotated[
         float,
         Knob("GPU-hour price", "USD", 0.5, 20, 0.1, log=True, help="What one GPU costs per hour, idle or not.",
@@ -131,9 +117,10 @@ class _WarmPoolKnobs(StrictModel):
     ] = 1.0
 
 
-# The replica decodes its slots at the TPOT target (25 ms: 40 tokens/s a user) and the autoscaler
-# aims to fill 80% of them; the SLO group holds both knobs, the seed their values.
-class Params(with_defaults(SloKnobs, tpot_target_ms=25, target_utilization=0.8), _WarmPoolKnobs):
+# The replica is the serving engine's (a 70B model on a node of eight by default): its slots are the
+# batch the engine decodes within the TPOT target (25 ms: 40 tokens/s a user) and its KV room, and
+# the autoscaler aims to fill 80% of them. A given batch (the engine's knob) overrides the slots.
+class Params(with_defaults(ServingKnobs, tp_degree=8, tpot_target_ms=25, target_utilization=0.8), _WarmPoolKnobs):
     pass
 
 
@@ -164,6 +151,11 @@ def _warm_pool(in_flight_base: float, growth_per_s: float, burst_in_flight: floa
 
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
+    e = record_served(d, p)
+
+    # --- the replica: its slots are the engine's batch ---
+    slots = d.step("slots_per_replica", "Slots one replica decodes at once (the engine's batch: TPOT and KV caps, "
+                   "or the batch given)", e.batch, "1", noun="slots", formula="{decode_batch}")
 
     # --- Little's law ---
     dur = d.step("request_duration_s", "Time one request is in flight", p.output_tokens * p.tpot_target_ms / 1000,
@@ -175,8 +167,8 @@ def solve(p: Params) -> Derivation:
     peak_if = d.step("in_flight_peak", "Requests in flight at the peak (Little's law)", peak * dur, "1",
                      noun="requests", formula="{peak_rps} req/s × {request_duration_s} s")
     per_rep = d.step("in_flight_per_replica", "In-flight requests one replica carries at the target",
-                     p.slots_per_replica * p.target_utilization, "1", noun="requests",
-                     formula="{slots_per_replica} slots × {target_utilization}")
+                     slots * p.target_utilization, "1", noun="requests",
+                     formula="{slots_per_replica} × {target_utilization}")
     d.step("replica_rps", "Requests per second one replica serves at the target", per_rep / dur, "1/s",
            noun="requests", formula="{in_flight_per_replica} / {request_duration_s} s")
     base_reps = d.step("base_replicas", "Replicas for the base traffic",
@@ -191,8 +183,9 @@ def solve(p: Params) -> Derivation:
     # --- the cold start, part by part (the stated total is the knob; the parts say where it goes) ---
     pull = d.step("cold_start_image_s", "Cold start: image pull and container start", p.image_pull_s, "s",
                   formula="{image_pull_s}")
-    load = d.step("cold_start_weights_s", "Cold start: weights into GPU memory", p.weights_gb / p.weight_load_GBps,
-                  "s", formula="{weights_gb} GB / {weight_load_GBps} GB/s")
+    load = d.step("cold_start_weights_s", "Cold start: weights into GPU memory",
+                  d.value("weight_bytes") / (p.weight_load_GBps * 1e9), "s",
+                  formula="{weight_bytes} / {weight_load_GBps} GB/s")
     warmup = d.step("cold_start_warmup_s", "Cold start: engine warm-up (compile, CUDA graphs, KV allocation)",
                     p.engine_warmup_s, "s", formula="{engine_warmup_s}")
     parts = d.step("cold_start_parts_s", "Those three parts together", pull + load + warmup, "s",
@@ -268,7 +261,7 @@ def solve(p: Params) -> Derivation:
 
     # --- no pool: the backlog ---
     cap = d.step("base_capacity_rps", "Base fleet throughput with every slot full",
-                 base_reps * p.slots_per_replica / dur, "1/s", noun="requests",
+                 base_reps * slots / dur, "1/s", noun="requests",
                  formula="{base_replicas} × {slots_per_replica} / {request_duration_s} s")
     overrun = cap < peak  # otherwise arrivals never pass the base fleet and nothing queues
     never = "{base_capacity_rps} ≥ {peak_rps}: arrivals never pass the base fleet"
@@ -344,7 +337,7 @@ def burst_config(p: Params, warm_pool: int, poisson: bool = True) -> burst.Burst
     d = solve(p)
     return burst.BurstConfig(
         base_rps=p.base_rps, peak_rps=d.value("peak_rps"), ramp_s=p.burst_ramp_s, hold_s=p.burst_hold_s,
-        request_s=d.value("request_duration_s"), slots_per_replica=p.slots_per_replica,
+        request_s=d.value("request_duration_s"), slots_per_replica=d.value("slots_per_replica"),
         target_utilization=p.target_utilization, initial_replicas=d.value("base_replicas"), warm_pool=warm_pool,
         cold_start_s=p.cold_start_s, signal_delay_s=p.signal_delay_s, scale_down_hold_s=d.value("scale_down_hold_s"),
         poisson=poisson,

@@ -10,7 +10,16 @@ from hypothesis import assume, given, settings, strategies as st
 from pydantic import ValidationError
 
 from models.core import knobs_of
-from models.serving.autoscaling_warm_pool import Params, excess_arrivals, simulate, solve
+from models.serving.autoscaling_warm_pool import Params as PageParams, excess_arrivals, simulate, solve
+
+# The hand derivations below take a replica of 100 slots, given as the engine's batch (the seed's
+# replica before the page read its slots from the engine); the engine's own slots at the page's
+# defaults are worked by hand in test_the_replica_slots_are_the_engines_batch.
+SLOTS = 100
+
+
+def Params(**kw):  # noqa: N802 (reads as the page's Params, with the 100-slot replica)
+    return PageParams(**{"given_batch": SLOTS, **kw})
 from models.sim import burst
 
 
@@ -75,7 +84,7 @@ def test_the_assumption_shown_live_snapshot_and_lagging_signal():
 
 def test_variant_worked_by_hand():
     p = Params(base_rps=100, burst_multiplier=2, burst_ramp_s=120, cold_start_s=30, signal_delay_s=10,
-               output_tokens=200, tpot_target_ms=50, slots_per_replica=50, target_utilization=0.8,
+               output_tokens=200, tpot_target_ms=50, given_batch=50, target_utilization=0.8,
                cold_start_cost_factor=2, tp_degree=4, gpu_hour_usd=3)
     d = solve(p)
     # 200 x 50 ms = 10 s; 100 x 10 = 1,000 in flight, 200 x 10 = 2,000; 50 x 0.8 = 40 per replica
@@ -104,7 +113,7 @@ def test_kubernetes_hpa_worked_example_doubles_the_fleet():
     200m, and the desired value is 100m, the number of replicas will be doubled". The HPA's default
     sync period is 15 s, the seed's signal delay. Entered here with in-flight requests per replica as
     the metric: a fleet exactly at its target, then a burst that doubles the load per replica."""
-    p = Params(base_rps=40, burst_multiplier=2, output_tokens=400, tpot_target_ms=25, slots_per_replica=100,
+    p = Params(base_rps=40, burst_multiplier=2, output_tokens=400, tpot_target_ms=25, given_batch=100,
                target_utilization=0.8)
     d = solve(p)
     # 40 req/s x 400 x 25 ms = 400 in flight over 100 x 0.8 = 80 a replica: 5 replicas, each at its target
@@ -128,13 +137,13 @@ def test_replica_knobs_are_the_engines():
     from models.engine.knobs import ReplicaKnobs
     from models.engine.serving_knobs import RequestKnobs, SloKnobs
 
-    mine = knobs_of(Params)
+    mine = knobs_of(PageParams)
     for group, name in ((ReplicaKnobs, "tp_degree"), (RequestKnobs, "output_tokens"),
                         (SloKnobs, "tpot_target_ms"), (SloKnobs, "target_utilization")):
         assert mine[name] is knobs_of(group)[name], name
-    assert "gpus_per_replica" not in Params.model_fields and "tpot_ms" not in Params.model_fields
+    assert "gpus_per_replica" not in PageParams.model_fields and "tpot_ms" not in PageParams.model_fields
     # a GB200 NVL72 replica pays for 72 GPUs: 72 x 2.5 USD an hour
-    assert solve(Params(tp_degree=72)).value("replica_usd_per_hour") == pytest.approx(72 * 2.5)
+    assert solve(Params(gpu="GB200 (NVL72)", tp_degree=72)).value("replica_usd_per_hour") == pytest.approx(72 * 2.5)
     with pytest.raises(ValidationError):
         Params(tp_degree=3)
 
@@ -191,8 +200,8 @@ def test_bigger_replicas_never_need_more_replicas_at_the_first_cold_arrival(s1, 
     # Base fleet plus pool is monotone; the pool alone is not (both terms are rounded up, so a
     # bigger replica can leave the base fleet less slack), and neither is the no-pool backlog.
     lo, hi = sorted((s1, s2))
-    a = solve(_params(slots_per_replica=lo, base_rps=r, burst_multiplier=m))
-    b = solve(_params(slots_per_replica=hi, base_rps=r, burst_multiplier=m))
+    a = solve(_params(given_batch=lo, base_rps=r, burst_multiplier=m))
+    b = solve(_params(given_batch=hi, base_rps=r, burst_multiplier=m))
     total = lambda d: d.value("base_replicas") + d.value("warm_pool_replicas")  # noqa: E731
     assert total(b) <= total(a)
     assert b.value("peak_replicas") <= a.value("peak_replicas")
@@ -202,7 +211,7 @@ def test_bigger_replicas_never_need_more_replicas_at_the_first_cold_arrival(s1, 
 @given(c=cold, dl=delay, r=rates, m=mult, rp=ramp, s=slots, snap=st.floats(1, 600), lag=st.floats(0, 600))
 def test_invariants_hold_everywhere(c, dl, r, m, rp, s, snap, lag):
     d = solve(_params(cold_start_s=c, signal_delay_s=dl, base_rps=r, burst_multiplier=m, burst_ramp_s=rp,
-                      slots_per_replica=s, snapshot_cold_start_s=snap, lagging_signal_delay_s=lag))
+                      given_batch=s, snapshot_cold_start_s=snap, lagging_signal_delay_s=lag))
     whole = d.value("burst_replicas")
     assert 0 <= d.value("warm_pool_replicas") <= whole
     if d.value("first_cold_replica_s") >= rp:
@@ -281,7 +290,11 @@ def test_the_largest_scenario_simulates_quickly_and_keeps_count_of_its_replicas(
     from models.serving.autoscaling_warm_pool import burst_config
     from ui.knobs import specs as _specs
 
-    top = {s.field: s.knob.max for s in _specs(Params) if s.kind in ("int", "float") and not s.knob.only_if}
+    from models.serving.autoscaling_warm_pool import _WarmPoolKnobs
+
+    # the page's own knobs at their maximum; the engine's (a 70B replica) at its defaults
+    top = {s.field: s.knob.max for s in _specs(PageParams)
+           if s.kind in ("int", "float") and not s.knob.only_if and s.field in _WarmPoolKnobs.model_fields}
     p = Params(**top)
     cfg = burst_config(p, solve(p).value("warm_pool_replicas"))
     t0 = _time.process_time()
@@ -304,16 +317,18 @@ def test_the_overrun_sentence_reads_at_a_moment_and_when_there_is_none():
 
 
 def test_the_seventy_second_cold_start_part_by_part():
-    """15 s image + 140 GB at 5 GB/s (28 s) + 20 s warm-up = 63 s of the stated 70 s; 7 s is left."""
+    """15 s image + the engine's Llama-3-70B weights (70,552,387,584 parameters x 2 B in bf16 =
+    141.1 GB) at 5 GB/s (28.22 s) + 20 s warm-up = 63.22 s of the stated 70 s; 6.78 s is left."""
     d = solve(Params())
+    weights_s = 70_552_387_584 * 2 / 5e9
     assert d.value("cold_start_image_s") == 15
-    assert d.value("cold_start_weights_s") == pytest.approx(140 / 5) == 28
+    assert d.value("cold_start_weights_s") == pytest.approx(weights_s) == pytest.approx(28.22, abs=0.01)
     assert d.value("cold_start_warmup_s") == 20
-    assert d.value("cold_start_parts_s") == pytest.approx(63)
-    assert d.value("cold_start_other_s") == pytest.approx(70 - 63)
-    assert d.value("cold_start_weights_share") == pytest.approx(28 / 70)
-    assert d.value("cold_start_parts_verdict").startswith("the remaining 7 s")
-    slow = solve(Params(weight_load_GBps=1))  # 140 s of weights alone
+    assert d.value("cold_start_parts_s") == pytest.approx(35 + weights_s)
+    assert d.value("cold_start_other_s") == pytest.approx(70 - 35 - weights_s)
+    assert d.value("cold_start_weights_share") == pytest.approx(weights_s / 70)
+    assert d.value("cold_start_parts_verdict").startswith("the remaining 6.779 s")
+    slow = solve(Params(weight_load_GBps=1))  # 141 s of weights alone
     assert d.value("cold_start_other_s") > 0 and slow.value("cold_start_other_s") == 0
     assert slow.value("cold_start_parts_verdict").startswith("the parts alone exceed it")
 
@@ -355,3 +370,32 @@ def test_the_runs_figures_are_steps():
         assert s.value(key) >= floor * 700 / 3600
     assert s.value("simulated_conservation_error") < 1e-6
     assert s["simulated_replica_hours_with_pool"].display(hint=False).endswith("replica-h")
+
+
+def test_the_replica_slots_are_the_engines_batch():
+    """At the page's defaults the slots are the serving engine's batch, worked by hand from the
+    roofline (tests/models/test_engine_serving.py states the same constants): Llama-3-70B on 8 H100s
+    at 80% MBU, a step of weight read + b x (KV read + all-reduce) + fixed costs must fit the 25 ms
+    TPOT target. Weight read 70,552,387,584 x 2 B / (8 x 3.35 TB/s x 0.8) = 6.58 ms; KV per sequence at
+    2,000 + 400 / 2 = 2,200 tokens x 327,680 B = 33.6 us; all-reduce per sequence 160 x 2 x 7/8 x 8,192
+    x 2 B / 450 GB/s = 10.2 us; fixed 160 x 6 us + 1.9 ms. So b <= (25 - 6.58 - 0.96 - 1.9) / 0.0438 =
+    355 (the KV room holds 552, so the TPOT target binds)."""
+    hbm = 8 * 3.35e12 * 0.8
+    weight_s = 70_552_387_584 * 2 / hbm
+    per_seq_s = 327_680 * 2200 / hbm + 160 * 2 * 7 / 8 * 8192 * 2 / 450e9
+    fixed_s = 160 * 6e-6 + 1.9e-3
+    slots = math.floor((0.025 - weight_s - fixed_s) / per_seq_s)
+    assert slots == 355
+    d = solve(PageParams())
+    assert d.value("slots_per_replica") == slots
+    # the pool that follows: 284 in flight a replica (355 x 80%); 400 in flight at the base needs 2
+    # replicas, 1,200 at the peak 5; the first cold replica helps 85 s in, after the 60 s ramp, so the
+    # pool carries the whole burst: 5 - 2 = 3 warm replicas (a 100-slot replica needed 10)
+    assert d.value("in_flight_per_replica") == pytest.approx(0.8 * 355)
+    assert d.value("base_replicas") == 2 and d.value("peak_replicas") == 5
+    assert d.value("warm_pool_replicas") == 3
+    assert solve(Params()).value("warm_pool_replicas") == 10
+    # a given batch overrides the engine's, within what the KV room holds
+    assert solve(PageParams(given_batch=200)).value("slots_per_replica") == 200
+    with pytest.raises(ValidationError):
+        PageParams(given_batch=553)
