@@ -406,9 +406,11 @@ _VALUES_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("values_only
 
 
 @contextlib.contextmanager
-def values_only():
-    """Inside this block every Derivation a solve makes keeps values only (see _ValuesOnly)."""
-    token = _VALUES_ONLY.set(True)
+def values_only(on: bool = True):
+    """Inside this block every Derivation a solve makes keeps values only (see _ValuesOnly).
+    `values_only(False)` undoes it for a block: a derivation that is cached and read elsewhere (the
+    accuracy page's, which a sweep's solve may be the first to ask for) must keep its labels and units."""
+    token = _VALUES_ONLY.set(on)
     try:
         yield
     finally:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from models.catalog import gpu as catalog_gpu, model as catalog_model
-from models.core import Derivation
+from models.core import Derivation, values_only
 from models.engine import hardware
 from models.validation import (
     ENGINE_DEFAULTS,
@@ -109,7 +109,14 @@ def _prediction(d: Derivation, p: str, m: str, tag: str, what: str, value: float
 
 @lru_cache(maxsize=1)
 def accuracy_steps() -> Derivation:
-    """Every number of the accuracy page, in the order the page first needs them."""
+    """Every number of the accuracy page, in the order the page first needs them. Always whole
+    steps, even when first asked for inside a sweep (ttft-slo-200ms reads a fit from it): the one
+    cached copy is the page's too."""
+    with values_only(False):
+        return _accuracy_steps()
+
+
+def _accuracy_steps() -> Derivation:
     d = Derivation()
     step = d.step
     per_model, per_gpu, (fc,) = fit_per_model(), fit_per_gpu(), fit_profiled()

@@ -649,3 +649,23 @@ def test_the_accuracy_pages_fixed_words_hold():
     assert v("h200_missing_step_cost_s") > 1e-7  # "add about ... per step"
     assert abs(v("llm_analysis_tp2_prefill_error")) > abs(v("a100_13b_tp2_prefill_fit_a_error"))  # "further off"
     assert v("fit_c_fixed_s") > 0  # "positive as it must be"
+
+
+def test_the_accuracy_steps_keep_their_units_when_a_sweep_asks_first():
+    """ttft-slo-200ms reads a fit from accuracy_steps(), and a sweep solves it inside values_only():
+    the one cached copy must still be the page's whole steps (a values-only copy crashed the page)."""
+    from models.core import values_only
+    from models.registry import QUESTIONS
+    from models.validation_steps import accuracy_steps
+
+    accuracy_steps.cache_clear()
+    try:
+        with values_only():
+            q = QUESTIONS["ttft-slo-200ms"]
+            q.solve(q.Params())
+        d = accuracy_steps()
+        assert type(d).__name__ == "Derivation"
+        units = {d[k].unit for k in d.keys()}
+        assert "s" in units and len(units) > 3
+    finally:
+        accuracy_steps.cache_clear()
