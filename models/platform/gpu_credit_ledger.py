@@ -437,6 +437,14 @@ def solve(p: Params) -> Derivation:
     d.step("proportional_pretraining_gpus", "Pretraining's GPUs if split by demand",
            p.gpus * p.demand_pretraining_gpus / total_d if total_d else 0.0, "1", noun="GPUs",
            formula="{gpus} × {demand_pretraining_gpus} / {total_demand_gpus}")
+    # Who a split by demand favours: the team whose by-demand share beats its water-filled allocation most.
+    gains = [(p.gpus * dem / total_d if total_d else 0.0) - w for dem, w in zip(demands, whole)]
+    top = max(range(len(TEAMS)), key=lambda i: gains[i])
+    alloc_key = ["{contention_allocation_gpus}"] + [f"{{alloc_{k}_gpus}}" for k in TEAM_KEYS[1:]]
+    d.step("by_demand_gainer", "The team a split by demand favours most over water-filling", TEAMS[top],
+           formula="the team with the largest {gpus} × demand / {total_demand_gpus} − allocation", kind="search")
+    d.step("by_demand_gain_gpus", f"{TEAMS[top]}'s gain from a split by demand", gains[top], "1", noun="GPUs",
+           formula=f"{{gpus}} × {{demand_{TEAM_KEYS[top]}_gpus}} / {{total_demand_gpus}} − {alloc_key[top]}")
 
     # --- failure modes: the empty account ---
     burst = p.demand_pretraining_gpus

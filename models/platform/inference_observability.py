@@ -242,8 +242,8 @@ def solve(p: Params) -> Derivation:
                      max_b / ceiling_step.step_s / tp if ceiling_step else 0.0, "1/s", noun="tokens",
                      formula="{max_batch_by_kv} / {ceiling_step_s} / {tp_degree}" if ceiling_step
                      else "0 tokens/s (no sequence fits)")
-    d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
-           formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
+    headroom = d.step("headroom_ratio", "Ceiling over what each GPU delivers now", ceiling / per_gpu, "1", noun="×",
+                      formula="{ceiling_tokens_per_s_per_gpu} / {tokens_per_s_per_gpu}")
     roofline = d.step("roofline_tokens_per_s", "Throughput at which this batch's steps read at peak bandwidth "
                       "(MBU 100%)", batch * peak / step_bytes, "1/s", noun="tokens",
                       formula="{decode_batch} × {peak_Bps} / {step_bytes}")
@@ -304,6 +304,13 @@ def solve(p: Params) -> Derivation:
                       formula="{decode_steps_per_s} × {model_step_s}")
     busy = d.step("replica_busy_share", "Replica time prefill and decode need together", pre_busy + dec_busy, "1",
                   percent=True, formula="{prefill_busy_share} + {decode_busy_share}")
+    # Decode at the KV ceiling serves headroom_ratio × today's tokens in the whole replica's time; prefill
+    # grows with the requests. Scale today's load by k: k × prefill + k / headroom_ratio ≤ 100%.
+    d.step("prefill_share_at_kv_headroom", "Prefill's share of the replica at the KV ceiling's throughput",
+           pre_busy * headroom, "1", percent=True, formula="{prefill_busy_share} × {headroom_ratio}")
+    d.step("headroom_with_prefill_ratio", "Throughput over today's at which decode (at the KV ceiling) plus prefill "
+           "fill the replica", 1 / (pre_busy + 1 / headroom) if headroom > 0 else 0.0, "1", noun="×",
+           formula="1 / ({prefill_busy_share} + 1 / {headroom_ratio})" if headroom > 0 else "0 × (no sequence fits)")
     d.step("model_step_with_prefill_s", "The engine's decode step plus its share of prefill",
            model_step.step_s + rps * pre / steps_per_s, "s",
            formula="{model_step_s} + {requests_per_s_replica} × {prefill_s} / {decode_steps_per_s}")

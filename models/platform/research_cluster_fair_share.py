@@ -316,6 +316,12 @@ def solve(p: Params) -> Derivation:
         formula="min({demand_pretrain_gpus}, min({demand_pretrain_gpus}, {guarantee_pretrain_gpus}) + "
                 "{history_idle_gpus})",
     )
+    d.step("history_pretrain_limit", "What capped Pretraining's borrowing last week",
+           "up to its whole demand" if d_p <= min(d_p, g_p) + idle_hist else "every idle GPU, short of its demand",
+           formula="{demand_pretrain_gpus} ≤ min({demand_pretrain_gpus}, {guarantee_pretrain_gpus}) + "
+                   "{history_idle_gpus}", kind="verdict")
+    d.step("evals_charged_for", "What Evals is charged for",
+           "for what it holds" if p.charge_by_allocation else "only for what it runs", kind="lookup")
     charged_e = evals_alloc if p.charge_by_allocation else use_e
     hist_total = d.step(
         "history_charged_gpus", "GPUs charged last week, all teams",

@@ -186,6 +186,10 @@ def solve(p: Params) -> Derivation:
 
     keys = d.step("dedup_keys_in_window", "Idempotency keys remembered at once", rate * p.dedup_window_h * 3600,
                   "1", noun="keys", formula="{events_per_s} × {dedup_window_h}")
+    d.step("dedup_covers_retention", "Does the dedup window cover Kafka's replay horizon?",
+           "yes" if p.dedup_window_h >= p.kafka_retention_days * 24
+           else "no",
+           formula="{dedup_window_h} ≥ {kafka_retention_days}", kind="verdict")
     d.step("dedup_index_GB", "Dedup index over the window", keys * p.dedup_bytes_per_key / 1e9, "GB",
            formula="{dedup_keys_in_window} × {dedup_bytes_per_key}")
     parts = d["kafka_partitions"].value

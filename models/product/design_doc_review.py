@@ -415,6 +415,12 @@ def solve(p: Params) -> Derivation:
     d.step("risk_ranking", "Risks by expected annual cost, worst first", " > ".join(order), "1",
            formula="sort the six by probability × impact", kind="verdict")
     d.step("top_risk", "The risk to lead with", order[0], "1", formula="first of {risk_ranking}", kind="verdict")
+    sec = order.index("security") + 1
+    d.step("security_rank", "Security's place in that order", sec, "1",
+           formula="position of security in {risk_ranking}", kind="search")
+    d.step("security_rank_place", "Where that place sits in the table",
+           {1: "at the top", 2: "near the top", len(order) - 1: "near the bottom", len(order): "at the bottom"}
+           .get(sec, "mid-table"), formula="{security_rank} of six", kind="verdict")
     top = d.step("risk_expected_annual_cost_usd", "Expected annual cost of the top risk", costs[order[0]], "USD",
                  formula="max(" + ", ".join(f"{{risk_expected_annual_cost_usd_{k}}}" for k in RISK_KEYS) + ")")
     total = d.step("total_expected_annual_cost_usd", "All six risks, expected per year", sum(costs.values()), "USD",

@@ -325,6 +325,10 @@ def solve(p: Params) -> Derivation:
                  kind="search")
     usable = d.step("relaunch_usable_gpus", "GPUs the exact relaunch uses", rdp * mp, "1", noun="GPUs",
                     formula="{relaunch_dp} × {model_parallel}")
+    d.step("relaunch_hash_effect", "What the exact relaunch does to the two hashes",
+           "changes the first and keeps the second" if rdp != p.data_parallel
+           else "runs the original layout, so it keeps both",
+           formula="{relaunch_dp} ≠ {data_parallel}", kind="verdict")
     d.step("relaunch_idle_gpus", "GPUs left idle to keep the experiment exact", p.relaunch_gpus - usable, "1",
            noun="GPUs", formula="{relaunch_gpus} − {relaunch_usable_gpus}")
     d.step("relaunch_grad_accum_steps", "Accumulation on the relaunch",

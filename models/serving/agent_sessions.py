@@ -48,7 +48,9 @@ SECONDS_PER_HOUR = 3600
 
 def _noun(n: float, word: str) -> str:
     """"1 replica", "23 replicas": the display noun agrees with the count."""
-    return word if n == 1 else word + "s"
+    if n == 1:
+        return word
+    return word + "es" if word.endswith(("s", "x")) else word + "s"
 
 
 def _ceil(x: float) -> int:
@@ -173,6 +175,10 @@ def solve(p: Params) -> Derivation:
            formula="{session_duration_s}")
     d.step("hour_undercount_factor", "Concurrent sessions an 'hour' estimate misses, as a factor",
            duration / SECONDS_PER_HOUR, "1", noun="×", formula="{session_duration_s} / 1 h")
+    d.step("hour_count_verdict", "Does an 'hour' estimate under- or overcount the concurrent sessions?",
+           "undercounts" if duration > SECONDS_PER_HOUR else ("overcounts" if duration < SECONDS_PER_HOUR
+                                                              else "counts exactly"),
+           formula="{session_duration_s} against 1 h", kind="verdict")
     in_hour = math.floor(SECONDS_PER_HOUR / period + 1e-9)
     d.step("steps_in_an_hour", "Whole steps that fit one hour", in_hour, "1",
            noun=_noun(in_hour, "step"), formula="floor(1 h / {step_period_s})")
@@ -203,6 +209,8 @@ def solve(p: Params) -> Derivation:
     # --- option 1: hold every session's KV in HBM through the tool call ---------------------
     hw = accelerator(p)
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
+    d.step("replica_gpus", "GPUs in one replica", p.tp_degree, "1", noun=_noun(p.tp_degree, "GPU"),
+           formula="{tp_degree}")
     d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
            formula="{tp_degree} × {gpu_memory_bytes} × {usable_hbm_fraction}")
     kv_cap = d.step("kv_capacity_per_replica", "HBM left for KV on one replica", r.kv_room_bytes, "B",
@@ -363,6 +371,9 @@ def solve(p: Params) -> Derivation:
            sum_c / final_tok, "1", noun="×", formula="{recompute_tokens_total} / {final_context_tokens}")
     d.step("recompute_flop_multiplier", "The same in FLOPs (attention included)", total_flops / final_flops, "1",
            noun="×", formula="{recompute_flops_total} / {prefill_flops_final}")
+    d.step("recompute_flop_basis", "What the FLOP count includes in this scenario",
+           "with the attention term" if r.attention_flops else "with the attention term switched off (weights only)",
+           formula="{attention_flops_per_position}", kind="verdict")
     d.step("recompute_over_reload", "Recompute over reload, per step", recompute / reload, "1", noun="×",
            formula="{recompute_per_step_s} / {reload_per_step_s}")
     d.step("recompute_over_think", "Recompute per step over the think it delays", recompute / p.think_s, "1",
@@ -380,6 +391,9 @@ def solve(p: Params) -> Derivation:
 
     d.step("parked_kv_outgrows_hosts", "Does parked KV outgrow the DRAM of the compute replicas' own hosts?",
            "yes" if n_nodes > compute else "no", "1",
+           formula="{nodes_of_dram_for_parked_kv} > {replicas_for_compute}", kind="verdict")
+    d.step("parked_kv_hosts_verdict", "Parked KV against the compute replicas' hosts, in words",
+           "it outgrows them" if n_nodes > compute else "they hold it",
            formula="{nodes_of_dram_for_parked_kv} > {replicas_for_compute}", kind="verdict")
 
     # --- the sandbox --------------------------------------------------------------------------

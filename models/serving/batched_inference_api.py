@@ -97,6 +97,17 @@ def solve(p: Params, queue_tail: bool = True) -> Derivation:
         percent=True,
         formula="{arrival_rps} / ({gpus_floor} × {per_gpu_rps_full})",
     )
+    u_floor = d.value("utilization_at_floor")
+    d.step(
+        "floor_verdict",
+        "What the queue does at the floor",
+        "every GPU is busy all the time, so the queue grows with every burst and no p99 exists"
+        if u_floor >= 1 - 1e-9 else
+        ("the queue is stable, but above the target, so bursts queue long and the tail stretches"
+         if u_floor > p.target_utilization else "that is already within the target, so the floor is the fleet"),
+        formula="{utilization_at_floor} against 100% and {target_utilization}",
+        kind="verdict",
+    )
     at_fill = d.step(
         "per_gpu_rps_at_fill",
         "One GPU at the average batch fill",
@@ -120,6 +131,29 @@ def solve(p: Params, queue_tail: bool = True) -> Derivation:
         "1",
         noun="GPUs",
         formula="ceil({arrival_rps} / ({per_gpu_rps_full} × {target_utilization}))",
+    )
+    d.step(
+        "gpus_at_fill_with_headroom",
+        "GPUs at that fill, with utilization headroom",
+        math.ceil(p.arrival_rps / (at_fill * p.target_utilization) - 1e-9),
+        "1",
+        noun="GPUs",
+        formula="ceil({arrival_rps} / ({per_gpu_rps_at_fill} × {target_utilization}))",
+    )
+    d.step(
+        "central_batch_fill_time_s",
+        "Time for one full batch to arrive at a single central dispatcher",
+        p.max_batch_inputs / p.arrival_rps,
+        "s",
+        formula="{max_batch_inputs} / {arrival_rps} req/s",
+    )
+    d.step(
+        "dispatcher_layout",
+        "This design's dispatchers",
+        "this design's one dispatcher" if p.dispatchers == 1
+        else f"each of this design's {p.dispatchers} independent dispatchers",
+        formula="{dispatchers}",
+        kind="verdict",
     )
     per_dispatcher = d.step(
         "per_dispatcher_rps",
@@ -412,6 +446,14 @@ def _record_queue_tail(d: Derivation, p: Params, batch: float, call_s: float, wo
         "s",
         formula="{worst_batching_wait_s} + {queue_wait_p99_s} + {call_time_s}",
         note="No request waits longer for its batch than the worst case, so at most 1% exceed this.",
+    )
+    d.step(
+        "queue_tail_verdict",
+        "Does queueing add to the p99?",
+        "queueing adds its p99 wait, so promise the larger" if q99 > 0
+        else "at most 1% of batches wait for a GPU at all, so queueing adds nothing at the p99",
+        formula="{queue_wait_p99_s} against 0",
+        kind="verdict",
     )
 
 

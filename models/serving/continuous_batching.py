@@ -184,6 +184,22 @@ def solve(p: Params) -> Derivation:
     # --- numbers: bytes ---------------------------------------------------------------------
     record_model(d, p)
     W, kv = r.weight_bytes, r.kv_bytes_per_token
+    if m.kv_lora_rank:
+        kv_note = "latent attention caches one compressed vector per layer, not a K and a V for every head"
+    elif m.name == "Llama-3-70B" and p.kv_precision == "bf16":
+        kv_note = ('exactly 320 KiB, the "320 KB per token" people quote; grouped-query attention (8 KV heads '
+                   'for 64 query heads) is why it is not eight times larger')
+    elif m.kv_heads < m.heads:
+        kv_note = (f"grouped-query attention keeps {m.kv_heads} KV heads for {m.heads} query heads, so it is "
+                   f"{m.heads / m.kv_heads:g} times smaller than a K and a V for every query head")
+    else:
+        kv_note = "every query head keeps its own K and V (no grouped-query attention)"
+    d.step("kv_per_token_note", "Why the KV per token is this size", kv_note,
+           formula="{model}'s KV heads against its query heads", kind="verdict")
+    d.step("prefix_hit_basis", "Where the prefix-cache hit comes from",
+           "the question names no shared prefix, so none of a prompt starts cached" if p.prefix_cache_hit == 0
+           else "that share of each prompt (a shared system prompt, earlier turns) is assumed already cached",
+           formula="{prefix_cache_hit} against 0", kind="verdict")
     d.step("gpu_memory_bytes", f"{hw.name} HBM", hw.hbm_bytes, "B")
     d.step("usable_hbm_bytes", "HBM usable per replica", r.usable_hbm_bytes, "B",
            formula="{tp_degree} × {gpu_memory_bytes} B × {usable_hbm_fraction}")
@@ -414,6 +430,10 @@ def solve(p: Params) -> Derivation:
     d.step("ttft_idle_chunked_s", "The same prompt in chunks on an idle replica", chunked_ttft, "s",
            formula="{chunk_rooflines_s} + {prefill_chunks} × ({allreduce_fixed_s} + {step_overhead_s}) + "
                    "{uncached_prompt_tokens} × {allreduce_per_token_s}")
+    d.step("chunked_ttft_verdict", "Does chunking the prompt cost TTFT?",
+           "since each chunk pays the fixed cost again" if n_chunks > 1
+           else "the same, since the whole prompt fits in one chunk",
+           formula="{prefill_chunks} against 1", kind="verdict")
     d.step("unchunked_gap_s", "Token gap when a whole prompt runs as its own step (no chunking)",
            prefill + step, "s", formula="{prefill_time_s} s + {step_time_s} s")
 
@@ -524,6 +544,14 @@ def solve(p: Params) -> Derivation:
            s_c if chunk_share > 0.05 else s_d, "s",
            formula="the chunk step {chunk_step_at_load_s} if {chunk_step_share} > 5%, else the plain step "
                    "{decode_step_at_load_s}", kind="verdict")
+    d.step("p95_tpot_verdict", "Which step sets the p95 TPOT",
+           "over 5%, so the p95 is the chunk step" if chunk_share > 0.05
+           else "no more than 5%, so the p95 is the plain step",
+           formula="{chunk_step_share} against 5%", kind="verdict")
+    d.step("overcommit_verdict", "Can a full admission run out of KV?",
+           "a batch of long sequences can get there, and then the newest is preempted" if limit > cap_kv
+           else "no batch can get there, since the scheduler admits no more than fit at full context",
+           formula="{admission_limit} against {batch_cap_kv}", kind="verdict")
 
     # --- admission beyond the full-context cap ---------------------------------------------------
     d.step("tokens_per_s_ceiling", "No schedule emits faster: every step reads the weights once",

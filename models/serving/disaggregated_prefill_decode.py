@@ -201,6 +201,9 @@ def solve(p: Params) -> Derivation:
                    formula="{decode_node_capacity} / {prefill_node_capacity}")
     d.step("kv_ingress_per_decode_node_Bps", "KV a busy decode node must receive per second",
            prompt_kv * cap_d, "B/s", formula="{kv_transfer_bytes_per_request} B × {decode_node_capacity} req/s")
+    d.step("kv_ingress_link_utilization", "Share of a decode node's hand-off links that KV fills",
+           prompt_kv * cap_d / node_link, "1", percent=True,
+           formula="{kv_ingress_per_decode_node_Bps} / {kv_node_link_Bps}")
     cap_dis = d.step("disaggregated_capacity_per_node", "Disaggregated: requests/s per node, pools in ratio",
                      1 / (1 / cap_p + 1 / cap_d), "1/s", noun="requests",
                      formula="1 / (1 / {prefill_node_capacity} + 1 / {decode_node_capacity})")
@@ -245,6 +248,11 @@ def solve(p: Params) -> Derivation:
     spike = d.value("monolith_spike_step_s")
     d.step("monolith_spike_verdict", "The unchunked step against the TPOT target",
            "misses the TPOT target" if spike > e.tpot_s else "still meets the TPOT target",
+           formula="{monolith_spike_step_s} against {tpot_target_s}", kind="verdict")
+    d.step("chunk_trade_verdict", "Does the chunk size have to trade TTFT against TPOT here?",
+           "One chunk size trades one target against the other" if spike > e.tpot_s else
+           "Here even the unchunked step meets the TPOT target, so the trade only bites at longer prompts or "
+           "fuller batches",
            formula="{monolith_spike_step_s} against {tpot_target_s}", kind="verdict")
     admit = d.value("monolith_admit_rate_full_batch")
     d.step("monolith_refill_verdict", "Can a full-batch monolith node admit prompts as fast as its batch retires them?",

@@ -142,6 +142,9 @@ def solve(p: Params) -> Derivation:
                   p.developers * p.completions_per_developer_per_min / 60, "1/s", noun="requests",
                   formula="{developers} × {completions_per_developer_per_min} / 60 s")
     e = record_served(d, p)
+    d.step("replica_layout", "What one replica runs on",
+           f"one {p.gpu}" if p.tp_degree == 1 else f"{p.tp_degree} × {p.gpu}",
+           formula="{tp_degree} × {gpu}", kind="verdict")
     d.step("uncached_prompt_tokens_per_s", "Context tokens per second that need prefill",
            rate * e.uncached_prompt_tokens, "1/s", noun="tokens",
            formula="{request_rate} × {uncached_prompt_tokens}")
@@ -159,6 +162,13 @@ def solve(p: Params) -> Derivation:
            formula="{completion_latency_s} × {typing_chars_per_s}")
     d.step("developers_per_request_in_flight", "Active developers per completion in flight",
            p.developers / in_flight, "1", noun="×", formula="{developers} / {requests_in_flight}")
+    ratio = p.developers / in_flight
+    d.step("concurrency_misquote_verdict", "Does quoting the developers as requests overstate or understate them?",
+           "overstates" if ratio > 1 else ("understates" if ratio < 1 else "happens to match"),
+           formula="{developers_per_request_in_flight} against 1", kind="verdict")
+    d.step("concurrency_misquote_factor", "How far the developer count is from the completions in flight",
+           max(ratio, 1 / ratio), "1", noun="×",
+           formula="max({developers_per_request_in_flight}, 1 / {developers_per_request_in_flight})")
     f = record_fleet(d, p, "request_rate", e)
     d.step("prefill_share", "Share of the fleet's busy time spent in prefill",
            f.prefill_replica_equivalents / (f.prefill_replica_equivalents + f.decode_replica_equivalents), "1",
@@ -173,7 +183,8 @@ def solve(p: Params) -> Derivation:
     eff = d.step("psm_effective_hit", "Prefix-cache hit in PSM order", min(p.prefix_cache_hit, ceiling), "1",
                  percent=True, formula="min({prefix_cache_hit}, {psm_hit_ceiling})")
     d.step("psm_hit_verdict", "Can the stated hit hold in PSM order?",
-           "it can" if p.prefix_cache_hit <= ceiling else "it cannot",
+           "the stated hit is under it, so the ceiling does not bind" if p.prefix_cache_hit <= ceiling
+           else "the stated hit is above it and cannot hold",
            formula="{prefix_cache_hit} against {psm_hit_ceiling}", kind="verdict")
     psm_fleet = sv.fleet(served(p, eff), rate, p.target_utilization)
     d.step("replicas_psm_continuous", "Replicas at the PSM hit, before rounding up", psm_fleet.replicas_continuous,

@@ -32,6 +32,7 @@ Modelling choices, all stated on the page:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated, Literal
 
@@ -199,7 +200,7 @@ def residency_s(capacity_bytes: float, rate_per_s: float, returning_bytes: float
         return rate_per_s * (returning_bytes * expected_min_think(t, median_s, sigma) + dead_bytes * t)
 
     def pushed_per_s(t: float) -> float:  # d/dt E[min(think, t)] = P(think > t)
-        still_parked = 1.0 - _phi(math.log(t / median_s) / sigma) if t > 0 else 1.0
+        still_parked = 1.0 - _phi(math.log(t / median_s) / sigma) if t / median_s > 0 else 1.0  # t can be denormal
         return rate_per_s * (returning_bytes * still_parked + dead_bytes)
 
     # Newton's method kept inside a bracket (pushed rises with t, so the root is unique): five or six
@@ -345,6 +346,26 @@ def solve(p: Params) -> Derivation:
                    formula="{recompute_weight_flops} FLOP + {recompute_attention_flops} FLOP")
     d.step("attention_share", "Attention's share of that prefill", att / flops, "1", percent=True,
            formula="{recompute_attention_flops} / {recompute_flops}")
+    # With the attention term switched off the page says so and shows what counting it would add: a
+    # figure of 0 FLOP read as a fact about causal attention would be false.
+    a_on = dataclasses.replace(r, attention_flops=True).attention_flops_per_position
+    if a == 0:
+        on_formula = (f"2 FLOP × {m.layers} layers × {m.heads} heads × ({m.head_dim + (m.qk_rope_head_dim or 0)} "
+                      f"query-key + {m.v_head_dim or m.head_dim} value)" if m.attention == "MLA"
+                      else f"2 matmuls × 2 FLOP × {m.layers} layers × {m.heads} heads × {m.head_dim}")
+        d.step("attention_flops_per_position_if_counted", "Attention FLOP per token per earlier token, if counted",
+               a_on, "FLOP", formula=on_formula)
+        att_on = d.step("recompute_attention_flops_if_counted", "Prefill FLOP in causal attention, if counted",
+                        a_on * n_tok * (n_tok - 1) / 2, "FLOP",
+                        formula="{attention_flops_per_position_if_counted} FLOP × {conversation_tokens} × "
+                                "({conversation_tokens} − 1) / 2")
+        clause = (f"Causal attention is not counted in this scenario (the attention term is off); counted, it "
+                  f"would add {format_quantity(att_on, 'FLOP')}, growing with the square of the length")
+    else:
+        clause = (f"Causal attention adds {format_quantity(att, 'FLOP')}, a {format_number(100 * att / flops)}% "
+                  "share that grows with the square of the length")
+    d.step("attention_clause", "What causal attention adds to the recompute", clause, "1",
+           formula="{recompute_attention_flops} against {recompute_flops}", kind="verdict")
     d.step("link_Bps_per_direction", f"{hw.name} scale-up link, each way (catalog)", hw.link_Bps_per_direction, "B/s",
            kind="lookup")
     none = "None on one accelerator." if tp == 1 else ""
@@ -383,8 +404,15 @@ def solve(p: Params) -> Derivation:
                    f"none ({tier} reload wins at every prefix length)", "1",
                    formula=f"{{{bw_key}}} B/s ≥ {{break_even_bandwidth_short_Bps}} B/s", kind="verdict")
         elif a == 0:  # attention FLOP not counted: recompute stays linear and never falls behind
+            n_on = break_even_prefix_tokens(kv_tok, bw, F, w_eff - a_on / 2, a_on)
+            d.step(f"{key}_if_counted", f"Prefix above which {tier} reload would beat recompute, attention counted",
+                   n_on, "1", noun="tokens",
+                   formula=f"max(0, 2 × ({{kv_bytes_per_token}} B × {{replica_flops}} FLOP/s / {{{bw_key}}} B/s − "
+                           "({recompute_flops_per_token_effective} FLOP − {attention_flops_per_position_if_counted} "
+                           "FLOP / 2)) / {attention_flops_per_position_if_counted} FLOP)")
             d.step(key, f"Prefix above which {tier} reload beats recompute",
-                   "never (recompute stays linear without the attention term)", "1",
+                   "never without the attention term, which this scenario leaves out (recompute stays linear); "
+                   f"with it, above {format_number(n_on)} tokens", "1",
                    formula=f"{{{bw_key}}} B/s < {{break_even_bandwidth_short_Bps}} B/s and no attention FLOP",
                    kind="verdict")
         else:
@@ -411,7 +439,9 @@ def solve(p: Params) -> Derivation:
     if ssd_Bps >= short:
         ssd_word = "wins at every prefix length"
     elif a == 0:
-        ssd_word = "never wins (recompute stays linear without the attention term)"
+        n_on = break_even_prefix_tokens(kv_tok, ssd_Bps, F, w_eff - a_on / 2, a_on)
+        ssd_word = ("never wins without the attention term, which this scenario leaves out; with it, it wins "
+                    f"above {format_number(n_on)} tokens")
     else:
         ssd_word = "wins only above the crossing"
     d.step("ssd_verdict", "SSD reload against recompute, at this drive count", ssd_word, "1",
@@ -471,7 +501,7 @@ def solve(p: Params) -> Derivation:
     def res(cap: float) -> float:
         return residency_s(cap, lam, ret_bytes, dead, p.think_median_s, p.think_sigma)
 
-    pushed = "{conversations_per_s} /s × ({returning_kv_bytes} B × E[min(think, t)] + {dead_kv_bytes} B × t)"
+    pushed = "{conversations_per_s} × ({returning_kv_bytes} B × E[min(think, t)] + {dead_kv_bytes} B × t)"
     t_h = d.step("hbm_residency_s", "HBM residency: an idle conversation's life in HBM", res(hbm), "s",
                  formula=f"t where {pushed} = {{hbm_cache_bytes}} B", kind="search")
     t_d = d.step("dram_residency_s", "… in HBM or DRAM", res(hbm + dram), "s",

@@ -320,7 +320,7 @@ def solve(p: Params) -> Derivation:
     d.step("downtime_correlated_per_month_s", "Downtime per month with fallback, common cause included",
            corr * SECONDS_PER_MONTH, "s", formula="{unavailability_correlated} × {days_per_month} × 86,400 s")
     d.step("correlation_penalty", "How much worse the correlated figure is", corr / indep if indep > 0 else math.inf,
-           "1", noun="×", formula="{unavailability_correlated} / {unavailability_with_fallback}")
+           "1", noun="times", formula="{unavailability_correlated} / {unavailability_with_fallback}")
     e2e = d.step("unavailability_end_to_end", "What a team sees: the gateway in series with the fallback chain",
                  1 - p.gateway_availability * (1 - corr), "1", percent=True,
                  formula="1 − {gateway_availability} × (1 − {unavailability_correlated})")

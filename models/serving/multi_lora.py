@@ -598,6 +598,15 @@ def solve(p: Params) -> Derivation:
         "gpu_saving_ratio", "Dedicated GPUs over shared GPUs", d.value("dedicated_gpus") / ml_gpus, "1", noun="×",
         formula="{dedicated_gpus} / {multi_lora_gpus}",
     )
+    fewest = min(d.value("dedicated_gpus"), d.value("dedicated_gpus_smallest"), d.value("dedicated_gpus_fp8_h200"))
+    d.step(
+        "dedicated_gpus_fewest", "The fewest GPUs of the three dedicated deployments", fewest, "1", noun="GPUs",
+        formula="min({dedicated_gpus}, {dedicated_gpus_smallest}, {dedicated_gpus_fp8_h200})",
+    )
+    d.step(
+        "gpu_saving_ratio_fewest", "The fewest dedicated GPUs over shared GPUs", fewest / ml_gpus, "1", noun="×",
+        formula="{dedicated_gpus_fewest} / {multi_lora_gpus}",
+    )
 
     # --- routing that keeps hot adapters resident ------------------------------------------------
     routed = d.step(
@@ -683,6 +692,16 @@ def solve(p: Params) -> Derivation:
     top = d.step(
         "top_variant_tokens_per_s", "Busiest variant's demand", p.total_tokens_per_s * p.top_variant_share, "1/s",
         noun="tokens", formula="{total_tokens_per_s} × {top_variant_share}",
+    )
+    if threshold > 0:
+        top_reps = max(1, math.ceil(top / threshold - 1e-9))
+        top_formula = "max(1, ceil({top_variant_tokens_per_s} / {dedicate_threshold_tokens_per_s}))"
+    else:  # no batch keeps a replica within the target: count replicas at the full batch instead
+        top_reps = max(1, math.ceil(top * tpot / batch - 1e-9))
+        top_formula = "max(1, ceil({top_variant_tokens_per_s} × {tpot_target_ms} / {decode_batch}))"
+    d.step(
+        "top_variant_dedicated_replicas", "Dedicated replicas the busiest variant alone needs at the target",
+        top_reps, "1", noun="replicas", formula=top_formula,
     )
     d.step(
         "top_variant_earns_replica", "Does the busiest variant fill a replica of its own?",

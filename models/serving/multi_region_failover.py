@@ -320,10 +320,6 @@ def solve(p: Params) -> Derivation:
         "live_capacity_rps", "Capacity still alive after the drop", (n - f) * cap, "1/s", noun="requests",
         formula="({regions} − {drop_fraction}) × {capacity_per_region_rps} req/s",
     )
-    d.step(
-        "queue_wait_after_window_s", "Extra wait for a request arriving at the end of the window",
-        backlog / live_cap, "s", formula="{backlog_after_window} / {live_capacity_rps} req/s",
-    )
     fill = 0.0
     if steady > cap:
         fill = p.mean_request_s * math.log((steady - load) / (steady - cap))
@@ -338,6 +334,12 @@ def solve(p: Params) -> Derivation:
         "backlog_after_window_net", "Queued at the end of the window once the idle slots are counted",
         excess * max(0.0, p.window_s - fill), "1", noun="requests",
         formula="{excess_rps} req/s × max(0, {window_s} s − {idle_fill_s} s)",
+    )
+    # The wait behind the queue as it stands at the window's end (idle slots counted).
+    d.step(
+        "queue_wait_after_window_s", "Extra wait for a request arriving at the end of the window",
+        excess * max(0.0, p.window_s - fill) / live_cap, "s",
+        formula="{backlog_after_window_net} / {live_capacity_rps} req/s",
     )
 
     # --- in flight and retries -------------------------------------------------------------
@@ -413,6 +415,10 @@ def solve(p: Params) -> Derivation:
     )
     # A target above the admission ceiling would never buy what admission control needs.
     target = min(p.autoscale_target, p.failover_ceiling)
+    d.step(
+        "autoscale_target_used", "Utilization the autoscaler sizes the survivor for", target, "1", percent=True,
+        formula="min({autoscale_target}, {failover_ceiling})",
+    )
     scale = d.step(
         "autoscale_replicas_per_survivor", "Replicas the autoscaler adds per survivor",
         max(0, math.ceil(steady / (p.replica_rps * target) - 1e-9) - p.replicas_per_region), "1",
@@ -511,6 +517,21 @@ def solve(p: Params) -> Derivation:
         "free_tier_shed_share", "Share of the survivors' free tier shed meanwhile",
         min(1.0, uncovered / free_load) if free_load > 0 else (1.0 if uncovered > 0 else 0.0), "1", percent=True,
         formula="min(100%, {uncovered_rps_per_survivor} / ((1 − {paid_fraction}) × {survivor_steady_load_rps}))",
+    )
+    free_rps = d.step(
+        "free_tier_rps_per_survivor", "Free-tier load on each survivor", free_load, "1/s", noun="requests",
+        formula="(1 − {paid_fraction}) × {survivor_steady_load_rps}",
+    )
+    paid_shed = d.step(
+        "paid_shed_rps_per_survivor", "Paid load each survivor sheds once the free tier is gone",
+        max(0.0, uncovered - free_rps), "1/s", noun="requests",
+        formula="max(0 req/s, {uncovered_rps_per_survivor} − {free_tier_rps_per_survivor})",
+    )
+    d.step(
+        "shed_source_verdict", "Does the free tier absorb the shortfall?",
+        "more than the whole free tier, so paid traffic is shed too" if paid_shed > 1e-9
+        else "the free tier absorbs it, and no paid request is shed", "1",
+        formula="{uncovered_rps_per_survivor} against {free_tier_rps_per_survivor}", kind="verdict",
     )
     return d
 

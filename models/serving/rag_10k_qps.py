@@ -38,7 +38,7 @@ from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
 from models.serving.serving_platform import record_trtllm_anchor
-from models.units import format_quantity
+from models.units import format_number, format_quantity
 
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
 HNSW_LINK_BYTES = 4
@@ -327,6 +327,16 @@ def solve(p: Params) -> Derivation:
         "corpus_hidden_per_lost_shard_share", "Share of the corpus a query silently misses with one shard down",
         1 / shards, "1", percent=True, formula="1 / {index_shards}",
     )
+    # One shard has no partial result to return: losing it (every replica) fails every query.
+    d.step(
+        "lost_shard_clause", "What a lost shard does to a query",
+        f"Queries still return, missing {format_number(100 / shards)}% of the corpus without an error. Keep "
+        f"{p.spare_replicas} spare per shard, mark partial results, and alert on shard coverage, not on error rate"
+        if shards > 1 else
+        "With a single shard there is no partial result: every query fails until a replica is back. Keep "
+        f"{p.spare_replicas} spare, and alert on the replicas left, long before the last one goes", "1",
+        formula="{index_shards} against 1", kind="verdict",
+    )
 
     # --- reranker: sized from query-passage pairs -----------------------------------------------
     pairs = d.step(
@@ -380,6 +390,16 @@ def solve(p: Params) -> Derivation:
         "prefill_attention_share", "Attention's share of prefill FLOP at this prompt length",
         1 - d.value("prefill_flops_textbook") / d.value("prefill_flops_per_request"), "1", percent=True,
         formula="1 − {prefill_flops_textbook} / {prefill_flops_per_request}",
+    )
+    # With the attention term switched off the share is 0 by construction: say so rather than
+    # state it as a fact about attention.
+    att_share = d.value("prefill_attention_share")
+    d.step(
+        "attention_clause", "What the page says about attention's share of prefill",
+        f"Attention is {format_number(100 * att_share)}% of prefill FLOP at {prompt_tokens(p):,} tokens and grows with "
+        "the square of the prompt" if p.attention_flops else
+        "Attention FLOP are not modelled in this scenario (the attention term is off); they would grow with "
+        "the square of the prompt", "1", formula="{prefill_attention_share}", kind="verdict",
     )
     miss_rate = d.step(
         "llm_query_rate", "Queries that miss the cache and reach the LLM",
@@ -447,6 +467,10 @@ def solve(p: Params) -> Derivation:
     d.step(
         "llm_cache_node_ratio", "With-cache nodes over no-cache nodes (the miss rate, up to rounding)",
         with_cache / no_cache, "1", formula="{llm_nodes_with_cache} / {llm_nodes_no_cache}",
+    )
+    d.step(
+        "cache_miss_share", "Share of queries that miss the answer cache", 1 - p.cache_hit_rate, "1", percent=True,
+        formula="1 − {cache_hit_rate}",
     )
 
     # --- the assumptions the seed's absolute count hinges on, shown live ------------------------
@@ -548,6 +572,13 @@ def solve(p: Params) -> Derivation:
         "fanout_p99_factor", "p99 of the slowest of N shards, over one shard's mean",
         -math.log(1 - 0.99 ** (1 / shards)), "1", noun="×",
         formula="−ln(1 − 0.99^(1 / {index_shards}))",
+    )
+    d.step(
+        "fanout_clause", "What the fan-out does to retrieval's tail",
+        f"The merge waits for the slowest of {shards} shards: with an exponential tail, "
+        f"{format_number(harmonic(shards))} × one search on average" if shards > 1 else
+        "With one shard there is no fan-out: retrieval's tail is one search's own", "1",
+        formula="{fanout_tail_factor}", kind="verdict",
     )
     t_retrieve = d.step(
         "latency_budget_ms_retrieve", "Retrieve: the slowest shard, at its p95",

@@ -303,6 +303,14 @@ def solve(p: Params) -> Derivation:
            percent=True, formula="{weight_load_s} / {cold_start_s}")
     d.step("compile_share", "Compile's share of the cold start", p.compile_s / cold, "1", percent=True,
            formula="{compile_s} / {cold_start_s}")
+    wshare = d.value("weight_load_s") / cold
+    d.step("cold_start_lever_verdict", "What dominates the cold start: the weights or the fixed work?",
+           "the fixed work outweighs the weights, so skip work (snapshot, cache the compile) rather than buy bandwidth"
+           if wshare < 0.5 else
+           "the weights dominate, so a faster pull or a local weight cache pays before skipping work",
+           formula="{weight_load_share} against 50%", kind="verdict")
+    d.step("instance_gpus", "GPUs in one instance", p.tp_degree, "1", noun="GPU" if p.tp_degree == 1 else "GPUs",
+           formula="{tp_degree}")
 
     # --- the snapshot ---
     d.step("cpu_snapshot_bytes", "Host memory in the snapshot", p.cpu_snapshot_gb * 1e9, "B",
@@ -400,19 +408,31 @@ def solve(p: Params) -> Derivation:
     alone = d.step("tpot_whole_gpu_s", "Decode step with the instance's GPUs to itself (batch 1)", one.step_s, "s",
                    formula="max({decode_step_memory_s} s, {decode_step_compute_s} s) + {decode_step_allreduce_s} s + "
                            "{step_overhead_s} s")
-    n = p.tenants_per_gpu
+    fit_ts = math.floor(p.usable_hbm_fraction * hw.hbm_bytes / tenant)
+    fit_mig = mig_tenants_fit(tenant, hw.hbm_bytes, p.usable_hbm_fraction)
+    # The packing figures use the tenants actually packed: the knob's count, capped by what fits.
+    n = max(1, min(p.tenants_per_gpu, fit_ts))
+    n_mig = max(1, min(p.tenants_per_gpu, fit_mig))
+    d.step("tenants_time_sliced", "Tenants packed time-sliced (the knob, capped by what fits)", n, "1",
+           noun="tenant" if n == 1 else "tenants", formula="max(1, min({tenants_per_gpu}, {tenants_fit_time_sliced}))")
+    d.step("tenants_mig", "Tenants packed as MIG instances (the knob, capped by what fits)", n_mig, "1",
+           noun="tenant" if n_mig == 1 else "tenants", formula="max(1, min({tenants_per_gpu}, {tenants_fit_mig}))")
+    d.step("packing_verdict", "Does either scheme share a GPU here?",
+           "with one tenant a GPU neither scheme shares it, so both step at the whole-GPU figure"
+           if n == 1 and n_mig == 1 else "one shared fault domain for the time-sliced ones",
+           formula="{tenants_time_sliced} and {tenants_mig} against 1", kind="verdict")
     share = d.step("mig_bandwidth_share", "HBM bandwidth and SM share of one MIG slice",
-                   (MIG_MEMORY_SLICES // n) / MIG_MEMORY_SLICES, "1", percent=True,
-                   formula=f"floor({MIG_MEMORY_SLICES} / {{tenants_per_gpu}}) / {MIG_MEMORY_SLICES}")
+                   (MIG_MEMORY_SLICES // n_mig) / MIG_MEMORY_SLICES, "1", percent=True,
+                   formula=f"floor({MIG_MEMORY_SLICES} / {{tenants_mig}}) / {MIG_MEMORY_SLICES}")
     d.step("tpot_mig_s", "Decode step in a MIG slice: always, busy neighbours or not",
            one.roofline_s / share + one.allreduce_s + one.overhead_s, "s",
            formula="max({decode_step_memory_s}, {decode_step_compute_s}) / {mig_bandwidth_share} + "
                    "{decode_step_allreduce_s} + {step_overhead_s}")
     d.step("tpot_time_sliced_mean_s", "Decode step time-sliced, on average",
            alone * (1 + (n - 1) * p.neighbour_active_share), "s",
-           formula="{tpot_whole_gpu_s} s × (1 + ({tenants_per_gpu} − 1) × {neighbour_active_share})")
+           formula="{tpot_whole_gpu_s} s × (1 + ({tenants_time_sliced} − 1) × {neighbour_active_share})")
     d.step("tpot_time_sliced_worst_s", "Decode step time-sliced, every neighbour decoding", alone * n, "s",
-           formula="{tpot_whole_gpu_s} s × {tenants_per_gpu}")
+           formula="{tpot_whole_gpu_s} s × {tenants_time_sliced}")
 
     # --- the margin ---
     d.step("billed_fraction", "Billed share of an instance's GPU-seconds (boot unbilled)",

@@ -157,6 +157,9 @@ def solve(p: Params) -> Derivation:
 
     # --- work per second, then the fleet ---
     f = record_fleet(d, p, "request_rate", e)
+    d.step("decode_replica_equivalents_full_batch", "Decode replicas if every step ran at the full batch",
+           rate * p.output_tokens / e.decode_tokens_per_s, "1", noun="replicas",
+           formula="{request_rate} × {output_tokens} / {decode_tokens_per_s}")
     d.step("prefill_busy_fraction", "Share of each replica's time in prefill",
            f.prefill_replica_equivalents / f.replicas, "1", percent=True,
            formula="{prefill_replica_equivalents} / {replicas}")
@@ -213,6 +216,16 @@ def solve(p: Params) -> Derivation:
     d.step("utilization_if_cache_cold", "Busy share of this fleet if the prefix cache goes cold",
            sv.busy_share(cold_engine, cold_rate, f.replicas), "1", percent=True,
            formula="busy share of the same {replicas} replicas with prefix-cache hit 0", kind="variant")
+    cold_busy = d.value("utilization_if_cache_cold")
+    if cold_busy >= 1:
+        cold_verdict = ("more time than it has: it cannot keep up, and the queue grows without bound until the "
+                        "cache warms, so shed load or bring up the extra replicas first")
+    elif cold_busy > p.target_utilization:
+        cold_verdict = "under its full time, so it keeps up, but above the target, so queues and TTFT grow until it warms"
+    else:
+        cold_verdict = "within the target, so it rides out the cold start"
+    d.step("cache_cold_verdict", "Whether the fleet keeps up while the prefix cache is cold", cold_verdict,
+           formula="{utilization_if_cache_cold} against 100% and {target_utilization}", kind="verdict")
     # --- the replica's size: this layout against the other one ---
     tp_alt, q = other_layout(p)
     half = tp_alt < p.tp_degree

@@ -308,6 +308,10 @@ def solve(p: Params) -> Derivation:
                          "{allreduce_fixed_s} + {allreduce_per_sequence_s} + {step_overhead_s}")
     d.step("reference_draft_model", "The separate draft weighed here: the catalog's smallest model", REFERENCE_DRAFT,
            kind="lookup")
+    d.step("reference_draft_verdict", "Is the reference draft smaller than the target?",
+           "a smaller model than the target" if ref.total_params < m.total_params else
+           "the target itself, since the catalog has nothing smaller: a same-size bound, not a real draft",
+           formula="{reference_draft_params} against {model_params}", kind="verdict")
     rd = replace(r, model=ref)
     floor = d.step("reference_draft_fixed_s", f"Fixed cost of one {REFERENCE_DRAFT} step on these GPUs: launches "
                    "and sampling plus its all-reduce latencies", rd.step_overhead_s + rd.allreduce_s(0), "s",
@@ -371,9 +375,15 @@ def solve(p: Params) -> Derivation:
            _acceptance_for(1.0, lambda x: expected_tokens(x, k) / (1 + k * c)), "1", percent=True,
            formula="a where (1 − a^({draft_tokens} + 1)) / (1 − a) = 1 + {draft_tokens} × {draft_cost}",
            kind="search")
+    # The alert is set at the k the page recommends for the operating batch; when that is 0
+    # (speculation off there), at the page's k, which is the one that would run.
+    k_alert = k_op if k_op >= 1 else k
+    d.step("alert_draft_tokens", "k the operating-batch alert is computed at (the best k there, or the page's if 0)",
+           k_alert, "1", noun="", formula="{optimal_draft_tokens_at_operating_batch}" if k_op >= 1 else "{draft_tokens}")
     d.step("break_even_acceptance_at_operating_batch", "Acceptance below which it loses at the operating batch",
-           _acceptance_for(1.0, lambda x: speedup_at(full, full_verify, x, k, c, batch)), "1", percent=True,
-           formula="a where the speedup at {decode_batch} sequences = 1 (100% = never pays)", kind="search")
+           _acceptance_for(1.0, lambda x: speedup_at(full, verify[k_alert], x, k_alert, c, batch)), "1", percent=True,
+           formula="a where the speedup at {decode_batch} sequences with k = {alert_draft_tokens} = 1 "
+                   "(100% = never pays)", kind="search")
     ra = p.regressed_acceptance
     d.step("expected_tokens_regressed", "Tokens per pass after the regression", expected_tokens(ra, k), "1",
            noun="tokens", formula="(1 − {regressed_acceptance}^({draft_tokens} + 1)) / (1 − {regressed_acceptance})")
@@ -383,4 +393,12 @@ def solve(p: Params) -> Derivation:
     d.step("speedup_at_operating_batch_regressed", "Operating-batch speedup after the regression",
            speedup_at(full, full_verify, ra, k, c, batch), "1", noun="×",
            formula="{expected_tokens_regressed} × {decode_step_s} / {iteration_s}")
+    small_r = expected_tokens(ra, k) / (1 + k * c)
+    peak_r = speedup_at(full, full_verify, ra, k, c, batch)
+    d.step("regressed_verdict", "What the regression does at night and at peak",
+           "a slowdown at every hour" if small_r < 1 else
+           ("a slowdown at peak that the quiet hours hide" if peak_r < 1 else
+            "still a gain at both, only smaller: the holdout is what shows the lost margin"),
+           formula="{speedup_small_batch_regressed} and {speedup_at_operating_batch_regressed} against 1",
+           kind="verdict")
     return d

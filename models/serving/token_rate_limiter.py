@@ -308,23 +308,28 @@ def solve(p: Params) -> Derivation:
     )
     d.step(
         "burst_streams_reserving", "Streams a full output bucket starts at once (each reserves max_tokens)",
-        out_cap / p.max_tokens, "1", noun="streams",
-        formula="{output_capacity_tokens} / {max_tokens}",
+        math.floor(out_cap / p.max_tokens + 1e-9), "1", noun="streams",
+        formula="floor({output_capacity_tokens} / {max_tokens})",
     )
     d.step(
         "burst_streams_if_actual", "Streams it could start if output were known in advance",
-        out_cap / mean_out, "1", noun="streams",
-        formula="{output_capacity_tokens} / {mean_output_capped}",
+        math.floor(out_cap / mean_out + 1e-9), "1", noun="streams",
+        formula="floor({output_capacity_tokens} / {mean_output_capped})",
     )
     held = d.step(
         "held_tokens_at_settled_rate", "Reservations outstanding at the settled rate (Little's law)",
         settled / 60 * gen_s * p.max_tokens, "1", noun="tokens",
         formula="{admits_per_min_settled} × {generation_s} × {max_tokens} tokens",
     )
-    d.step(
+    ramp = d.step(
         "settle_ramp_s", "Least time from a full bucket to the settled rate (holds beyond capacity come from refill)",
         max(0.0, held - out_cap) / out_refill, "s",
         formula="max(0, {held_tokens_at_settled_rate} − {output_capacity_tokens}) / {output_refill_per_s} tokens/s",
+    )
+    d.step(
+        "settle_ramp_clause", "When a quiet tenant reaches the settled rate",
+        "only once refill supplies the holds beyond the cap" if ramp > 0 else "at once, because those holds fit in the bucket", "1",
+        formula="{held_tokens_at_settled_rate} against {output_capacity_tokens}", kind="verdict",
     )
     d.step(
         "capacity_for_full_settle_tokens", "Output bucket that keeps refunds from being clipped (ten reservations)",
@@ -357,6 +362,13 @@ def solve(p: Params) -> Derivation:
         formula="{input_tpm_limit} tokens/min / {uncached_input_tokens} tokens",
     )
     is_long = p.long_prompt_tokens > p.long_context_threshold_tokens
+    d.step(
+        "long_prompt_vs_largest", "Is the long prompt inside the request spread above?",
+        "larger than the largest request the spread above assumes, a long-context outlier, which is why it is "
+        "priced apart" if p.long_prompt_tokens > p.large_request_tokens
+        else "within the request spread above", "1",
+        formula="{long_prompt_tokens} against {large_request_tokens}", kind="verdict",
+    )
     charge = d.step(
         "long_prompt_charge_tokens", "What the long prompt debits from the input bucket",
         p.long_prompt_tokens * (p.long_context_weight if is_long else 1.0), "1", noun="tokens",
@@ -457,6 +469,21 @@ def solve(p: Params) -> Derivation:
         "hot_tenant_tokens_per_s", "Tokens the largest tenant spends per second (input + output)",
         admitted * p.largest_tenant_share * (p.mean_input_tokens + mean_out), "1/s", noun="tokens",
         formula="{admitted_requests_per_s} × {largest_tenant_share} × ({mean_input_tokens} + {mean_output_capped})",
+    )
+    tier_tps = d.step(
+        "tier_tokens_per_s", "A tier tenant's limit, input plus output, per second",
+        (p.input_tpm_limit + p.output_tpm_limit) / 60, "1/s", noun="tokens",
+        formula="{input_tpm_limit} + {output_tpm_limit}",
+    )
+    d.step(
+        "hot_tenant_over_tier", "The largest tenant's spend over a tier tenant's limit", hot_tokens / tier_tps, "1",
+        noun="×", formula="{hot_tenant_tokens_per_s} / {tier_tokens_per_s}",
+    )
+    d.step(
+        "hot_tenant_contract", "Is the largest tenant on a tier or a custom contract?",
+        "a tenant that large is on a custom contract, not a tier" if hot_tokens > tier_tps
+        else "within a tier's limit", "1", formula="{hot_tenant_tokens_per_s} against {tier_tokens_per_s}",
+        kind="verdict",
     )
     renewals = d.step(
         "lease_renewals_per_s", "Counter operations for that tenant with leases",

@@ -340,6 +340,8 @@ def solve(p: Params) -> Derivation:
     r, hw = replica(p), accelerator(p)
     record_model(d, p)
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
+    d.step("replica_gpus", "GPUs in one replica", p.tp_degree, "1", noun="GPU" if p.tp_degree == 1 else "GPUs",
+           formula="{tp_degree}")
     fl = d.step("replica_prefill_flops", "Replica prefill compute at the prefill MFU", r.peak_flops * r.prefill_mfu,
                 "FLOP/s", formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {prefill_mfu}")
     w_tok = d.step("weight_flops_per_token", "Weight FLOP per prompt token (2 × active parameters)",
@@ -476,6 +478,12 @@ def solve(p: Params) -> Derivation:
                  formula="({weight_flops_per_token} × {mean_prompt_tokens} + {attention_prefill_coefficient} × "
                          "{mean_prompt_tokens} × ({mean_prompt_tokens} − 1)) / {replica_prefill_flops} + "
                          "{allreduce_fixed_s} s + {mean_prompt_tokens} × {allreduce_per_token_s} s")
+    d.step("mean_prompt_verdict", "Does the mean prompt fit under the admission cap?",
+           "it fits, so the fleet below serves the typical request inside the SLO"
+           if p.mean_prompt_tokens <= n_admit else
+           "it does not fit: this class cannot meet the SLO for its typical request. Split it by prompt length or add compute per replica; the fleet below sizes "
+           "throughput only, not the SLO",
+           formula="{mean_prompt_tokens} against {max_admissible_prompt_tokens}", kind="verdict")
     mu = d.step("service_rate_per_s", "Prefills one replica completes per second", 1 / svc, "1/s", noun="prefills",
                 formula="1 / {service_time_s} s")
     lam = p.arrival_rps
@@ -570,6 +578,29 @@ def solve(p: Params) -> Derivation:
                + p.first_token_ms / 1000, "s",
                formula=f"{{network_s}} + {{routing_s}} + {{{who}_wait_p99_s}} + {{prefill_budget_s}} + "
                        "{first_token_s}")
+    # The same comparison at the page's own SLO percentile (the p95/p99 steps above stay for the drills).
+    d.step("random_wait_slo_s", "Wait at the SLO percentile, random routing (M/M/1 at the pool's utilization)",
+           mm1_wait_quantile(rho, mu, tail), "s",
+           formula="max(0 s, ln({routing_utilization} / {tail_probability}) / ({service_rate_per_s} × "
+                   "(1 − {routing_utilization})))")
+    pooled_slo = mmc_wait_quantile(c, lam, mu, tail)
+    d.step("power_of_two_wait_slo_s", "Wait at the SLO percentile, power of two choices (mean field)",
+           max(power_of_two_wait_quantile(rho, mu, tail), pooled_slo), "s",
+           formula="least t with Σ_k (s_k² − s_(k+1)²) P(Erlang(k, {service_rate_per_s}) > t) ≤ {tail_probability}, "
+                   "s_k = ρ^(2^k − 1) at ρ = {routing_utilization}", kind="search",
+           note="The supermarket model's large-N limit (Mitzenmacher 2001)." + clamp)
+    fixed = p.network_ms / 1000 + p.routing_ms / 1000 + budget + p.first_token_ms / 1000
+    for who, name, wait_key in (("random", "random routing", "random_wait_slo_s"),
+                                ("power_of_two", "power of two choices", "power_of_two_wait_slo_s"),
+                                ("pooled", "one shared queue", "pooled_quantile_wait_s")):
+        d.step(f"ttft_slo_bound_{who}_s", f"TTFT bound at the SLO percentile, {name}",
+               fixed + d.value(wait_key), "s",
+               formula=f"{{network_s}} + {{routing_s}} + {{{wait_key}}} + {{prefill_budget_s}} + {{first_token_s}}")
+    pooled_bound = d.value("ttft_slo_bound_pooled_s")
+    d.step("pooled_bound_verdict", "Does the shared queue's bound meet the SLO?",
+           "which is within the SLO, and late binding gets it outright" if pooled_bound <= p.slo_ms / 1000 + 1e-12
+           else "which is still over the SLO: no router fixes this fleet, it needs more replicas",
+           formula="{ttft_slo_bound_pooled_s} against {slo_s}", kind="verdict")
     d.step("replicas_power_of_two", "Replicas, power of two choices (mean field)",
            min_replicas_power_of_two(lam, mu, qb, tail, pooled), "1", noun="replicas",
            formula="fewest N with P(W > {queue_budget_s}) ≤ {tail_probability} under power of two choices at "

@@ -251,6 +251,8 @@ def solve(p: Params) -> Derivation:
            noun="latent frames", formula="1 + ceil(({frames} − 1) / {vae_temporal_stride})")
     d.step("latent_height", "Latent height", lh, "1", noun="cells", formula="ceil({height_px} / {vae_spatial_stride})")
     d.step("latent_width", "Latent width", lw, "1", noun="cells", formula="ceil({width_px} / {vae_spatial_stride})")
+    d.step("patch_cells", "Latent cells one token covers (a square patch)", p.patch_size ** 2, "1",
+           noun="cell" if p.patch_size == 1 else "cells", formula="{patch_size} × {patch_size}")
     d.step("tokens_per_latent_frame", "Tokens per latent frame (patches of patch × patch cells)", per_frame, "1",
            noun="tokens", formula="ceil({latent_height} / {patch_size}) × ceil({latent_width} / {patch_size})")
     d.step("tokens_per_pass", "Tokens the DiT sees in every pass", n, "1", noun="tokens",
@@ -272,7 +274,7 @@ def solve(p: Params) -> Derivation:
     d.step("attention_share", "Attention's share of the FLOP", attn / fpp, "1", percent=True,
            formula="{attention_flops_per_pass} / {flops_per_pass}")
     d.step("passes_per_step", "DiT passes per denoising step", 2 if p.classifier_free_guidance else 1, "1",
-           noun="passes", kind="lookup",
+           noun="passes" if p.classifier_free_guidance else "pass", kind="lookup",
            note="2 with classifier-free guidance (with and without the prompt), 1 without.")
     passes = d.step("passes_per_request", "DiT passes per request", _passes(p), "1", noun="passes",
                     formula="{denoising_steps} × " + ("2 (guidance, with and without the prompt)"
@@ -367,6 +369,8 @@ def solve(p: Params) -> Derivation:
            note="What the VAE, the text encoder's outputs and the activations of a pass must fit in.")
     d.step("hidden_state_bytes", "One activation tensor of the whole clip (tokens × width, bf16)",
            n * w * ACT_BYTES, "B", formula="{tokens_per_pass} × {dit_width} × 2 B")
+    d.step("dit_heads", "Attention heads (the width over a head dimension of 128)", w / HEAD_DIM, "1",
+           noun="heads", formula="{dit_width} / 128", note="An assumption: heads of 128, as HunyuanVideo and Wan 2.1.")
     d.step("attention_scores_bytes_per_layer", "Attention scores of one block if written out (all heads, bf16)",
            n * n * (w / HEAD_DIM) * ACT_BYTES, "B", formula="{tokens_per_pass}² × ({dit_width} / 128 heads) × 2 B")
     d.step("latent_bytes", "The latent carried between steps (16 channels, fp32)",
@@ -396,8 +400,13 @@ def solve(p: Params) -> Derivation:
            "1", percent=True, formula="{weight_read_per_pass_s} / {pass_compute_s}")
 
     # --- queue, progress and the fleet ---
-    in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law)", p.arrival_rate * wall, "1",
-                        noun="jobs", formula="{arrival_rate} × {wall_time_s}")
+    # A job holds its whole group through the DiT and the VAE decode (the others wait on the decode),
+    # so the fleet, its rate and its cost are sized on the held time, not the DiT's alone.
+    held = total
+    held_gsec = d.step("held_gpu_seconds_per_request", "GPU-seconds a job holds (the group, DiT plus VAE decode)",
+                       held * p.sp_degree, "s", formula="{request_time_s} × {sp_degree}")
+    in_service = d.step("jobs_in_service", "Jobs in service at once (Little's law, on the held time)",
+                        p.arrival_rate * held, "1", noun="jobs", formula="{arrival_rate} × {request_time_s}")
     groups_cont = d.step("gpu_groups_continuous", "GPU groups the load needs at the target utilization, before "
                          "rounding up", in_service / p.target_utilization, "1", noun="groups",
                          formula="{jobs_in_service} / {target_utilization}")
@@ -406,12 +415,12 @@ def solve(p: Params) -> Derivation:
                     formula="max(1, ceil({gpu_groups_continuous}))")
     d.step("gpus_for_load", "GPUs for the load", groups * p.sp_degree, "1", noun="GPUs",
            formula="{gpu_groups} × {sp_degree}")
-    d.step("capacity_jobs_per_s", "Jobs per second the groups can start, all busy", groups / wall, "1/s",
-           noun="jobs", formula="{gpu_groups} / {wall_time_s}")
-    d.step("wait_per_queued_job_s", "Wait one queued job adds for those behind it", wall / groups, "s",
-           formula="{wall_time_s} / {gpu_groups}")
-    d.step("busy_gpus", "GPUs busy at any moment (GPU-seconds arriving per second)", p.arrival_rate * gsec, "1",
-           noun="GPUs", formula="{arrival_rate} × {gpu_seconds_per_request}")
+    d.step("capacity_jobs_per_s", "Jobs per second the groups can start, all busy", groups / held, "1/s",
+           noun="jobs", formula="{gpu_groups} / {request_time_s}")
+    d.step("wait_per_queued_job_s", "Wait one queued job adds for those behind it", held / groups, "s",
+           formula="{request_time_s} / {gpu_groups}")
+    d.step("busy_gpus", "GPUs held at any moment (held GPU-seconds arriving per second)", p.arrival_rate * held_gsec,
+           "1", noun="GPUs", formula="{arrival_rate} × {held_gpu_seconds_per_request}")
     wait_probability = queue.erlang_c_wait_probability(groups, in_service)
     d.step("erlang_b_blocking", "Erlang B of that load on the groups (the share a loss system would turn away)",
            erlang_b(groups, in_service, wait_probability), "1",
@@ -421,22 +430,24 @@ def solve(p: Params) -> Derivation:
                     wait_probability, "1", percent=True,
                     formula="{gpu_groups} × {erlang_b_blocking} / ({gpu_groups} − {jobs_in_service} × "
                             "(1 − {erlang_b_blocking}))" if in_service < groups else "1 (the load fills every group)")
-    d.step("mean_queue_wait_s", "Mean wait in the queue", queue.erlang_c_mean_wait_s(groups, p.arrival_rate, 1 / wall),
-           "s", formula="{queue_wait_probability} / ({gpu_groups} / {wall_time_s} − {arrival_rate})")
+    d.step("mean_queue_wait_s", "Mean wait in the queue", queue.erlang_c_mean_wait_s(groups, p.arrival_rate, 1 / held),
+           "s", formula="{queue_wait_probability} / ({gpu_groups} / {request_time_s} − {arrival_rate})")
     d.step("progress_events_per_s", "Progress updates per second, fleet-wide (one per job per step)",
-           in_service / (wall / p.denoising_steps), "1/s", noun="updates",
-           formula="{jobs_in_service} / {step_time_s}")
+           p.arrival_rate * wall / (wall / p.denoising_steps), "1/s", noun="updates",
+           formula="{arrival_rate} × {wall_time_s} / {step_time_s}")
 
     # --- where the cost goes ---
-    cost = d.step("cost_per_request_usd", "GPU cost of one video at 100% busy", gsec / 3600 * p.gpu_hour_usd, "USD",
-                  formula="{gpu_seconds_per_request} × {gpu_hour_usd}")
+    cost = d.step("cost_per_request_usd", "GPU cost of one video at 100% busy (the group's held time)",
+                  held_gsec / 3600 * p.gpu_hour_usd, "USD", formula="{held_gpu_seconds_per_request} × {gpu_hour_usd}")
+    dit_cost = gsec / 3600 * p.gpu_hour_usd
     d.step("cost_per_request_at_util_usd", "GPU cost of one video at the target utilization",
            cost / p.target_utilization, "USD", formula="{cost_per_request_usd} / {target_utilization}")
-    d.step("attention_cost_usd", "Of which attention", cost * attn / fpp, "USD",
-           formula="{cost_per_request_usd} × {attention_share}")
+    d.step("attention_cost_usd", "Of which attention", dit_cost * attn / fpp, "USD",
+           formula="{gpu_seconds_per_request} × {gpu_hour_usd} × {attention_share}")
     d.step("guidance_cost_usd", "Of which the unguided pass of classifier-free guidance",
-           cost / 2 if p.classifier_free_guidance else 0.0, "USD",
-           formula="{cost_per_request_usd} / 2" if p.classifier_free_guidance else "0 USD (guidance off)")
+           dit_cost / 2 if p.classifier_free_guidance else 0.0, "USD",
+           formula="{gpu_seconds_per_request} × {gpu_hour_usd} / 2" if p.classifier_free_guidance
+           else "0 USD (guidance off)")
     d.step("fleet_cost_per_hour_usd", "Fleet cost per hour", groups * p.sp_degree * p.gpu_hour_usd, "USD",
            formula="{gpus_for_load} × {gpu_hour_usd} × 1 h")
     return d

@@ -359,10 +359,14 @@ def solve(p: Params) -> Derivation:
            p.old_shards / p.new_ranks, "1", noun="×", formula="{old_shards} / {new_ranks}")
     d.step("samples_consumed", "Data position: sequences consumed before the checkpoint", p.resume_step * gbatch, "1",
            noun="sequences", formula="{resume_step} × {global_batch_seqs}")
+    installed = d.step(
+        "fast_tier_installed_GBps", "Burst tier as installed: whole servers", servers * p.fast_server_write_GBps,
+        "GB/s", formula="{fast_tier_servers} × {fast_server_write_GBps} GB/s",
+    )
     d.step(
-        "restore_s", "Every resuming rank reads its range from the burst tier in parallel",
-        ckpt_gb / provisioned, "s",
-        formula="{checkpoint_TB} TB / {fast_tier_GBps} GB/s",
+        "restore_s", "Every resuming rank reads its range from the installed burst tier in parallel",
+        ckpt_gb / installed, "s",
+        formula="{checkpoint_TB} TB / {fast_tier_installed_GBps} GB/s",
     )
     # --- Failure: a burst-tier server lost in the middle of a save ------------------------------
     d.step(
@@ -379,5 +383,12 @@ def solve(p: Params) -> Derivation:
         "burst_one_down_without_headroom_s", "Burst with one of those down",
         ckpt_gb / ((bare - 1) * p.fast_server_write_GBps), "s",
         formula="{checkpoint_TB} TB / (({servers_without_headroom} − 1) × {fast_server_write_GBps} GB/s)",
+    )
+    d.step(
+        "headroom_adds_server", "Does the headroom buy servers beyond the bare sizing?",
+        "yes: the headroom's extra servers are what keep this save short" if servers > bare
+        else "no: here the headroom adds no server, so both sizings are the same tier and it buys nothing "
+             "against this failure",
+        formula="{fast_tier_servers} > {servers_without_headroom}", kind="verdict",
     )
     return d

@@ -295,6 +295,13 @@ def solve(p: Params) -> Derivation:
         "nodes_from_rounding", "Nodes the rounding adds", built - needed, "1", noun="nodes",
         formula="{nodes_built} − {nodes_needed}",
     )
+    d.step(
+        "build_rule", "How the build is rounded, and what the extra nodes are",
+        ("rounded up to whole pods, and the extra nodes are the first spares" if built > needed
+         else "rounded up to whole pods, which adds none here, so every spare is bought on top")
+        if p.round_to_whole_pods else "exactly the nodes needed (no rounding), so every spare is bought on top",
+        formula="{nodes_built} > {nodes_needed}", kind="verdict",
+    )
     gpus_built = d.step(
         "gpus_built", "GPUs built", built * per_node, "1", noun="GPUs",
         formula="{nodes_built} × {gpus_per_node}",
@@ -406,17 +413,22 @@ def solve(p: Params) -> Derivation:
         model_ckpt * 1000 / p.checkpoint_write_s, "GB/s",
         formula="{model_checkpoint_TB} / {checkpoint_write_s}",
     )
+    write = d.step(
+        "burst_write_GBps", "Write rate to size storage for: the larger of the stated checkpoint's and the model's",
+        max(write, model_ckpt * 1000 / p.checkpoint_write_s), "GB/s",
+        formula="max({checkpoint_write_GBps}, {model_checkpoint_write_GBps})",
+    )
     fe = d.step("frontend_node_GBps", "One node's front-end bandwidth",
                 p.frontend_ports_per_node * p.frontend_port_Gbps / 8, "GB/s",
                 formula="{frontend_ports_per_node} × {frontend_port_Gbps} / 8 bit/B")
     ck_node = d.step("checkpoint_node_GBps", "Checkpoint write per node during the burst", write / needed, "GB/s",
-                     formula="{checkpoint_write_GBps} / {nodes_needed}")
+                     formula="{burst_write_GBps} / {nodes_needed}")
     d.step("checkpoint_frontend_share", "Share of a node's front-end link the burst uses", ck_node / fe, "1",
            percent=True, formula="{checkpoint_node_GBps} / {frontend_node_GBps}")
     d.step(
         "storage_servers", "Filesystem servers for the burst", math.ceil(write / p.storage_server_GBps - 1e-9),
         "1", noun="servers",
-        formula="⌈{checkpoint_write_GBps} GB/s / {storage_server_GBps} GB/s⌉",
+        formula="⌈{burst_write_GBps} GB/s / {storage_server_GBps} GB/s⌉",
     )
 
     # --- power ---

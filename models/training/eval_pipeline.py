@@ -249,9 +249,6 @@ def solve(p: Params) -> Derivation:
                     formula="{replicas_slow} × {tp_degree}")
     d.step("fast_over_slow_gpus", "Fast fleet over slow fleet", g_fast / g_slow, "1", noun="×",
            formula="{gpus_fast} / {gpus_slow}")
-    d.step("checkpoints_during_slow_wait", "Checkpoints trained while the slow result is pending",
-           p.slow_turnaround_h / HOURS_PER_DAY * p.checkpoints_per_day, "1", noun="checkpoints",
-           formula="{slow_turnaround_h} h / 24 h × {checkpoints_per_day}")
     d.step("replicas_for_cadence_continuous", "Replicas that keep up with the cadence, before rounding up",
            replica_h * p.checkpoints_per_day / (HOURS_PER_DAY * p.target_utilization), "1", noun="replicas",
            formula="{replica_hours_per_checkpoint} h × {checkpoints_per_day} / (24 h × {target_utilization})")
@@ -296,6 +293,13 @@ def solve(p: Params) -> Derivation:
            min(p.slow_turnaround_h, startup_h + replica_h / (r_slow_ok * p.target_utilization)), "h",
            formula="min({slow_turnaround_h}, {startup_h} + {replica_hours_per_checkpoint} / "
                    "({replicas_slow_keeping_up} × {target_utilization}))")
+    d.step("checkpoints_during_slow_wait", "Checkpoints trained while the slow option's result is pending",
+           d.value("slow_ok_turnaround_h") / HOURS_PER_DAY * p.checkpoints_per_day, "1", noun="checkpoints",
+           formula="{slow_ok_turnaround_h} / 24 h × {checkpoints_per_day}")
+    d.step("cache_hit_reading", "What the result-cache hit set here means",
+           "matches that case" if p.result_cache_hit == 0
+           else "assumes part of the run repeats earlier work, such as old checkpoints or unchanged evals",
+           formula="{result_cache_hit} = 0")
 
     # --- LLM-as-judge scoring: a GPU stage after generation ---
     judge_h = d.step("judge_gpu_hours", "GPU-hours an LLM judge spends grading one checkpoint",

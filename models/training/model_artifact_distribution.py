@@ -224,6 +224,9 @@ def solve(p: Params) -> Derivation:
            formula="{docker_time_per_node_s} s / {per_node_lower_bound_s} s")
     d.step("unpack_share", "Share of the pull spent unpacking", min(1.0, unpack / docker), "1", percent=True,
            formula="min(100%, {unpack_s} / {docker_time_per_node_s})")
+    d.step("docker_bottleneck", "Which term of the pull is the larger?",
+           "mostly single-core unpack" if unpack >= download else "mostly the download from the registry",
+           formula="{unpack_s} ≥ {docker_download_s}", kind="verdict")
     d.step("docker_at_line_rate_s", "The same pull with the registry at full link speed",
            _pull(bound, unpack, p.layers), "s",
            formula="max({per_node_lower_bound_s} s, {unpack_s} s) + min({per_node_lower_bound_s} s, {unpack_s} s) "
@@ -343,6 +346,12 @@ def solve(p: Params) -> Derivation:
            size / (p.sha256_MBps * 1e6), "s", formula="{artifact_bytes} B / {sha256_MBps} MB/s")
     d.step("hash_keeps_up", "Does verification keep up with the link?", "yes" if hash_rate >= link else "no",
            formula="{hash_Bps} B/s ≥ {node_link_Bps} B/s")
+    # Chunks are hashed as they land, so a node finishes at the slower of its download and its hashing.
+    verify = size / hash_rate
+    d.step("swarm_verified_s", "Uncapped swarm, verified: the slower of the swarm and the hashing",
+           max(swarm_s, verify), "s", formula="max({swarm_estimate_s}, {verify_s})")
+    d.step("throttled_verified_s", "Capped, rack-first swarm, verified", max(throttled, verify), "s",
+           formula="max({throttled_swarm_s}, {verify_s})")
 
     # --- from bytes on disk to serving, and the promotion gate ---
     disk = d.step("local_read_Bps", f"Local read: {LOCAL_DISK.name} × drives", LOCAL_DISK.Bps * p.nvme_drives, "B/s",

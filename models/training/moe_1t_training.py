@@ -386,6 +386,10 @@ def solve(p: Params) -> Derivation:
     d.step("gpus_per_node", f"GPUs per NVLink node ({hw.name} scale-up domain)", node, "1", noun="GPUs")
     d.step("ep_nodes", "Nodes one expert-parallel group spans", max(1, p.ep_size // node), "1",
            noun="nodes", formula="max(1, {ep_size} / {gpus_per_node})")
+    d.step("ep_placement", "Where the expert-parallel group sits",
+           "inside one NVLink domain" if p.ep_size <= node
+           else "across several NVLink domains, so part of its all-to-all crosses the NIC",
+           formula="{ep_size} ≤ {gpus_per_node}")
     d.step("optimizer_per_gpu_GB", "Optimizer state per GPU, ZeRO-1 over the data-parallel replicas",
            lay.optimizer_bytes / 1e9, "GB",
            formula="{optimizer_bytes_per_param} × ({always_on_params} × {ep_size} + {routed_params}) / {gpus}",
@@ -592,14 +596,16 @@ def solve(p: Params) -> Derivation:
                 dp_rate + pp_rate + nic_rate, "GB/s", formula="{dp_GBps} + {pp_GBps} + {a2a_nic_GBps}")
     d.step("ib_share_of_nic", "That traffic over the NIC's bandwidth", ib / nic_gbps, "1", percent=True,
            formula="{ib_GBps} / {nic_GBps}")
-    mbs = d.step("microbatches", "Microbatches per pipeline per step",
-                 p.global_batch_tokens / (lay.dp * p.ep_size * p.microbatch_tokens), "1", noun="microbatches",
-                 formula="{global_batch_tokens} / ({dp_size} × {ep_size} × {microbatch_tokens})")
+    mbs = d.step("microbatches", "Microbatches per pipeline per step (rounded down to whole microbatches)",
+                 max(1, math.floor(p.global_batch_tokens / (lay.dp * p.ep_size * p.microbatch_tokens))), "1",
+                 noun="microbatches",
+                 formula="max(1, floor({global_batch_tokens} / ({dp_size} × {ep_size} × {microbatch_tokens})))")
     d.step("bubble_share", "Pipeline bubble over useful time (1F1B, interleaved)",
            (lay.pp - 1) / (p.virtual_stages * mbs), "1", percent=True,
            formula="({pp_size} − 1) / ({virtual_stages} × {microbatches})")
     mbs16 = d.step("microbatches_at_16", "Microbatches per pipeline at 16 stages (data parallel doubles as stages halve)",
-                   mbs * 16 / lay.pp, "1", noun="microbatches", formula="{microbatches} × 16 / {pp_size}")
+                   max(1, math.floor(mbs * 16 / lay.pp)), "1", noun="microbatches",
+                   formula="max(1, floor({microbatches} × 16 / {pp_size}))")
     d.step("bubble_share_at_16", "The bubble at 16 stages, Kimi K2's depth",
            15 / (p.virtual_stages * mbs16), "1", percent=True, formula="15 / ({virtual_stages} × {microbatches_at_16})")
     in_flight = d.step("in_flight_microbatches", "Microbatches the first stage holds under 1F1B",
@@ -612,6 +618,15 @@ def solve(p: Params) -> Derivation:
     d.step("activations_fit", "Do they fit in the HBM left over?",
            "yes" if act <= hw.hbm_bytes / 1e9 - per_gpu_state else "no: recompute more or shrink the microbatch",
            formula="{activation_GB} ≤ {activation_room_GB}")
+    room = hw.hbm_bytes / 1e9 - per_gpu_state
+    act_per_byte = in_flight * p.microbatch_tokens * (m.layers / lay.pp) * m.d_model / 1e9
+    d.step("act_bytes_fit_max", "Most activation bytes per hidden element the room allows (sets the recompute level)",
+           room / act_per_byte, "B",
+           formula="{activation_room_GB} / ({in_flight_microbatches} × {microbatch_tokens} × {layers_per_stage} × "
+                   "{hidden_size})")
+    d.step("microbatch_tokens_fit", "Largest microbatch whose activations fit, at this recompute level and in-flight count",
+           room / (act / p.microbatch_tokens), "1", noun="tokens",
+           formula="{microbatch_tokens} × {activation_room_GB} / {activation_GB}")
 
     # --- the checkpoint, and how often the run will need it ---
     d.step("checkpoint_per_gpu_GB", "Checkpoint bytes each GPU writes if all write in parallel",

@@ -24,7 +24,7 @@ def fabric(ctx):
             0, 3, "accent"),
         Box("nodes", "Nodes", f"{show('nodes_per_pod')} per pod · {show('nodes_built')} in all · {show('node_W')} each · "
             f"{show('rack_kW')} a rack", 1, 3),
-        Box("storage", "Checkpoint storage", f"{show('storage_servers')} · {show('checkpoint_write_GBps')} burst write",
+        Box("storage", "Checkpoint storage", f"{show('storage_servers')} · {show('burst_write_GBps')} burst write",
             2, 3, "accent"),
     ]
     arrows = [

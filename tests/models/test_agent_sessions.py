@@ -363,3 +363,22 @@ def test_provider_prompt_cache_across_the_tool_call():
     cold = solve(Params(tool_s=600))
     assert cold.value("prefix_stays_warm") == "no"
     assert cold.value("think_input_cost_share") == pytest.approx(1.25)
+
+
+def test_the_hour_verdict_the_flop_basis_and_the_nouns():
+    from models.serving.agent_sessions import Params, solve
+    # seed: 100 x (1 s + 60 s) = 6,100 s, longer than an hour -> an "hour" undercounts
+    d = solve(Params())
+    assert d.value("hour_count_verdict") == "undercounts"
+    assert d.value("recompute_flop_basis") == "with the attention term"
+    assert d.value("replica_gpus") == 8
+    # 80 x (4 s + 10 s) = 1,120 s, shorter than an hour -> an "hour" overcounts
+    short = solve(Params(steps=80, think_s=4.0, tool_s=10.0))
+    assert short.value("hour_count_verdict") == "overcounts"
+    off = solve(Params(attention_flops=False))
+    assert off.value("recompute_flop_basis").startswith("with the attention term switched off")
+    # "sandbox" takes "es"; "GPU" an "s"
+    from models.serving.agent_sessions import _noun
+    assert _noun(5, "sandbox") == "sandboxes" and _noun(1, "sandbox") == "sandbox" and _noun(2, "GPU") == "GPUs"
+    assert d.value("parked_kv_hosts_verdict") == ("it outgrows them" if d.value("parked_kv_outgrows_hosts") == "yes"
+                                                  else "they hold it")

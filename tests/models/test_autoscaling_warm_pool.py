@@ -54,7 +54,12 @@ def test_seed_backlog_without_a_pool_integrated_by_hand():
     assert d.value("base_capacity_rps") == pytest.approx(50)
     assert d.value("overrun_at_s") == pytest.approx(7.5)
     assert d.value("backlog_without_pool") == pytest.approx(1837.5 + 1750)
-    assert d.value("backlog_drain_s") == pytest.approx(3587.5 / 50)
+    # the base fleet never clears it (120 req/s arrive against 50); the peak fleet, 15 x 100 / 10 s =
+    # 150 req/s, has 150 - 120 = 30 req/s spare: 3,587.5 / 30 s
+    assert d.value("backlog_drain_verdict").startswith("the base fleet alone never clears it")
+    assert d.value("peak_capacity_rps") == pytest.approx(150)
+    assert d.value("drain_spare_rps") == pytest.approx(30)
+    assert d.value("backlog_drain_s") == pytest.approx(3587.5 / 30)
     # scaled on GPU utilization (60 s late): flat part runs to 130 s: 1,837.5 + 70 x 70
     assert d.value("backlog_lagging_signal") == pytest.approx(1837.5 + 70 * 70)
 
@@ -399,3 +404,19 @@ def test_the_replica_slots_are_the_engines_batch():
     assert solve(PageParams(given_batch=200)).value("slots_per_replica") == 200
     with pytest.raises(ValidationError):
         PageParams(given_batch=553)
+
+
+def test_reader_fixes_pool_verdicts_and_overorder_derivation():
+    d = solve(Params())
+    # the whole burst in the pool: 5 base + 10 pool = 15 = the peak fleet, static peak provisioning
+    assert d.value("base_plus_pool_replicas") == 5 + 10
+    assert d.value("pool_vs_static_verdict").startswith("the same as provisioning for the peak")
+    # snapshot pool 6 < 10: falls; a snapshot start past the knee (45 s) leaves it at 10
+    assert d.value("snapshot_pool_verdict") == "falls to"
+    assert solve(Params(snapshot_cold_start_s=50)).value("snapshot_pool_verdict") == "stays at"
+    # with no cooldown, floor(70 / 15) = 4 evaluations each reorder the burst's 10 replicas: 40
+    assert d.value("evaluations_before_ready") == 4
+    assert d.value("overorders_without_cooldown") == 10 * 4
+    # a remainder over half the cold start is flagged, not booked to scheduling
+    big = solve(Params(cold_start_s=600))
+    assert "more than half" in big.value("cold_start_parts_verdict")

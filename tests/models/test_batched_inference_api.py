@@ -32,6 +32,35 @@ def test_headroom_gives_ten_gpus_at_eighty_percent():
     assert solve(Params()).value("gpus_at_target_util") == 10
 
 
+def test_verdicts_and_like_for_like_fleets():
+    d = solve(Params())
+    # 2,000 req/s over 8 GPUs of 250 req/s: 100% busy, so the floor queue has no bound
+    assert d.value("floor_verdict").startswith("every GPU is busy all the time")
+    # calls 50% full at 80% busy: 2,000 / (250 x 0.5 x 0.8) = 20 GPUs, beside 10 with full calls
+    assert d.value("gpus_at_fill_with_headroom") == 20
+    # one central dispatcher: 50 inputs / 2,000 req/s = 25 ms
+    assert d.value("central_batch_fill_time_s") == pytest.approx(0.025)
+    assert d.value("dispatcher_layout") == "this design's one dispatcher"
+    assert d.value("queue_tail_verdict").startswith("queueing adds")
+    # 70 inputs per 400 ms call = 175 req/s a GPU; 400 req/s needs ceil(2.29) = 3 GPUs, 400 / 525 = 76.2% busy:
+    # stable, above a 65% target. Central fill 70 / 400 = 175 ms; each of 7 dispatchers sees 57.14 req/s, 1.225 s
+    v = solve(Params(max_batch_inputs=70, call_time_ms=400, arrival_rps=400, target_utilization=0.65,
+                     dispatchers=7, flush_timeout_ms=20))
+    assert v.value("utilization_at_floor") == pytest.approx(400 / 525)
+    assert v.value("floor_verdict").startswith("the queue is stable, but above the target")
+    assert v.value("central_batch_fill_time_s") == pytest.approx(0.175)
+    assert v.value("batch_fill_time_s") == pytest.approx(70 / (400 / 7))
+    assert v.value("dispatcher_layout") == "each of this design's 7 independent dispatchers"
+    # a 20 ms timeout at 57.14 req/s sends 1 + 1.14 = 2.14 inputs a call: 115 GPUs at 65%, where under 1% of
+    # batches wait, so the p99 wait is 0 and queueing adds nothing
+    assert v.value("queue_wait_p99_s") == 0
+    assert v.value("queue_tail_verdict").startswith("at most 1% of batches wait")
+    # at 300 req/s, 2 GPUs of 175 req/s are 300 / 350 = 85.7% busy, under a 90% target: the floor is the fleet
+    w = solve(Params(max_batch_inputs=70, call_time_ms=400, arrival_rps=300, target_utilization=0.9))
+    assert w.value("floor_verdict").startswith("that is already within the target")
+    assert w.value("gpus_floor") == w.value("gpus_at_target_util") == 2
+
+
 def test_variant_smaller_faster_calls_more_traffic():
     p = Params(max_batch_inputs=32, call_time_ms=100, arrival_rps=5000, batch_fill_fraction=0.75,
                target_utilization=0.7)

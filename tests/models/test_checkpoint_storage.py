@@ -110,7 +110,13 @@ def test_burst_tier_sizing_by_hand():
     assert d.value("snapshot_stall_s") == pytest.approx(CKPT_GB / 1000 / (32 * 16 * 128 / 130 / 8))
     assert d.value("rpo_burst_min") == pytest.approx(31)
     assert d.value("rpo_async_average_min") == pytest.approx(60)
-    assert d.value("restore_s") == pytest.approx(30)
+    # restore reads from the servers installed: 4 x 10 GB/s = 40 GB/s, not the 32.9 GB/s required
+    assert d.value("fast_tier_installed_GBps") == pytest.approx(40)
+    assert d.value("restore_s") == pytest.approx(CKPT_GB / 40)
+    assert d.value("headroom_adds_server").startswith("yes")  # 4 servers against the bare 2
+    flat = solve(Params(fast_tier_headroom=1))  # no headroom: the same 2 servers both ways
+    assert flat.value("fast_tier_servers") == flat.value("servers_without_headroom")
+    assert flat.value("headroom_adds_server").startswith("no")
 
 
 def test_reshard_cases_by_hand():

@@ -514,6 +514,32 @@ def test_p95_tpot_is_a_percentile_of_the_steps_tokens_ride_in():
     quiet = solve(Params(arrival_rps=0.1))
     assert v(quiet, "chunk_step_share") < 0.05
     assert v(quiet, "p95_tpot_s") == v(quiet, "decode_step_at_load_s")
+    assert v(d, "p95_tpot_verdict") == "over 5%, so the p95 is the chunk step"
+    assert v(quiet, "p95_tpot_verdict") == "no more than 5%, so the p95 is the plain step"
+
+
+def test_the_verdicts_follow_the_numbers():
+    d = solve(Params())
+    # Llama-3-70B in bf16: 327,680 B = 320 KiB, the figure the note quotes; 64 query heads over 8 KV heads
+    assert v(d, "kv_per_token_note").startswith("exactly 320 KiB")
+    mix = solve(Params(model="Mixtral-8x7B", tp_degree=2))
+    assert "8 KV heads for 32 query heads" in v(mix, "kv_per_token_note") and "4 times" in v(mix, "kv_per_token_note")
+    # no shared prefix at the seed (hit 0); a 60% hit is assumed cached
+    assert v(d, "prefix_hit_basis").startswith("the question names no shared prefix")
+    assert v(solve(Params(prefix_cache_hit=0.6)), "prefix_hit_basis").startswith("that share")
+    # 2,000 uncached tokens in chunks of 256: ceil(7.8) = 8 steps, each paying the fixed cost; a 200-token prompt fits in one
+    assert v(d, "prefill_chunks") == 8 and v(d, "chunked_ttft_verdict").startswith("since each chunk")
+    one = solve(Params(prompt_tokens=200))
+    assert v(one, "prefill_chunks") == 1 and v(one, "chunked_ttft_verdict").startswith("the same")
+    # overcommit 1: the scheduler admits the 54 that fit at full context (8,192 tokens x 54 = 442,368 of
+    # the 448,288-token budget), so the budget runs out only past 448,288 / 54 = 8,302 tokens, above the max
+    assert v(d, "admission_limit") == v(d, "batch_cap_kv") == 54
+    assert v(d, "preemption_context_tokens") == pytest.approx(448_288 / 54, rel=1e-3)
+    assert v(d, "overcommit_verdict").startswith("no batch can get there")
+    over = solve(Params(kv_overcommit=2.0, tpot_target_ms=100))
+    assert v(over, "admission_limit") > v(over, "batch_cap_kv")
+    assert v(over, "preemption_context_tokens") < 8192
+    assert v(over, "overcommit_verdict").startswith("a batch of long sequences")
 
 
 def _worst_step_by_hand(c: int) -> float:

@@ -534,3 +534,13 @@ def test_spares_never_lengthen_the_documents_tail(s1, s2, rate):
         assert v(d_hi, "doc_latency_p99_s") <= v(d_lo, "doc_latency_p99_s") + 1e-12
         assert v(d_lo, "doc_latency_p99_fixed_calls_s") <= v(d_lo, "doc_latency_p99_s")
     assert not (v(d_lo, "doc_p99_goal_met") == "yes" and v(d_hi, "doc_p99_goal_met") == "no")
+
+
+def test_security_place_follows_its_rank():
+    d = solve(Params())  # 4% x $1.5M = $60,000: below capacity, rollback, dispatcher; above retries, observability
+    assert v(d, "risk_expected_annual_cost_usd_security") == pytest.approx(0.04 * 1.5e6)
+    assert v(d, "security_rank") == 4
+    assert v(d, "security_rank_place") == "mid-table"
+    low = solve(Params(p_security=0.01, security_impact_usd=1.2e6))  # $12,000, below observability's $25,000
+    assert v(low, "security_rank") == 6
+    assert v(low, "security_rank_place") == "at the bottom"

@@ -183,6 +183,9 @@ def test_seed_kv_transfer_and_the_link_it_needs():
     # the decode side takes in the egress times the pool ratio
     assert d.value("kv_ingress_per_decode_node_Bps") == pytest.approx(
         egress * d.value("prefill_to_decode_node_ratio"), rel=1e-9)
+    # and fills that share of its own 8 NDR ports
+    assert d.value("kv_ingress_link_utilization") == pytest.approx(
+        egress * d.value("prefill_to_decode_node_ratio") / (8 * NDR_Bps), rel=1e-9)
 
 
 def test_seed_goodput_a_full_batch_monolith_cannot_meet_both_targets():
@@ -197,6 +200,7 @@ def test_seed_goodput_a_full_batch_monolith_cannot_meet_both_targets():
     step, pf = h["step"], h["prefill_s"]
     assert d.value("monolith_spike_step_s") == pytest.approx(step + pf) == pytest.approx(0.1155, abs=2e-4)
     assert d.value("monolith_spike_verdict") == "misses the TPOT target"
+    assert d.value("chunk_trade_verdict") == "One chunk size trades one target against the other"
     slack = 1 - step / 0.05
     assert d.value("monolith_prefill_slack_share") == pytest.approx(slack) == pytest.approx(0.327, abs=0.002)
     assert d.value("monolith_chunked_prefill_s") == pytest.approx(pf / slack) == pytest.approx(0.250, abs=0.002)
@@ -425,3 +429,11 @@ def test_invariants(prompt, output, k):
     assert d.value("prefill_arithmetic_intensity") > d.value("ridge_flops_per_byte")
     assert d.value("monolith_capacity_per_node") <= d.value("disaggregated_capacity_per_node") * (1 + 1e-12)
     assert d.value("monolith_capacity_per_node") <= d.value("roofline_monolith_capacity_per_node") * (1 + 1e-12)
+
+
+def test_the_chunk_trade_verdict_follows_the_spike():
+    # an 8B model on four B200s: the unchunked prefill is a few ms on a step well under 75 ms
+    d = solve(Params(model="Llama-3-8B", gpu="B200", tp_degree=4, tpot_target_ms=75.0, prompt_tokens=7500,
+                     output_tokens=250, kv_link="100GbE"))
+    assert d.value("monolith_spike_step_s") <= 0.075
+    assert d.value("chunk_trade_verdict").startswith("Here even the unchunked step meets")

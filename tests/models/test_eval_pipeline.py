@@ -431,3 +431,14 @@ def test_the_naive_design_the_slow_verdict_the_judge_and_clustered_errors_by_han
     assert d.value("clustered_min_detectable") == pytest.approx((1.959964 + 0.841621) * math.sqrt(2) * se * math.sqrt(2.2), rel=1e-5)
     independent = solve(Params(passage_cluster_size=1))
     assert independent.value("clustered_min_detectable") == pytest.approx(independent.value("min_detectable_regression"))
+
+
+def test_wait_counts_the_turnaround_the_slow_option_delivers_by_hand():
+    d = solve(Params())
+    t = v(d, "slow_ok_turnaround_h")  # the slow option, sized to keep up, returns in under a day
+    assert t <= Params().slow_turnaround_h
+    assert v(d, "checkpoints_during_slow_wait") == pytest.approx(t / 24 * Params().checkpoints_per_day)
+    assert v(d, "cache_hit_reading") == ("matches that case" if Params().result_cache_hit == 0
+                                         else v(d, "cache_hit_reading"))
+    assert v(solve(Params(result_cache_hit=0)), "cache_hit_reading") == "matches that case"
+    assert v(solve(Params(result_cache_hit=0.25)), "cache_hit_reading").startswith("assumes")

@@ -355,3 +355,11 @@ def test_allocations_fit_the_cluster(p):
 
 def test_the_page_draws_its_figures():
     assert set(load_content(CONTENT).directives()) == DIRECTIVES
+
+
+def test_the_team_a_split_by_demand_favours_by_hand():
+    d = solve(Params())
+    # 4,096 GPUs over 5,376 demanded: Pretraining 3,072 -> 2,340.6 by demand against 2,112 water-filled (+228.6);
+    # Post-training 780.2 vs 1,024, Research 780.2 vs 704 (+76.2), Evals 195 vs 256
+    assert v(d, "by_demand_gainer") == "Pretraining"
+    assert v(d, "by_demand_gain_gpus") == pytest.approx(4096 * 3072 / 5376 - 2112)

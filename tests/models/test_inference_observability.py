@@ -476,3 +476,14 @@ def test_the_published_anchors_the_page_quotes():
     assert d.value("prom_exemplar_bytes") == 100  # Prometheus feature-flag docs
     # the engine's assumed bandwidth efficiency sits within a few points of the measured anchor
     assert abs(Params().hbm_efficiency - 0.77) < 0.05
+
+
+def test_headroom_counts_prefill_by_hand():
+    d = solve(Params())
+    h, pre = d.value("headroom_ratio"), d.value("prefill_busy_share")  # 2.8x decode-only, prefill about 16%
+    assert d.value("prefill_share_at_kv_headroom") == pytest.approx(pre * h)  # about 44% on top of decode
+    # k x prefill + k / h = 1 (decode at the ceiling serves h x today's tokens in the replica's whole time)
+    k = 1 / (pre + 1 / h)
+    assert d.value("headroom_with_prefill_ratio") == pytest.approx(k)
+    assert k * pre + k / h == pytest.approx(1.0)
+    assert 1 < d.value("headroom_with_prefill_ratio") < h

@@ -130,6 +130,20 @@ def test_the_mistakes_in_numbers():
     mem_fleet = (1000 * d.value("prefill_s_per_request") + 1000 * 50 * at_mem / 53) / 0.7
     assert d.value("replicas_at_memory_batch") == math.ceil(mem_fleet) == 78
     assert d.value("developers_per_request_in_flight") == pytest.approx(10_000 / d.value("requests_in_flight"))
+    # 10,000 developers against 774.9 in flight (1,000 req/s x 0.775 s): quoted as requests they overstate 12.9 x
+    assert d.value("concurrency_misquote_verdict") == "overstates"
+    assert d.value("concurrency_misquote_factor") == pytest.approx(10_000 / (1000 * d.value("completion_latency_s")))
+    assert d.value("replica_layout") == "one H100 SXM"
+
+
+def test_few_developers_with_long_completions_understate_concurrency():
+    # 2,000 developers at 12 a minute send 400 req/s; with 2,000-token completions each takes seconds, so
+    # far more than 2,000 are in flight and the developer count understates them by in flight / 2,000
+    d = solve(Params(developers=2000, completions_per_developer_per_min=12, output_tokens=2000))
+    in_flight = 400 * d.value("completion_latency_s")
+    assert in_flight > 2000
+    assert d.value("concurrency_misquote_verdict") == "understates"
+    assert d.value("concurrency_misquote_factor") == pytest.approx(in_flight / 2000)
 
 
 def test_variant_large_model_in_fp8():
@@ -289,7 +303,8 @@ def test_keystrokes_fill_in_the_middle_and_detection_by_hand():
     # 20% of the prompt after the cursor: in PSM order at most 80% can stay cached, under the stated 90%.
     assert d.value("psm_hit_ceiling") == pytest.approx(0.8)
     assert d.value("psm_effective_hit") == pytest.approx(0.8)
-    assert d.value("psm_hit_verdict") == "it cannot"
+    assert d.value("psm_hit_verdict") == "the stated hit is above it and cannot hold"
+    assert solve(Params(suffix_share=0.05)).value("psm_hit_verdict").endswith("the ceiling does not bind")
     assert d.value("replicas_without_prefix_cache") > d.value("replicas_psm") > d.value("replicas")
     # The PSM fleet equals the fleet at an 80% hit.
     assert d.value("replicas_psm") == solve(Params(prefix_cache_hit=0.8)).value("replicas")

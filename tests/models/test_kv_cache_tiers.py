@@ -488,3 +488,22 @@ def test_residency_is_where_halving_the_pushed_bytes_lands(capacity_GB, median_s
     t = residency_s(cap, rate, returning, dead, median_s, sigma)
     assert t == pytest.approx(lo, rel=1e-9)
     assert pushed(t) == pytest.approx(cap, rel=1e-9)
+
+
+def test_attention_term_off_says_so_and_shows_it_counted():
+    on, off = solve(Params()), solve(Params(attention_flops=False))
+    # Llama-3-70B: QK^T and AV, 2 matmuls x 2 FLOP x 80 layers x 64 heads x 128 = 2,621,440 FLOP a pair
+    a = 2 * 2 * 80 * 64 * 128
+    assert off.value("attention_flops_per_position") == 0
+    assert off.value("attention_flops_per_position_if_counted") == a
+    assert off.value("recompute_attention_flops_if_counted") == pytest.approx(a * 30_000 * 29_999 / 2)
+    assert on.value("attention_clause").startswith("Causal attention adds")
+    assert off.value("attention_clause").startswith("Causal attention is not counted")
+    # one drive is below the short break-even, so with no attention term SSD never wins; counted,
+    # reload kv n / B beats (w_eff' n + a n^2 / 2) / F above n = 2 (kv F / B - w_eff') / a,
+    # with w_eff' = w_eff - a / 2 (the off scenario's w_eff carries no attention)
+    kv, F, B = off.value("kv_bytes_per_token"), off.value("replica_flops"), off.value("ssd_reload_Bps")
+    w_eff = off.value("recompute_flops_per_token_effective")
+    n_on = 2 * (kv * F / B - (w_eff - a / 2)) / a
+    assert off.value("break_even_prefix_tokens_ssd_if_counted") == pytest.approx(n_on)
+    assert off.value("ssd_verdict").startswith("never wins without the attention term")

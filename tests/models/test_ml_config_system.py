@@ -507,3 +507,12 @@ def test_page_knob_moves_the_verdict(app):
     assert not at.exception
     assert _metrics(at)["Verdict"] == "rejected"
     assert any("remainder 64" in e.value for e in at.error)
+
+
+def test_relaunch_hash_effect_follows_the_layout():
+    d = solve(Params())  # 32 replicas of 8 GPUs; the 192-GPU relaunch fits 16 of them: a new layout
+    assert v(d, "relaunch_dp") == 16 != Params().data_parallel
+    assert v(d, "relaunch_hash_effect") == "changes the first and keeps the second"
+    same = solve(Params(relaunch_gpus=256))  # 256 / 8 = 32 replicas: the original layout
+    assert v(same, "relaunch_dp") == 32
+    assert v(same, "relaunch_hash_effect") == "runs the original layout, so it keeps both"

@@ -304,12 +304,18 @@ def test_depth_areas_and_their_probes(slug):
 
 
 def test_serving_platform_depth_areas_by_hand():
+    # the bold heads of content/serving/serving-platform.md's Depth, less its Adequate/Strong lines
     assert ms.depth_areas(QUESTIONS["serving-platform"]) == [
-        "Prefill and decode share a replica", "The prefix cache is a routing decision",
-        "What sets the batch", "Slots versus busy time"]
-    first = [p for p in ms.probes(QUESTIONS["serving-platform"])["depth"] if p.kind == "words"][0]
-    assert first.text == "Prefill and decode share a replica: how does that change your design?"
-    assert first.answer.startswith("**Prefill and decode share a replica.** The sizing adds their times")
+        "How many GPUs per replica", "Prefill and decode share a replica", "The prefix cache is a routing decision",
+        "Slots versus busy time"]
+    probes = [p for p in ms.probes(QUESTIONS["serving-platform"])["depth"] if p.kind == "words"]
+    assert probes[0].text == "Can you explain how many GPUs per replica?"
+    assert probes[0].answer.startswith("**How many GPUs per replica.** Take {{tp_degree}} against {{tp_alt}}")
+    # a head that is a statement, not a question's topic, is asked as one
+    prefill = [p for p in ms.probes(QUESTIONS["serving-platform"], "Prefill and decode share a replica")["depth"]
+               if p.kind == "words"][0]
+    assert prefill.text == "Prefill and decode share a replica: how does that change your design?"
+    assert prefill.answer.startswith("**Prefill and decode share a replica.** The sizing adds their times")
 
 
 def test_a_timing_note_is_not_a_depth_area():

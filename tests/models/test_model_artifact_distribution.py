@@ -305,3 +305,17 @@ def test_rack_uplinks_and_the_throttled_swarm_by_hand():
     fat = solve(Params(rack_uplink_gbps=400))
     assert fat.value("random_peers_squeeze_serving") == "no"
     assert fat.value("rack_first_speedup") == pytest.approx(1)
+
+
+def test_the_larger_pull_term_and_verified_swarm_by_hand():
+    d = solve(Params())  # unpack 1,412 + 706 = 2,118 s beats a 1,130 s download
+    assert v(d, "docker_bottleneck") == "mostly single-core unpack"
+    slow = solve(Params(registry_stream_gbps=0.25))  # download 4 x longer: 4,518 s > 2,118 s
+    assert v(slow, "docker_download_s") == pytest.approx(SIZE / (0.25e9 / 8))
+    assert v(slow, "docker_bottleneck") == "mostly the download from the registry"
+    # 8 cores x 1.5 GB/s = 12 GB/s of SHA-256 beats the 1.25 GB/s link: the swarm's time stands
+    assert v(d, "swarm_verified_s") == pytest.approx(max(v(d, "swarm_estimate_s"), SIZE / 12e9))
+    one = solve(Params(hash_cores=1, sha256_MBps=500))  # 0.5 GB/s hashing, slower than the link
+    assert v(one, "hash_keeps_up") == "no"
+    assert v(one, "swarm_verified_s") == pytest.approx(SIZE / 0.5e9)
+    assert v(one, "throttled_verified_s") == pytest.approx(max(v(one, "throttled_swarm_s"), SIZE / 0.5e9))

@@ -412,3 +412,19 @@ def test_infiniband_traffic_bubble_and_activations_by_hand():
     assert v(full, "activations_fit") == "yes"
     interleaved = solve(Params(virtual_stages=2))
     assert v(interleaved, "bubble_share") == pytest.approx(31 / 256)
+
+
+def test_activation_fixes_and_ep_placement_by_hand():
+    d = solve(Params())
+    room = 80 - v(d, "state_per_gpu_GB")  # H100 HBM minus the state: about 50.8 GB
+    per_byte = 32 * 4096 * (61 / 32) * 7168 / 1e9  # GB per byte of activation per hidden element
+    assert v(d, "act_bytes_fit_max") == pytest.approx(room / per_byte)  # about 28 B: below selective's 34
+    assert v(d, "microbatch_tokens_fit") == pytest.approx(4096 * room / (per_byte * 34))  # about 3,400 tokens
+    fixed = solve(Params(microbatch_tokens=3072))  # below the fitted size
+    assert v(fixed, "activations_fit") == "yes"
+    assert v(d, "ep_placement") == "inside one NVLink domain"  # 8 <= 8
+    wide = solve(Params(ep_size=16, gpus=4096))
+    assert v(wide, "ep_placement").startswith("across")  # 16 > 8: the group spans two nodes
+    frac = solve(Params(global_batch_tokens=5e7, microbatch_tokens=4096))
+    raw = 5e7 / (v(frac, "dp_size") * 8 * 4096)
+    assert v(frac, "microbatches") == max(1, int(raw))  # rounded down to whole microbatches

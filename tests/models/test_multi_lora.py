@@ -168,6 +168,18 @@ def test_seed_own_replica_threshold():
     assert round(b) == 583
     assert v(d, "dedicate_threshold_tokens_per_s") == pytest.approx(min(542, b) / 0.05) == pytest.approx(10_840)
     assert v(d, "top_variant_earns_replica") == "no"  # 3,000 tokens/s
+    # 3,000 tokens/s against 10,840 a replica carries at the target: one replica; at a 40% share of 30,000
+    # (12,000 tokens/s) ceil(12,000 / 10,840) = 2
+    assert v(d, "top_variant_dedicated_replicas") == 1
+    assert v(solve(Params(top_variant_share=0.4)), "top_variant_dedicated_replicas") == 2
+
+
+def test_seed_pool_against_the_smallest_dedicated_deployment():
+    d = solve(Params())
+    # dedicated: 800 on 8 GPUs each, 400 on the smallest H100 replica, 100 with fp8 on H200; the pool is 24
+    fewest = min(v(d, "dedicated_gpus"), v(d, "dedicated_gpus_smallest"), v(d, "dedicated_gpus_fp8_h200"))
+    assert v(d, "dedicated_gpus_fewest") == fewest == 100
+    assert v(d, "gpu_saving_ratio_fewest") == pytest.approx(100 / 24)
 
 
 # --- a published worked problem, entered on the page ------------------------------------------

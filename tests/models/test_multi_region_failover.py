@@ -45,7 +45,9 @@ def test_seed_two_regions_at_sixty_percent():
     assert v(d, "survivor_load_rps") == pytest.approx(1200)
     assert v(d, "excess_rps") == pytest.approx(1200 - 1000)
     assert v(d, "backlog_after_window") == pytest.approx(200 * 30) == pytest.approx(6000)
-    assert v(d, "queue_wait_after_window_s") == pytest.approx(6000 / 1000)
+    # the wait is behind the queue as it stands: idle slots absorb 8 s x ln((1,200 - 600) / (1,200 - 1,000))
+    # = 8 ln 3 s first, so 200 x (30 - 8 ln 3) queue, served by the 1,000 req/s still alive
+    assert v(d, "queue_wait_after_window_s") == pytest.approx(200 * (30 - 8 * math.log(3)) / 1000)
 
 
 def test_seed_in_flight_and_retries():
@@ -399,3 +401,20 @@ def test_the_prose_and_drills_resolve_when_weights_are_not_prestaged():
         assert not {m.group(1) for m in PLACEHOLDER.finditer(drill.prompt)} - names, drill.key
     for key, _label in c.metrics:
         assert key in d, key
+
+
+def test_reader_fixes_autoscale_target_and_who_is_shed():
+    d = solve(Params())
+    # the autoscaler's target is min(target, ceiling)
+    p = Params()
+    assert v(d, "autoscale_target_used") == pytest.approx(min(p.autoscale_target, p.failover_ceiling))
+    # free tier on a survivor = (1 - paid) x steady load; paid sheds only what exceeds it
+    free = (1 - p.paid_fraction) * v(d, "survivor_steady_load_rps")
+    assert v(d, "free_tier_rps_per_survivor") == pytest.approx(free)
+    assert v(d, "paid_shed_rps_per_survivor") == pytest.approx(max(0.0, v(d, "uncovered_rps_per_survivor") - free))
+    # a three-region draw where 295.2 req/s is short against a ~246 req/s free tier sheds paid traffic too
+    big = solve(Params(regions=3, utilization=0.9, replicas_per_region=12, replica_rps=80.0, mean_request_s=5.0,
+                       failover_ceiling=0.9, paid_fraction=0.8, residency_fraction=0.15, warm_pool_replicas=1,
+                       autoscale_target=0.65))
+    assert v(big, "paid_shed_rps_per_survivor") > 0
+    assert v(big, "shed_source_verdict").startswith("more than the whole free tier")

@@ -573,3 +573,20 @@ def test_the_published_anchor_by_hand():
     assert v(d, "anchor_2048_measured_tokens_per_s") == 762
     assert v(d, "anchor_2048_error") == pytest.approx(tokens_per_s / 762 - 1, rel=1e-6)
     assert abs(v(d, "anchor_2048_error")) < 0.1
+
+
+def test_reader_fixes_single_shard_attention_off_and_the_miss_share():
+    d = solve(Params())
+    # eight shards: a lost shard hides 1/8 = 12.5% of the corpus; the tail is H_8 = 2.718 x one search
+    assert v(d, "lost_shard_clause").startswith("Queries still return, missing 12.5% of the corpus")
+    assert v(d, "fanout_clause").startswith("The merge waits for the slowest of 8 shards")
+    # a corpus small enough for one shard: no partial results, no fan-out
+    one = solve(Params(corpus_passages=1e6))
+    assert v(one, "index_shards") == 1
+    assert v(one, "lost_shard_clause").startswith("With a single shard there is no partial result")
+    assert v(one, "fanout_clause").startswith("With one shard there is no fan-out")
+    # the attention term off: the page says it is not modelled rather than 0%
+    assert v(solve(Params(attention_flops=False)), "attention_clause").startswith("Attention FLOP are not modelled")
+    assert v(d, "attention_clause").startswith("Attention is")
+    # the miss share is 1 - hit rate
+    assert v(d, "cache_miss_share") == pytest.approx(1 - Params().cache_hit_rate)

@@ -458,3 +458,14 @@ def test_the_break_even_sentence_reads_with_and_without_a_preemption():
     assert d.value("free_gpus") >= d.value("interp_claim_gpus") and d.value("preempted_gpus") == 0
     assert math.isinf(d.value("break_even_checkpoint_minutes"))
     assert d.value("break_even_clause") == "here no job is preempted, so nothing is lost at any interval"
+
+
+def test_borrowing_limit_and_evals_charge_label_follow_the_scenario():
+    d = solve(Params())  # seed: 160 idle GPUs cover Pretraining's 384-GPU demand
+    assert v(d, "history_pretrain_gpus") == pytest.approx(v(d, "demand_pretrain_gpus"))
+    assert v(d, "history_pretrain_limit") == "up to its whole demand"
+    big = solve(Params(demand_pretrain=4.0))  # asks for far more than the idle GPUs
+    assert v(big, "history_pretrain_gpus") < v(big, "demand_pretrain_gpus")
+    assert v(big, "history_pretrain_limit") == "every idle GPU, short of its demand"
+    assert v(d, "evals_charged_for") == "for what it holds"
+    assert v(solve(Params(charge_by_allocation=False)), "evals_charged_for") == "only for what it runs"

@@ -234,6 +234,16 @@ def test_packing_and_noisy_neighbour_by_hand():
     assert v(d, "tpot_mig_s") == pytest.approx(memory * 2 + FIXED_S)  # half the bandwidth, always
     assert v(d, "tpot_time_sliced_mean_s") == pytest.approx(alone * (1 + 1 * 0.3))
     assert v(d, "tpot_time_sliced_worst_s") == pytest.approx(alone * 2)
+    # the knob's 2 is within both fits (3 time-sliced, 2 MIG), so both pack 2
+    assert v(d, "tenants_time_sliced") == 2 and v(d, "tenants_mig") == 2
+    assert v(d, "packing_verdict").startswith("one shared fault domain")
+    # a knob of 5 packs only what fits: 3 time-sliced (3 x 7.95 ms when all decode), 2 as MIG
+    d5 = solve(Params(tenants_per_gpu=5))
+    assert v(d5, "tenants_time_sliced") == 3 and v(d5, "tenants_mig") == 2
+    assert v(d5, "tpot_time_sliced_worst_s") == pytest.approx(alone * 3)
+    # 16 GB weights on one H100: the weights are a small share of the cold start
+    assert v(d, "cold_start_lever_verdict").startswith("the fixed work outweighs")
+    assert v(d, "instance_gpus") == 1
 
 
 def test_variant_70b_from_local_nvme_by_hand():
@@ -356,7 +366,11 @@ def test_sharing_never_beats_a_whole_gpu(n, busy):
     assert alone <= v(d, "tpot_time_sliced_mean_s") * (1 + 1e-12) <= v(d, "tpot_time_sliced_worst_s") * (1 + 1e-12)
     # a slice gets at most 1/n of the bandwidth; the fixed cost per step is its own
     roofline = alone - v(d, "step_overhead_s")
-    assert v(d, "tpot_mig_s") - v(d, "step_overhead_s") >= roofline * n * (1 - 1e-12)
+    # the packed counts are the knob capped by what fits, never below one
+    packed_mig = min(n, v(d, "tenants_fit_mig")) or 1
+    assert v(d, "tenants_mig") == max(1, packed_mig)
+    assert v(d, "tenants_time_sliced") == max(1, min(n, v(d, "tenants_fit_time_sliced")))
+    assert v(d, "tpot_mig_s") - v(d, "step_overhead_s") >= roofline * v(d, "tenants_mig") * (1 - 1e-12)
 
 
 # --- the page's own figures and prose (the contract every page meets: tests/test_contract.py) ---

@@ -174,6 +174,24 @@ def test_cold_cache_and_replica_loss():
     assert d.value("replicas_by_slots") == 2
 
 
+def test_cold_cache_verdict_and_the_full_batch_undercount():
+    d = solve(Params())
+    # 95.0% of the fleet's time: under 100%, so it keeps up, but above the 70% target
+    assert d.value("cache_cold_verdict").startswith("under its full time")
+    # full batches: 552 / 33.63 ms = 16,414 tokens/s a replica; 45.98 x 400 / 16,414 = 1.120 replicas of decode,
+    # against the 1.939 the held batch of 153.3 costs
+    h = _chain_by_hand(**SEED)
+    assert d.value("decode_replica_equivalents_full_batch") == pytest.approx(
+        h["rate"] * 400 / (552 / h["step"]), rel=1e-3)
+    assert d.value("decode_replica_equivalents_full_batch") == pytest.approx(1.1205, rel=2e-3)
+    # a 90% hit sizes the fleet for 200 prefilled tokens a request; cold, each prefills all 2,000 and the
+    # small fleet is asked for more than its full time: the verdict says it cannot keep up
+    hot = solve(Params(prefix_cache_hit=0.9))
+    assert hot.value("replicas") < hot.value("replicas_without_prefix_cache")
+    assert hot.value("utilization_if_cache_cold") > 1
+    assert hot.value("cache_cold_verdict").startswith("more time than it has")
+
+
 def test_variant_small_model_one_gpu_no_cache():
     p = Params(concurrent_users=1000, think_time_s=10, prompt_tokens=1000, prefix_cache_hit=0, output_tokens=200,
                tpot_target_ms=30, model="Llama-3-8B", tp_degree=1)

@@ -241,9 +241,18 @@ def test_draft_placement_and_monitoring_figures():
     # small-batch break-even acceptance: 1 + a + a^2 + a^3 + a^4 = 1.2
     a = d.value("break_even_acceptance_small_batch")
     assert 1 + a + a**2 + a**3 + a**4 == pytest.approx(1.2, abs=1e-6)
+    # the operating-batch alert is taken at the k the page recommends there (1 at the seed's 256)
+    assert d.value("optimal_draft_tokens_at_operating_batch") == 1
+    assert d.value("alert_draft_tokens") == 1
     a_op = d.value("break_even_acceptance_at_operating_batch")
-    assert solve(Params(acceptance_rate=a_op + 0.01)).value("speedup_at_operating_batch") > 1
-    assert solve(Params(acceptance_rate=a_op - 0.01)).value("speedup_at_operating_batch") < 1
+    assert solve(Params(acceptance_rate=a_op + 0.01, draft_tokens=1)).value("speedup_at_operating_batch") > 1
+    assert solve(Params(acceptance_rate=a_op - 0.01, draft_tokens=1)).value("speedup_at_operating_batch") < 1
+    # the regression verdict: above 1 at night, below at peak
+    assert d.value("regressed_verdict") == "a slowdown at peak that the quiet hours hide"
+    assert d.value("reference_draft_verdict") == "a smaller model than the target"
+    same = solve(Params(model="Llama-3-8B", tp_degree=4))
+    assert same.value("reference_draft_cost") == pytest.approx(1.0)
+    assert same.value("reference_draft_verdict").startswith("the target itself")
     # the silent regression: 0.6 still looks fine at small batch, loses at the operating batch
     e_reg = (1 - 0.6**5) / 0.4
     assert d.value("expected_tokens_regressed") == pytest.approx(e_reg)

@@ -108,7 +108,7 @@ def test_variant_long_max_tokens_slow_stream_needs_a_warm_up():
     assert v(d, "admits_per_min_reserving") == pytest.approx(7.5)  # 120,000 / 16,000
     assert v(d, "admits_per_min_settled") == pytest.approx(150)  # 120,000 / 800
     assert v(d, "generation_s") == pytest.approx(20)  # 800 / 40
-    assert v(d, "burst_streams_reserving") == pytest.approx(3.75)  # 60,000 / 16,000
+    assert v(d, "burst_streams_reserving") == 3  # floor(60,000 / 16,000 = 3.75): whole streams
     # 2.5 admits/s x 20 s x 16,000 = 800,000 tokens held; (800,000 - 60,000) / 2,000 = 370 s
     assert v(d, "held_tokens_at_settled_rate") == pytest.approx(800_000)
     assert v(d, "settle_ramp_s") == pytest.approx(370)
@@ -353,3 +353,19 @@ def test_the_live_panel_reads_the_runs_books_as_steps():
     assert s.value("simulated_unaccounted") == 0  # admitted + rejected = sent: no request lost
     assert s.value("over_admitted") == int(r.settle.admitted[2]) and s["over_admitted"].kind == "simulated"
     assert s.value("simulated_s") == pytest.approx(180.0)
+
+
+def test_reader_fixes_clauses_and_the_hot_tenants_contract():
+    d = solve(Params())
+    # 66,667 tokens held fit the 80,000-token bucket: the settled rate comes at once
+    assert v(d, "settle_ramp_clause").startswith("at once")
+    # a tier tenant: (400,000 + 80,000) tokens/min / 60 = 8,000 tokens/s; the hot tenant spends
+    # 2,800,000 tokens/s, 350 x that, so it is on a custom contract
+    assert v(d, "tier_tokens_per_s") == pytest.approx(8_000)
+    assert v(d, "hot_tenant_over_tier") == pytest.approx(2_800_000 / 8_000)
+    assert v(d, "hot_tenant_contract").startswith("a tenant that large is on a custom contract")
+    # the 300,000-token long prompt is above the 50,000-token largest request of the spread
+    assert v(d, "long_prompt_vs_largest").startswith("larger than the largest request")
+    assert v(solve(Params(long_prompt_tokens=40_000)), "long_prompt_vs_largest") == "within the request spread above"
+    # whole streams: floor(80,000 / 3,000 = 26.7) = 26
+    assert v(solve(Params(max_tokens=3_000)), "burst_streams_reserving") == 26

@@ -618,3 +618,32 @@ def test_the_engines_default_chunk_overruns_the_budget():
 def test_a_class_the_decode_side_cannot_serve_is_refused():
     with pytest.raises(ValidationError, match="decode side"):
         Params(tpot_target_ms=2)
+
+
+def test_routing_at_the_slo_percentile_and_the_verdicts():
+    # At the seed the SLO percentile is 99%, so the SLO-percentile waits equal the p99 ones, and the
+    # bounds add 40 + 10 + 80 + 20 ms = 150 ms of fixed allowances.
+    d = solve(Params())
+    mu, rho = d.value("service_rate_per_s"), d.value("routing_utilization")
+    assert d.value("random_wait_slo_s") == pytest.approx(math.log(rho / 0.01) / (mu * (1 - rho)))
+    assert d.value("power_of_two_wait_slo_s") == pytest.approx(d.value("power_of_two_wait_p99_s"))
+    for who, wait in (("random", "random_wait_slo_s"), ("pooled", "pooled_quantile_wait_s")):
+        assert d.value(f"ttft_slo_bound_{who}_s") == pytest.approx(0.150 + d.value(wait))
+    # the pooled fleet meets its 50 ms allowance, so its bound is within 200 ms
+    assert d.value("ttft_slo_bound_pooled_s") <= 0.200
+    assert d.value("pooled_bound_verdict").startswith("which is within")
+    # the mean prompt of 1,000 tokens sits under the seed's admission cap (1,209 tokens)
+    assert d.value("mean_prompt_verdict").startswith("it fits")
+    # at p95 the random wait is ln(rho / 0.05) / (mu (1 - rho))
+    d95 = solve(Params(slo_percentile=0.95))
+    mu, rho = d95.value("service_rate_per_s"), d95.value("routing_utilization")
+    assert d95.value("random_wait_slo_s") == pytest.approx(max(0.0, math.log(rho / 0.05) / (mu * (1 - rho))))
+    # a mean prompt of 4,000 tokens cannot fit an 80 ms prefill budget (the seed's longest is 1,953)
+    big = solve(Params(mean_prompt_tokens=4000, arrival_rps=10.0))
+    assert big.value("mean_prompt_verdict").startswith("it does not fit")
+
+
+def test_replica_gpus_agrees_with_its_count():
+    assert solve(Params()).value("replica_gpus") == 8
+    one = solve(Params(model="Llama-3-8B", tp_degree=1))
+    assert one.value("replica_gpus") == 1

@@ -283,3 +283,10 @@ def test_the_page_draws_its_figures():
     assert set(content.directives()) == {("diagram", "billing_path"), ("chart", "dedup_vs_window"),
                                          ("chart", "drops_cost"), ("chart", "partitions_vs_traffic"),
                                          ("sim", "six_faults")}
+
+
+def test_dedup_window_against_the_replay_horizon_by_hand():
+    d = solve(Params())  # 24 h of dedup against 7 days (168 h) of Kafka retention
+    assert d.value("dedup_covers_retention") != "yes"
+    week = solve(Params(dedup_window_h=7 * 24))
+    assert week.value("dedup_covers_retention") == "yes"

@@ -94,17 +94,28 @@ def test_memory_and_batching_arithmetic():
 def test_queue_progress_and_cost():
     d = solve(Params())
     wall = d.value("wall_time_s")
-    assert d.value("jobs_in_service") == pytest.approx(0.5 * wall)  # Little's law
-    assert d.value("gpu_groups") == math.ceil(0.5 * wall / 0.7) == 34
-    assert d.value("gpus_for_load") == 34 * 8 == 272
-    assert d.value("busy_gpus") == pytest.approx(0.5 * d.value("gpu_seconds_per_request"))
+    # the group is held through the DiT and the VAE decode it waits on
+    held = wall + d.value("vae_decode_s")
+    assert d.value("request_time_s") == pytest.approx(held)
+    assert d.value("held_gpu_seconds_per_request") == pytest.approx(held * 8)
+    assert d.value("jobs_in_service") == pytest.approx(0.5 * held)  # Little's law on the held time
+    groups = math.ceil(0.5 * held / 0.7)
+    assert d.value("gpu_groups") == groups
+    assert d.value("gpus_for_load") == groups * 8
+    assert d.value("busy_gpus") == pytest.approx(0.5 * held * 8)
+    assert d.value("capacity_jobs_per_s") == pytest.approx(groups / held)
     assert d.value("progress_increment") == pytest.approx(1 / 40)
     assert d.value("step_time_s") == pytest.approx(wall / 40)
     assert d.value("progress_events_per_s") == pytest.approx(0.5 * 40)  # rate x steps, whatever the wall time
-    assert d.value("cost_per_request_usd") == pytest.approx(373.8 / 3600 * 2.5, rel=1e-3)
-    assert d.value("guidance_cost_usd") == pytest.approx(d.value("cost_per_request_usd") / 2)
+    assert d.value("cost_per_request_usd") == pytest.approx(held * 8 / 3600 * 2.5)
+    # guidance's unguided half and attention are shares of the DiT's 373.8 GPU-s, not of the decode
+    assert d.value("guidance_cost_usd") == pytest.approx(373.8 / 3600 * 2.5 / 2, rel=1e-3)
+    assert d.value("attention_cost_usd") == pytest.approx(373.8 / 3600 * 2.5 * d.value("attention_share"), rel=1e-3)
     assert 0 < d.value("queue_wait_probability") < 1
-    assert d.value("mean_queue_wait_s") < wall
+    assert d.value("mean_queue_wait_s") < held
+    # heads of 128 across the width, and 2 x 2 patches cover 4 cells
+    assert d.value("dit_heads") == pytest.approx(math.sqrt(13e9 / 480) / 128)
+    assert d.value("patch_cells") == 4
 
 
 def test_variant_small_dit_square_720_no_guidance_on_b200():
@@ -122,8 +133,9 @@ def test_variant_small_dit_square_720_no_guidance_on_b200():
     assert d.value("flops_per_pass") == pytest.approx(per_pass)
     assert d.value("gpu_seconds_per_request") == pytest.approx(gpu_s)
     assert d.value("wall_time_s") == pytest.approx(gpu_s / 4)
-    assert d.value("jobs_in_service") == pytest.approx(2 * gpu_s / 4)
-    assert d.value("gpus_for_load") == 4 * math.ceil(2 * gpu_s / 4 / 0.8)
+    held = gpu_s / 4 + d.value("vae_decode_s")
+    assert d.value("jobs_in_service") == pytest.approx(2 * held)
+    assert d.value("gpus_for_load") == 4 * math.ceil(2 * held / 0.8)
     assert d.value("guidance_cost_usd") == 0
 
 
@@ -221,7 +233,7 @@ def test_one_video_is_far_above_the_ridge_across_the_draw(params, layers, height
 @given(rate=st.floats(0.01, 20), util=st.floats(0.3, 0.95))
 def test_fleet_covers_the_busy_gpus_with_headroom(rate, util):
     d = solve(Params(arrival_rate=rate, target_utilization=util))
-    assert d.value("jobs_in_service") == pytest.approx(rate * d.value("wall_time_s"))
+    assert d.value("jobs_in_service") == pytest.approx(rate * d.value("request_time_s"))
     assert d.value("gpus_for_load") >= d.value("busy_gpus") / util - 1e-6
 
 
