@@ -39,6 +39,9 @@ SECONDS_PER_DAY = 86_400
 # A presence key in Redis: user id key, gateway id value, expiry, and the per-key overhead of the
 # dictionary entry; roughly 50-100 bytes. Memory is not what sizes the presence tier.
 PRESENCE_KEY_BYTES = 100
+# Estimate: usable data one wide-column node holds with room left for compaction; Cassandra
+# operators commonly keep nodes at a few TB so streaming a replacement node stays hours, not days.
+DB_NODE_DISK_TB = 4
 
 
 class Params(StrictModel):
@@ -378,9 +381,24 @@ def solve(p: Params) -> Derivation:
         "storage_per_day_TB", "Disk filled a day, all replicas", logical * p.db_replication, "TB",
         formula="{history_per_day_TB} TB × {db_replication} copies",
     )
-    d.step(
+    year_pb = d.step(
         "storage_per_year_PB", "Disk filled a year, all replicas", per_day_tb * 365 / 1000, "PB",
         formula="{storage_per_day_TB} × 365 (days a year)",
+    )
+    d.step(
+        "db_node_disk_TB", "Usable disk per database node (estimate)", DB_NODE_DISK_TB, "TB",
+        formula="4 TB",
+        note="Estimate: a few TB a node keeps compaction headroom and node replacement to hours.",
+    )
+    storage_nodes = d.step(
+        "db_nodes_for_year_of_history", "Database nodes to hold one year of history, all replicas",
+        math.ceil(year_pb * 1000 / DB_NODE_DISK_TB - 1e-9), "1", noun="nodes",
+        formula="⌈{storage_per_year_PB} × 1,000 TB/PB / {db_node_disk_TB}⌉",
+    )
+    d.step(
+        "db_nodes_sized", "Database nodes after one year: the larger of writes and storage",
+        max(ttl_nodes, storage_nodes), "1", noun="nodes",
+        formula="max({db_nodes_ttl_presence}, {db_nodes_for_year_of_history})",
     )
 
     # --- Partitioning a long conversation in a wide-column store -----------------------------------

@@ -245,6 +245,11 @@ def step_times(p: Params, batch: float, imbalance: float, link_Bps: float | None
                      flops / lay.decode_flops, a2a_bytes, a2a, r.step_overhead_s, p.overlap_a2a)
 
 
+# Published rounded counts: Kimi K2 model card (1T total, 32B activated); DeepSeek-V3 report, arXiv 2412.19437
+# (671B total, 37B activated per token).
+MODEL_CARD_COUNTS = {"Kimi-K2 1T": "1T and 32B", "DeepSeek-V3": "671B and 37B"}
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     lay = layout(p)
@@ -425,6 +430,12 @@ def solve(p: Params) -> Derivation:
            formula="1 / {decode_step_s}")
     d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", p.batch_per_gpu / step, "1/s", noun="tokens",
            formula="{batch_per_gpu} / {decode_step_s}")
+
+    # --- what the model card rounds the counted parameters to ---
+    card = MODEL_CARD_COUNTS.get(p.model)
+    d.step("model_card_counts", "How the model card rounds the total and active counts",
+           f"the model card rounds them to {card}" if card else "the model card quotes rounded figures",
+           formula="{model} model card", kind="lookup")
 
     # --- the all-to-all latency a measured library reports (DeepEP's low-latency kernels) ---
     deepep = d.step("deepep_a2a_latency_s",

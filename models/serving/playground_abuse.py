@@ -362,6 +362,10 @@ def solve(p: Params) -> Derivation:
            "1", noun="sequences", formula="max(1, min({batch_memory_cap}, floor({batch_tpot_cap_continuous})))")
     batch = d.step("decode_batch", "Streams one replica decodes", s.batch, "1", noun="sequences",
                    formula="{given_batch} (given)" if p.given_batch else "{derived_batch}")
+    d.step("decode_batch_source", "Where the replica's batch comes from",
+           "a knob the serving team sets, not derived" if p.given_batch
+           else "the tighter of the TPOT and KV caps",
+           formula="{given_batch} > 0")
     d.step("decode_step_s", "Decode step at that batch (the TPOT it really delivers)", s.decode_step_s, "s",
            formula="max({weight_read_s} + {decode_batch} × {kv_read_per_sequence_s}, {decode_batch} × "
                    "{compute_per_sequence_s}) + {allreduce_fixed_s} + {decode_batch} × {allreduce_per_sequence_s} + "

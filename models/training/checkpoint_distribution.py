@@ -162,6 +162,11 @@ def solve(p: Params) -> Derivation:
         noun="hosts",
         formula="{tree_fanout} × ({tree_fanout}^({tree_levels} − 1) − 1) / ({tree_fanout} − 1)",
     )
+    d.step(
+        "tree_leaf_share", "Hosts on the tree's last level, all leaves", (p.hosts - _tree_capacity(k, levels - 1)) / p.hosts,
+        "1", percent=True,
+        formula="({hosts} − {tree_short_capacity}) / {hosts}",
+    )
     per_level = d.step(
         "tree_per_level_s", "Tree, per level: a parent pushes a full copy to each child through one uplink",
         k * p.checkpoint_gb / link, "s",

@@ -35,6 +35,7 @@ from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_default
 
 SECONDS_PER_DAY = 86_400
 STAGES = ("extract", "filter", "dedup", "tokenize", "shard")
+CLASSIFIER_SMALL_SHARE = 0.10  # judgement line: under a tenth of a training pass, the GPU stage is not the bill
 STAGE_NAMES = {
     "extract": "extract",
     "filter": "language and quality filter",
@@ -222,6 +223,11 @@ def solve(p: Params) -> Derivation:
         formula="{train_tokens} × {model_bytes_per_token}",
     )
     d.step(
+        "token_width_verdict", "Do shards at the drawn vocabulary's width hold the model's own ids?",
+        "the drawn width holds them" if model_width <= width else "shards that narrow cannot hold them",
+        formula="{model_bytes_per_token} ≤ {bytes_per_token}",
+    )
+    d.step(
         "ids_overflowing_uint16", "Of those ids, how many a uint16 cannot hold (they would wrap silently)",
         max(0, m.vocab - 65_536), "1", noun="ids",
         formula="max(0, {model_vocab} − 65,536)",
@@ -390,6 +396,10 @@ def solve(p: Params) -> Derivation:
         formula="{train_flops_per_s} / ({gpu_peak_flops} × {train_mfu})",
     )
     d.step(
+        "implied_training_gpus_whole", "Whole GPUs that throughput needs", math.ceil(gpus - 1e-9), "1",
+        noun="GPUs", formula="⌈{implied_training_gpus}⌉",
+    )
+    d.step(
         "training_gpu_hours", "GPU-hours for one pass", gpus * tokens / p.train_tokens_per_s / 3600, "1",
         noun="GPU-hours",
         formula="{implied_training_gpus} × {training_duration_days} / 1 h",
@@ -402,6 +412,13 @@ def solve(p: Params) -> Derivation:
         "classifier_share_of_training", "Classifier GPU-hours against one pass of training",
         cls_gpu_h / (gpus * tokens / p.train_tokens_per_s / 3600), "1", percent=True,
         formula="{classifier_gpu_hours} / {training_gpu_hours}",
+    )
+    share = cls_gpu_h / (gpus * tokens / p.train_tokens_per_s / 3600)
+    d.step(
+        "pipeline_cost_verdict", "Is the pipeline's GPU stage small next to training (under 10%, a judgement line)?",
+        "the pipeline's cost is iteration rounds, not dollars" if share < CLASSIFIER_SMALL_SHARE
+        else "the classifier is a real line in the GPU budget: score fewer documents or use a smaller model",
+        formula="{classifier_share_of_training} < 10%",
     )
     d.step(
         "pipeline_days_serial", "Pipeline wall time if each stage waits for the one before",

@@ -147,10 +147,15 @@ def solve(p: Params) -> Derivation:
         formula="{params_b} × 10⁹ params × 14 B/param",
     )
     ckpt_gb = ckpt_tb * 1000
+    meta_rate = d.step(
+        "meta_failures_per_gpu_day", "Meta's reported interruptions per GPU-day (Llama 3)",
+        LLAMA3_INTERRUPTIONS.per_gpu_day, "1", noun="per GPU-day",
+        formula="419 interruptions / (54 × 16,384 GPU-days)",
+    )
     rate = d.step(
         "failures_per_gpu_day", "Unexpected interruptions per GPU-day",
-        LLAMA3_INTERRUPTIONS.per_gpu_day * p.failure_rate_multiplier, "1", noun="per GPU-day",
-        formula="419 interruptions / (54 × 16,384 GPU-days) × {failure_rate_multiplier}",
+        meta_rate * p.failure_rate_multiplier, "1", noun="per GPU-day",
+        formula="{meta_failures_per_gpu_day} × {failure_rate_multiplier}",
     )
     per_day = d.step(
         "interruptions_per_day", "Interruptions per day for this job", rate * p.gpus, "1", noun="per day",

@@ -363,3 +363,13 @@ def test_the_step_through_controls_and_cards_read_in_words():
     assert log["Inbox"] == ["", "m1", "m1", "m1"] and log["Alice sees"][-1] == "sent ✓"
     lost_frames, lost = deliver("publish_first", 2, False)
     assert m.frame_tone(lost_frames[-1], True, lost) == "error"  # a lost message ends in red
+
+
+def test_storage_sized_node_count_by_hand():
+    d = solve(Params())
+    # a year of history: 3 TB/day x 365 = 1,095 TB; at 4 TB a node, 1,095 / 4 = 273.75 -> 274 nodes
+    assert v(d, "db_node_disk_TB") == 4
+    assert v(d, "db_nodes_for_year_of_history") == 274
+    # writes alone size the seed at 47 nodes; the cluster is the larger of the two
+    assert v(d, "db_nodes_ttl_presence") == 47
+    assert v(d, "db_nodes_sized") == 274

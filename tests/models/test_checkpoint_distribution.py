@@ -228,3 +228,10 @@ def test_binomial_tree_and_parallel_filesystem_by_hand():
     # a filesystem faster than every downlink together only reaches the bound
     big = solve(Params(pfs_read_GBps=1000))
     assert v(big, "pfs_s") == pytest.approx(bound)
+
+
+def test_tree_leaf_share_follows_the_fanout():
+    # seed: 200 hosts, binary tree: 2 + 4 + ... + 64 = 126 hosts above the last level, 74 on it
+    assert solve(Params()).value("tree_leaf_share") == pytest.approx(74 / 200)
+    # 1,000 hosts at fan-out 3: 3 + 9 + 27 + 81 + 243 = 363 above the last level, 637 on it
+    assert solve(Params(hosts=1000, tree_fanout=3)).value("tree_leaf_share") == pytest.approx(637 / 1000)

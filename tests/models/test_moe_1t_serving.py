@@ -389,3 +389,9 @@ def test_the_charts_end_and_the_group_name_by_hand():
     short = solve(Params(context_tokens=500, batch_per_gpu=256))
     assert short.value("batch_chart_to") == max(2, short.value("max_batch_per_gpu"), 256)
     assert solve(Params(gpu="B200", tp_degree=8)).value("serving_group") == "8 × B200"
+
+
+def test_model_card_rounding_names_the_drawn_model():
+    assert solve(Params()).value("model_card_counts") == "the model card rounds them to 1T and 32B"
+    dsv3 = solve(Params(model="DeepSeek-V3", gpu="H200", tp_degree=8))
+    assert dsv3.value("model_card_counts") == "the model card rounds them to 671B and 37B"

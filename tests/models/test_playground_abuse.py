@@ -354,3 +354,8 @@ def test_page_transport_choice_moves_metric_and_prose(tmp_path, monkeypatch):
     # 20,000 sockets x 64 KB = 1.28 GB
     assert {m.label: m.value for m in at.metric}["Gateway memory"] == "1.28 GB"
     assert "With **WebSocket** it holds" in "\n".join(m.value for m in at.markdown)
+
+
+def test_decode_batch_source_says_whether_the_batch_is_a_knob():
+    assert solve(Params()).value("decode_batch_source") == "a knob the serving team sets, not derived"
+    assert solve(Params(given_batch=0)).value("decode_batch_source") == "the tighter of the TPOT and KV caps"

@@ -281,3 +281,19 @@ def test_page_vocabulary_choice_doubles_the_shards(tmp_path, monkeypatch):
     assert metric["Token shards"] == "60 TB"  # 15e12 tokens x 4 B
     text = "\n".join(m.value for m in at.markdown)
     assert "**6.8 MB/s**" in text  # 1.7M tokens/s x 4 B
+
+
+def test_verdicts_follow_the_numbers():
+    d = solve(Params())
+    # seed: 118.5k classifier GPU-hours against ~25.6M training GPU-hours, under 1%
+    assert v(d, "pipeline_cost_verdict") == "the pipeline's cost is iteration rounds, not dollars"
+    # seed vocab 50k (uint16) against Llama 3.1's 128,256 ids (uint32): too narrow
+    assert v(d, "token_width_verdict") == "shards that narrow cannot hold them"
+    assert v(solve(Params(vocab_size=128_256)), "token_width_verdict") == "the drawn width holds them"
+    gpus = 6 * 405_849_243_648 * 1.7e6 / (989e12 * 0.4)
+    assert v(d, "implied_training_gpus_whole") == math.ceil(gpus)
+    # an 8B model at 750k tokens/s: a small fleet, so 640-token documents at 150k tokens/s dominate
+    small = solve(Params(model="Llama-3-8B", gpu="MI300X", train_tokens_t=10.0, train_tokens_per_s=750_000.0,
+                         classifier_tokens_per_s_per_gpu=150_000.0, classifier_max_tokens=640, doc_kb=2.5))
+    assert v(small, "classifier_share_of_training") > 0.10
+    assert v(small, "pipeline_cost_verdict").startswith("the classifier is a real line")

@@ -222,3 +222,11 @@ def test_replication_egress_and_the_expected_value_case_by_hand():
     assert d.value("worst_case_loss_no_dr_usd") == pytest.approx(run_h * 2.0)
     owned_link = _solve(_P(egress_usd_per_GB=0))  # drills alone: 24.6k USD < 85k USD expected
     assert owned_link.value("dr_pays_on_expected_value") == "yes"
+
+
+def test_meta_rate_is_raw_and_multiplier_applies_after():
+    # Meta's own rate: 419 / (54 x 16,384) = 0.0004736 per GPU-day, whatever the multiplier
+    d = solve(Params(failure_rate_multiplier=1.9))
+    assert d.value("meta_failures_per_gpu_day") == pytest.approx(0.0004736, abs=1e-7)
+    # scaled to this job: 0.0004736 x 1.9 = 0.0008998
+    assert d.value("failures_per_gpu_day") == pytest.approx(0.0008998, abs=1e-7)
