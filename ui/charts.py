@@ -38,10 +38,12 @@ def legend_line(name: str, **line) -> dict:
 
 
 # Every point is a solve, and a slider move re-solves every chart that does not sweep the moved
-# knob: at 0.1-0.3 ms a solve, three charts of 80-120 points were 40-100 ms of each rerun (#18's
-# 100 ms budget). Sixty points are 12 px apart on a 720 px chart; a step line ("hv") is still
-# drawn as steps, its edges placed to within one point's spacing, and the marked point is exact.
-MAX_SWEEP_POINTS = 60
+# knob: at 0.1-0.5 ms a solve, three charts of 80-120 points were 40-100 ms of each rerun (#18's
+# 100 ms budget), and 60 points still left the LLM pages' sweeps at 40-60% of a rerun. Forty
+# points are 18 px apart on a 720 px chart (the curves are smooth between them); a step line
+# ("hv") is still drawn as steps, its edges placed to within one point's spacing, and the marked
+# point is exact.
+MAX_SWEEP_POINTS = 40
 
 
 def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, hi: float | None = None) -> list:

@@ -14,12 +14,15 @@ a figure overrides them).
 
 from __future__ import annotations
 
+import copy
 import math
 import os
+from functools import lru_cache
 from numbers import Real
 from typing import Any, Iterable
 
 import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
 
 # plotly wraps no title, and a title with a <br> is misplaced by title.automargin (it rises out
 # of the figure), so a long title is split here into a title line and a subtitle line, each
@@ -38,7 +41,81 @@ def validating() -> bool:
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
     label_log_axes(layout, data)
-    return go.Figure({"data": data, "layout": layout}, _validate=validating())
+    if validating():
+        return go.Figure({"data": data, "layout": layout})
+    return PlainFigure(data, layout)
+
+
+@lru_cache(maxsize=None)
+def _default_template() -> dict:
+    """The template plotly puts in every figure's layout (the one Streamlit registered, see
+    tests/app/test_figures.py), as the JSON it sends."""
+    return go.Figure().to_dict()["layout"]["template"]
+
+
+class PlainFigure(go.Figure):
+    """A figure kept as the dicts it was given until something asks for more than its JSON.
+
+    Building even an unvalidated go.Figure turns every trace and the layout into plotly objects
+    (~1 ms a chart, several charts a slider move), and most charts are only sent. This one is sent
+    as its dicts, with the template plotly would add; the first use of anything else (a page's
+    `fig.layout.shapes = ...`, `add_hline`) builds the real figure in place and goes on from there."""
+
+    def __init__(self, data: list[dict], layout: dict) -> None:  # noqa: D107 - plotly's init is deferred
+        self.__dict__["_plain"] = {"data": data, "layout": layout}
+
+    def __getattr__(self, name: str) -> Any:
+        plain = self.__dict__.get("_plain")
+        if plain is None or self.__dict__.get("_building"):
+            raise AttributeError(name)
+        self.__dict__["_building"] = True
+        try:
+            go.Figure.__init__(self, plain, _validate=False)
+        finally:
+            del self.__dict__["_building"]
+        del self.__dict__["_plain"]
+        return object.__getattribute__(self, name)
+
+    def plain_spec(self) -> dict | None:
+        """The figure's JSON as dicts, template included, while it has not been built; else None."""
+        plain = self.__dict__.get("_plain")
+        if plain is None:
+            return None
+        layout = plain["layout"]
+        return {"data": plain["data"],
+                "layout": layout if "template" in layout else {**layout, "template": _default_template()}}
+
+    def to_dict(self) -> dict:
+        spec = self.plain_spec()
+        if spec is None:
+            return super().to_dict()
+        spec = {"data": copy.deepcopy(spec["data"]), "layout": copy.deepcopy(spec["layout"])}
+        convert_to_base64(spec)
+        return spec
+
+
+class _Sent(go.Figure):
+    """A built figure as Streamlit sends it, without the deep copy plotly's `to_dict` makes of every
+    trace (~1 ms a chart, several charts a slider move): the figure is dropped once sent."""
+
+    def to_dict(self) -> dict:
+        return self.__dict__["_spec"]
+
+
+def sendable(fig: go.Figure) -> go.Figure:
+    """`fig` ready for st.plotly_chart: the same JSON (base64 arrays included), its dicts not copied.
+    Validating (the tests) sends the figure itself, so plotly's own path is what they check."""
+    if validating():
+        return fig
+    spec = fig.plain_spec() if isinstance(fig, PlainFigure) else None
+    if spec is None:
+        if fig._frame_objs:
+            return fig
+        spec = {"data": fig._data, "layout": fig._layout}
+    convert_to_base64(spec)
+    out = object.__new__(_Sent)
+    out.__dict__["_spec"] = spec
+    return out
 
 
 def vline(x: float, **line) -> dict:

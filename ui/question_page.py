@@ -30,6 +30,7 @@ from models.content import DIRECTIVE
 from models.core import PHASE_TITLES, Derivation
 from models.registry import QUESTIONS, TRACK_TITLES, Question
 from ui.charts import stack_figure, sweep_figure
+from ui.figures import sendable
 from ui.derivation_view import derivation_view, metric_row
 from ui.diagram import content_diagram
 from ui.drills import answered, applicable, drill_box, hidden_line
@@ -132,7 +133,7 @@ class QuestionPage:
             fig = fn(ctx)
             if self.presenting and kind == "chart":
                 fig.update_layout(height=CHART_HEIGHT_PX, font=dict(size=18))
-            st.plotly_chart(fig, key=f"{ctx.slug}.{kind}.{name}", config={"displaylogo": False})
+            st.plotly_chart(sendable(fig), key=f"{ctx.slug}.{kind}.{name}", config={"displaylogo": False})
         else:
             # A simulation takes 20-150 ms per run (some panels run two or three scenarios): its
             # panel is drawn last, into the place kept for it here, so the rest of the page (the

@@ -263,12 +263,31 @@ def accelerator(p: Any) -> Hardware:
 _last_replica: tuple[Any, Replica | None] = (None, None)
 
 
+# A sweep solves one scenario with one non-engine knob moved, dozens of times per slider move:
+# each point is a new Params object with the same engine. Replicas built from the same engine
+# values are the same Replica (it depends on those fields alone), so they are kept by value too.
+ENGINE_FIELDS: tuple[str, ...] = tuple(EngineKnobs.model_fields)
+_by_engine_values: dict[tuple, Replica] = {}
+_BY_VALUE_MAX = 128
+
+
+def engine_values(p: Any) -> tuple:
+    """The engine's knob values of `p` (None for a knob the page leaves out): what a Replica is built from."""
+    return tuple(map(vars(p).get, ENGINE_FIELDS))  # pydantic models and namespaces keep fields in __dict__
+
+
 def replica(p: Any) -> Replica:
     global _last_replica
     last_p, last_r = _last_replica
     if last_p is p:
         return last_r
-    r = _build_replica(p)
+    key = engine_values(p)
+    r = _by_engine_values.get(key)
+    if r is None:
+        r = _build_replica(p)
+        if len(_by_engine_values) >= _BY_VALUE_MAX:
+            _by_engine_values.clear()  # rare (a custom shape typed digit by digit); a rebuild is cheap
+        _by_engine_values[key] = r
     _last_replica = (p, r)
     return r
 

@@ -224,14 +224,22 @@ def residency_s(capacity_bytes: float, rate_per_s: float, returning_bytes: float
 
 
 def break_even_prefix_tokens(kv_bytes_per_token: float, bandwidth_Bps: float, flops_per_s: float,
-                             weight_flops_per_token: float, attn_flops_per_position: float) -> float:
+                             weight_flops_per_token: float, attn_flops_per_position: float,
+                             fixed_s: float = 0.0) -> float:
     """Prefix length above which reloading at this bandwidth beats recomputing; 0 if it always does.
 
-    Reload kv n / B against recompute (w n + a n^2 / 2) / F: reload wins when
-    n > 2 (kv F / B - w) / a.
+    Reload kv n / B against recompute (w n + a n^2 / 2) / F + c, c the all-reduces' fixed latency:
+    recompute − reload = a n^2 / (2F) − (kv / B − w / F) n + c, a parabola, and reload wins above its
+    larger root, n = (g + sqrt(g^2 − 2 a c / F)) / (a / F) with g = kv / B − w / F; with c = 0 that is
+    2 (kv F / B − w) / a. (Below the smaller root the latency alone makes recompute slower too, at a
+    few tokens, where neither matters.) No real root: recompute is the slower at every length.
     """
-    return max(0.0, 2 * (kv_bytes_per_token * flops_per_s / bandwidth_Bps - weight_flops_per_token)
-               / attn_flops_per_position)
+    g = kv_bytes_per_token / bandwidth_Bps - weight_flops_per_token / flops_per_s
+    k = attn_flops_per_position / flops_per_s
+    disc = g * g - 2 * k * fixed_s
+    if g <= 0 or disc < 0:
+        return 0.0
+    return max(0.0, (g + math.sqrt(disc)) / k)
 
 
 def recompute_terms(r: Replica) -> tuple[float, float, float]:
@@ -416,10 +424,13 @@ def solve(p: Params) -> Derivation:
                    formula=f"{{{bw_key}}} B/s < {{break_even_bandwidth_short_Bps}} B/s and no attention FLOP",
                    kind="verdict")
         else:
-            n_star = break_even_prefix_tokens(kv_tok, bw, F, w_eff, a)
+            n_star = break_even_prefix_tokens(kv_tok, bw, F, w_eff, a, r.allreduce_s(0))
+            g = f"({{kv_bytes_per_token}} B / {{{bw_key}}} B/s − {{recompute_flops_per_token_effective}} FLOP / {{replica_flops}} FLOP/s)"
             d.step(key, f"Prefix above which {tier} reload beats recompute", n_star, "1", noun="tokens",
-                   formula=f"2 × ({{kv_bytes_per_token}} B × {{replica_flops}} FLOP/s / {{{bw_key}}} B/s − "
-                           "{recompute_flops_per_token_effective} FLOP) / {attention_flops_per_position} FLOP")
+                   formula=f"({g} + sqrt({g}² − 2 × {{attention_flops_per_position}} FLOP / {{replica_flops}} FLOP/s × "
+                           "{allreduce_fixed_s} s)) / ({attention_flops_per_position} FLOP / {replica_flops} FLOP/s)",
+                   note="The larger root of recompute − reload = 0, the all-reduces' fixed latency counted; "
+                        "without it, 2 × (kv × F / B − w) / a.")
 
     crossing("break_even_prefix_tokens_ssd", "SSD", ssd_Bps, "ssd_reload_Bps")
     crossing("break_even_prefix_tokens_dram", "DRAM", dram_Bps, "dram_reload_Bps")

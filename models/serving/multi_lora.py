@@ -35,7 +35,7 @@ from pydantic import model_validator
 
 from models.catalog import LINKS
 from models.core import Derivation, Knob, StrictModel
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults, without
+from models.engine.knobs import EngineKnobs, accelerator, engine_values, llm, replica, subset, with_defaults, without
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
@@ -251,17 +251,22 @@ def _fleet(tokens_per_s: float, step_of: Callable[[float], float], tpot_s: float
     return hi, n, b, step, share
 
 
-def _smallest_dedicated(p: Any, per_variant: float, tpot_s: float, util: float, ctx: float,
-                        **change: Any) -> tuple[int, int]:
-    """(GPUs per variant, tensor-parallel degree) of the cheapest dedicated deployment of one variant
-    on the part and format `change` names (the page's own when empty): every power-of-two degree up
-    to eight that holds the base and one sequence's KV and steps one sequence within the TPOT
-    target, sized by the same fleet as the seed's replica. No adapter reserve: a dedicated variant
-    runs its adapter merged."""
-    best: tuple[int, int] | None = None
+# The layouts a dedicated variant may take depend on the engine and the request alone, not on the
+# traffic: a sweep over the variants or the rate re-sizes the fleet at each point and reuses them.
+_layouts_seen: dict[tuple, tuple] = {}
+
+
+def _dedicated_layouts(p: Any, ctx: float, tpot_s: float, change: tuple) -> tuple[tuple[int, Any, int], ...]:
+    """(tensor-parallel degree, decode step's lines at `ctx`, batch cap) of every power-of-two degree
+    up to eight that holds the base and one sequence's KV and steps one sequence within `tpot_s`."""
+    key = (engine_values(p), p.prompt_tokens, p.output_tokens, ctx, tpot_s, change)
+    found = _layouts_seen.get(key)
+    if found is not None:
+        return found
+    out = []
     kv_seq_tokens = p.prompt_tokens + p.output_tokens
     for tp in (1, 2, 4, 8):
-        q = p.model_copy(update={"tp_degree": tp, **change})
+        q = p.model_copy(update={"tp_degree": tp, **dict(change)})
         hw = accelerator(q)
         if tp > hw.scale_up_domain:
             continue
@@ -272,11 +277,26 @@ def _smallest_dedicated(p: Any, per_variant: float, tpot_s: float, util: float, 
         kv_seq = r.kv_bytes_per_token * kv_seq_tokens
         if r.kv_room_bytes < kv_seq:
             continue
-        step_of = r.step_lines(ctx).step_s
-        if step_of(1) > tpot_s:
+        lines = r.step_lines(ctx)
+        if lines.step_s(1) > tpot_s:
             continue
-        cap = max(1, math.floor(r.kv_room_bytes / kv_seq))
-        _cont, n, _b, _step, _share = _fleet(per_variant, step_of, tpot_s, util, cap)
+        out.append((tp, lines, max(1, math.floor(r.kv_room_bytes / kv_seq))))
+    if len(_layouts_seen) > 256:
+        _layouts_seen.clear()
+    _layouts_seen[key] = found = tuple(out)
+    return found
+
+
+def _smallest_dedicated(p: Any, per_variant: float, tpot_s: float, util: float, ctx: float,
+                        **change: Any) -> tuple[int, int]:
+    """(GPUs per variant, tensor-parallel degree) of the cheapest dedicated deployment of one variant
+    on the part and format `change` names (the page's own when empty): every power-of-two degree up
+    to eight that holds the base and one sequence's KV and steps one sequence within the TPOT
+    target, sized by the same fleet as the seed's replica. No adapter reserve: a dedicated variant
+    runs its adapter merged."""
+    best: tuple[int, int] | None = None
+    for tp, lines, cap in _dedicated_layouts(p, ctx, tpot_s, tuple(sorted(change.items()))):
+        _cont, n, _b, _step, _share = _fleet(per_variant, lines.step_s, tpot_s, util, cap)
         if best is None or n * tp < best[0]:
             best = (n * tp, tp)
     return best if best is not None else (0, 0)

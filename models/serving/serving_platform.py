@@ -26,7 +26,7 @@ from typing import Annotated, Any
 from models.core import Derivation, Knob, StrictModel
 from models.units import format_quantity
 from models.engine import serving as sv
-from models.engine.knobs import accelerator, problem, with_defaults
+from models.engine.knobs import ENGINE_FIELDS, accelerator, engine_values, problem, with_defaults
 from models.engine.record import record_fleet, record_served
 from models.engine.serving_knobs import ServingKnobs, served
 
@@ -105,8 +105,10 @@ def _anchor_engine(engine: tuple, runs: tuple) -> tuple[tuple[int, float, float]
 def record_trtllm_anchor(d: Derivation, p: Any, runs: tuple[tuple[int, int, float], ...] = ANCHOR_RUNS) -> None:
     """This scenario's engine efficiencies run on the published TensorRT-LLM setup, beside what it measured:
     `anchor_<isl>_predicted_tokens_per_s`, `..._measured_...` and `..._error` (prompt lengths unique)."""
-    base = dict(p) if not isinstance(p, SimpleNamespace) else vars(p)
-    engine = tuple(sorted((k, v) for k, v in base.items() if k not in _ANCHOR_FIXED))
+    # Only the engine's own knobs reach the published setup: keyed by them alone, a sweep over a
+    # traffic knob reuses one anchor instead of re-solving it at every point.
+    engine = tuple((k, v) for k, v in zip(ENGINE_FIELDS, engine_values(p))
+                   if k not in _ANCHOR_FIXED and v is not None)
     for (isl, osl, measured), (b, step_s, prefill_s) in zip(runs, _anchor_engine(engine, runs)):
         tag = f"anchor_{isl}"
         d.step(f"{tag}_prompt_tokens", f"Published setup {isl} / {osl}: prompt tokens", isl, "1",

@@ -1,10 +1,12 @@
 import math
+from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 from pydantic import ValidationError
 
+from models.core import values_only
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
 from ui.figures import figure, vline
@@ -19,18 +21,36 @@ REPLAY_DT_S = 0.25  # replay positions: a quarter second of simulated time each
 
 def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
     """Solve the scenario with one knob moved; points where the scenario is not valid are skipped.
-    `also(x)` may return other fields to move with it (ones the plotted steps do not depend on)."""
+    `also(x)` may return other fields to move with it (ones the plotted steps do not depend on).
+    The points are solved once per setting of the other knobs (see `_points`)."""
+    points = tuple((x, tuple(sorted((also(x) if also else {}).items())))
+                   for x in sweep_values(ctx.params, field, n, lo, hi))
+    solved = _points(ctx.params.model_copy(update={field: None}), field, tuple(keys), points)
     xs, ys = [], {k: [] for k in keys}
-    for x in sweep_values(ctx.params, field, n, lo, hi):
-        try:
-            p = ctx.params.model_copy(update={field: x, **(also(x) if also else {})})
-            d = model.solve(model.Params.model_validate(p.model_dump()))  # uncached: see ui/solve_cache.py
-        except ValidationError:
-            continue
-        xs.append(x)
-        for k in keys:
-            ys[k].append(float(d.value(k)))
+    for (x, _), values in zip(points, solved):
+        if values is not None:
+            xs.append(x)
+            for k, v in zip(keys, values):
+                ys[k].append(v)
     return xs, ys
+
+
+@lru_cache(maxsize=128)
+def _points(rest, field, keys, points):
+    """Each point's values of `keys` (None where the scenario is refused), solved uncached and
+    values only (see ui/charts.py): keyed by every other knob, so moving this chart's own knob
+    re-solves nothing but the points whose companions (`also`) moved with it."""
+    base = rest.model_dump()
+    out = []
+    with values_only():
+        for x, extra in points:
+            try:
+                d = model.solve(model.Params.model_validate({**base, field: x, **dict(extra)}))
+            except ValidationError:
+                out.append(None)
+                continue
+            out.append(tuple(float(d.value(k)) for k in keys))
+    return tuple(out)
 
 
 def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:

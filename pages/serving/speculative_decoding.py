@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 
-from ui.charts import INK, PALETTE, layout_dict, legend_line, sweep
+from ui.charts import INK, MAX_SWEEP_POINTS, PALETTE, layout_dict, legend_line, sweep
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
 
@@ -19,7 +19,7 @@ def speedup_vs_batch(ctx):
     d, p = ctx.derivation, ctx.params
     # Batches past the KV cap are refused, so the sweep ends at the cap.
     cap = int(d.value("batch_memory_cap"))
-    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), 80)} | {int(d.value("decode_batch"))})
+    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), MAX_SWEEP_POINTS)} | {int(d.value("decode_batch"))})
     lines = {"speedup_at_operating_batch": "The engine's full step (KV, all-reduces, fixed cost)",
              "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"}
     ys = sweep(ctx.slug, p, "given_batch", list(lines), xs)

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from models.registry import QUESTIONS
 from tests.app.test_page_figures_plain import _assert_same, _chart, _ctx, _page, _sent, _sim
-from ui.charts import INK, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
+from ui.charts import INK, MAX_SWEEP_POINTS, PALETTE, base_layout, legend_line, sweep, sweep_figure, sweep_values
 
 # --- rag-10k-qps ----------------------------------------------------------------------------------
 
@@ -344,7 +344,8 @@ def OLD_spec_speedup_vs_batch(ctx):
     d, p = ctx.derivation, ctx.params
     # Batches past the KV cap are refused, so the sweep ends at the cap.
     cap = int(d.value("batch_memory_cap"))
-    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), 80)} | {int(d.value("decode_batch"))})
+    # The point count follows the sweep cap (#18: 80 points, then 40), as the page's does.
+    xs = sorted({int(round(x)) for x in np.geomspace(1, max(2, cap), MAX_SWEEP_POINTS)} | {int(d.value("decode_batch"))})
     lines = {"speedup_at_operating_batch": "The engine's full step (KV, all-reduces, fixed cost)",
              "speedup_at_operating_batch_weights_only": "Weights only (the ridge argument)"}
     ys = sweep(ctx.slug, p, "given_batch", list(lines), xs)

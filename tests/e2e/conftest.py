@@ -123,10 +123,25 @@ def start_mock_round(page, app_url: str, title: str = BATCHED_TITLE, mode: str |
 def save_mock_answer(page, key: str, text: str) -> None:
     """Type an answer into a round's drill box, save it, and wait for the saved line that quotes it."""
     box = page.locator(f".st-key-mockdrill-{key}")
+    # Until a run has replaced them, the last run's elements stay in place: a box can briefly hold
+    # the previous phase's input beside its own. Wait for the run to finish drawing it.
+    wait_idle(page)
+    expect(box.locator("input[type='text']")).to_have_count(1)
     box.locator("input[type='text']").fill(text)
     box.get_by_role("button", name="Save").click()
     wait_idle(page)
     expect(box.get_by_text(re.compile(r"Saved at .*" + re.escape(text)))).to_be_visible()
+
+
+def move_on(page, phase: str) -> None:
+    """Press "Move on to `phase`" and wait until the new phase is drawn: its heading is shown and the
+    button that was pressed is gone (a run that has not started yet looks idle, so idle alone is not
+    enough)."""
+    button = page.get_by_role("button", name=f"Move on to {phase}")
+    button.click()
+    expect(page.get_by_role("heading", name=f"The interviewer asks: {phase}")).to_be_visible()
+    expect(button).to_have_count(0)
+    wait_idle(page)
 
 
 # Client-side navigation, as st.navigation's links do it: the URL changes and Streamlit runs the

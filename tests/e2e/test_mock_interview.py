@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import save_mock_answer, start_mock_round, wait_idle
+from tests.e2e.conftest import move_on, save_mock_answer, start_mock_round, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -22,10 +22,8 @@ def test_mock_attempt_survives_a_reload_and_ends_in_a_review(page: Page, app_url
     expect(clock).to_have_text(re.compile(r"^4[45]:\d\d$"))
 
     save_mock_answer(page, "per_gpu_rps_full", "250 req/s")
-    page.get_by_role("button", name="Move on to Shape").click()
-    wait_idle(page)
-    page.get_by_role("button", name="Move on to Arithmetic").click()
-    wait_idle(page)
+    move_on(page, "Shape")
+    move_on(page, "Arithmetic")
     save_mock_answer(page, "gpus_floor", "12")  # wrong: the floor is 8
 
     before = _seconds(clock.inner_text())

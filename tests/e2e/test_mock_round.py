@@ -11,7 +11,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from models.mock_script import clarifiers, depth_areas
 from models.registry import QUESTIONS
-from tests.e2e.conftest import save_mock_answer, start_mock_round, wait_idle
+from tests.e2e.conftest import move_on, save_mock_answer, start_mock_round, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -116,20 +116,16 @@ def test_a_full_round_on_the_batched_api(page: Page, app_url: str, tmp_path):
     expect(page.locator(".st-key-mock-givens")).to_contain_text("2,000")
 
     for nxt in ("Shape", "Arithmetic"):
-        page.get_by_role("button", name=f"Move on to {nxt}").click()
-        wait_idle(page)
-    expect(page.get_by_role("heading", name="The interviewer asks: Arithmetic")).to_be_visible()
+        move_on(page, nxt)
     save_mock_answer(page, "gpus_floor", "8")
-    page.get_by_role("button", name="Move on to Depth").click()
-    wait_idle(page)
+    move_on(page, "Depth")
     # the depth probes follow the area chosen in the numbers phase, and the choice is now fixed
     expect(page.locator("[class*='st-key-mockprobe-depth']").first).to_contain_text(
         re.compile(re.escape(areas[1][:20]), re.I))
     expect(page.locator("[class*='st-key-mockprobe-depth']").first).to_be_visible()
     expect(page.locator(".st-key-mockwords-depth")).to_contain_text("answer in the document")
     expect(page.get_by_text(f"Depth area: {areas[1]}")).to_be_visible()
-    page.get_by_role("button", name="Move on to Failure modes").click()
-    wait_idle(page)
+    move_on(page, "Failure modes")
     expect(page.locator("[class*='st-key-mockprobe-failure']").first).to_be_visible()
     expect(page.get_by_role("button", name=re.compile("^Move on"))).to_have_count(0)
 

@@ -42,6 +42,14 @@ def w_eff(F, tp=8):
     return W - A / 2 + ring_s_per_token(tp) * F
 
 
+def crossing_by_hand(bandwidth_Bps, F, tp=8):
+    """Where reload (kv n / B) meets recompute ((w_eff n + A n^2 / 2) / F + the all-reduces' latency):
+    the larger root of A n^2 / (2F) − g n + c = 0, g = kv / B − w_eff / F, by the quadratic formula."""
+    g = KV_TOKEN / bandwidth_Bps - w_eff(F, tp) / F
+    k = A / F
+    return (g + math.sqrt(g * g - 2 * k * AR_LATENCY_S)) / k
+
+
 def v(d, key):
     return d.value(key)
 
@@ -90,11 +98,13 @@ def test_seed_figures():
     assert v(d, "break_even_bandwidth_Bps") / 1e9 == pytest.approx(6.79, abs=0.01)
     assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / w_eff(F))
     assert v(d, "break_even_bandwidth_short_Bps") / 1e9 == pytest.approx(8.21, abs=0.01)
-    # SSD at 7 GB/s is below 8.21: it wins above n* = 2 (kv F / B - w_eff) / a = 24,967 tokens,
-    # so the seed's 30,000-token conversation is just past the crossing.
-    n_star = 2 * (KV_TOKEN * F / 7e9 - w_eff(F)) / A
+    # SSD at 7 GB/s is below 8.21: it wins above n* = 2 (kv F / B - w_eff) / a = 24,967 tokens
+    # without the all-reduces' 0.96 ms latency, 24,827 with it, so the seed's 30,000-token
+    # conversation is just past the crossing.
+    assert round(2 * (KV_TOKEN * F / 7e9 - w_eff(F)) / A) == 24_967
+    n_star = crossing_by_hand(7e9, F)
     assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)
-    assert round(n_star) == 24_967
+    assert round(n_star) == 24_827
     assert v(d, "break_even_prefix_tokens_dram") == "none (DRAM reload wins at every prefix length)"
     assert v(d, "faster_at_this_length") == "SSD reload"  # 1.404 s against 1.447 s at 30k tokens
     assert v(d, "ssd_drives_to_always_win") == 2  # ceil(8.21 / 7)
@@ -107,9 +117,9 @@ def test_crossing_is_where_the_curves_meet():
     d = solve(Params(ssd_efficiency=0.35))
     n = v(d, "break_even_prefix_tokens_ssd")
     F = 8 * 989e12 * 0.6
-    assert n == pytest.approx(2 * (KV_TOKEN * F / 4.9e9 - w_eff(F)) / A)  # ~97,600 tokens
-    # the closed form leaves out the all-reduces' fixed latency (under a millisecond)
-    assert n * KV_TOKEN / 4.9e9 == pytest.approx(recompute_by_hand(n, F) - AR_LATENCY_S, rel=1e-9)
+    assert n == pytest.approx(crossing_by_hand(4.9e9, F))  # ~97,600 tokens
+    # the all-reduces' fixed latency (under a millisecond) counted, the two times are equal there
+    assert n * KV_TOKEN / 4.9e9 == pytest.approx(recompute_by_hand(n, F), rel=1e-9)
     below = solve(Params(ssd_efficiency=0.35, conversation_tokens=60_000))
     above = solve(Params(ssd_efficiency=0.35, conversation_tokens=128_000))
     assert v(below, "reload_s_ssd") > v(below, "recompute_s")
@@ -199,7 +209,7 @@ def test_variant_h200_tp4_shares_the_node():
     F = 4 * 989e12 * 0.6
     assert v(d, "recompute_s") == pytest.approx(recompute_by_hand(30_000, F, tp=4))  # 2.54 s
     assert v(d, "break_even_bandwidth_short_Bps") == pytest.approx(KV_TOKEN * F / w_eff(F, tp=4))  # 4.81 GB/s
-    n_star = 2 * (KV_TOKEN * F / 3.5e9 - w_eff(F, tp=4)) / A
+    n_star = crossing_by_hand(3.5e9, F, tp=4)
     assert v(d, "break_even_prefix_tokens_ssd") == pytest.approx(n_star)
     assert v(d, "ssd_drives_to_always_win") == math.ceil(KV_TOKEN * F / w_eff(F, tp=4) * 2 / 7e9)  # 2
 
