@@ -22,12 +22,19 @@ REPLAY_DT_S = 0.25  # replay positions: a quarter second of simulated time each
 def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
     """Solve the scenario with one knob moved; points where the scenario is not valid are skipped.
     `also(x)` may return other fields to move with it (ones the plotted steps do not depend on).
-    The points are solved once per setting of the other knobs (see `_points`)."""
-    points = tuple((x, tuple(sorted((also(x) if also else {}).items())))
-                   for x in sweep_values(ctx.params, field, n, lo, hi))
-    solved = _points(ctx.params.model_copy(update={field: None}), field, tuple(keys), points)
+    The grid is solved once per setting of the other knobs (see `_points`); the scenario's own
+    point, which moves with its knob, is solved on its own, as ui/charts.sweep does."""
+    current = getattr(ctx.params, field)
+    with_extra = lambda x: (x, tuple(sorted((also(x) if also else {}).items())))  # noqa: E731
+    xs_all = sweep_values(ctx.params, field, n, lo, hi)
+    grid = tuple(with_extra(x) for x in xs_all if x != current)
+    rest = ctx.params.model_copy(update={field: None})
+    solved = dict(zip((x for x, _ in grid), _points(rest, field, tuple(keys), grid)))
+    if current in xs_all:
+        solved[current] = _points(rest, field, tuple(keys), (with_extra(current),))[0]
     xs, ys = [], {k: [] for k in keys}
-    for (x, _), values in zip(points, solved):
+    for x in xs_all:
+        values = solved[x]
         if values is not None:
             xs.append(x)
             for k, v in zip(keys, values):
@@ -39,7 +46,7 @@ def _sweep(ctx, field, keys, n=60, lo=None, hi=None, also=None):
 def _points(rest, field, keys, points):
     """Each point's values of `keys` (None where the scenario is refused), solved uncached and
     values only (see ui/charts.py): keyed by every other knob, so moving this chart's own knob
-    re-solves nothing but the points whose companions (`also`) moved with it."""
+    re-solves only its own point."""
     base = rest.model_dump()
     out = []
     with values_only():
