@@ -71,11 +71,12 @@ class StrictModel(BaseModel):
 
     @model_validator(mode="after")
     def _check_knob_bounds(self) -> "StrictModel":
-        for name, knob in knobs_of(type(self)).items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+        values = vars(self)  # every sweep point is validated: read the fields without getattr's detour
+        for name, low, high, knob in _bounded_knobs(type(self)):
+            value = values[name]
+            if value.__class__ is bool or not isinstance(value, (int, float)):
                 continue
-            if not knob.in_range(value):
+            if not low <= value <= high:  # NaN fails too
                 unit = f" {knob.unit}" if knob.unit else ""
                 raise ValueError(
                     f"{knob.label} must be between {format_number(knob.min)} and "
@@ -95,6 +96,14 @@ def knobs_of(params_cls: type[BaseModel]) -> dict[str, Knob]:
                 out[name] = meta
                 break
     return out
+
+
+@lru_cache(maxsize=None)
+def _bounded_knobs(params_cls: type[BaseModel]) -> tuple[tuple[str, float, float, Knob], ...]:
+    """(field, min, max, knob) of every knob with a bound; a missing bound is infinite."""
+    inf = float("inf")
+    return tuple((name, -inf if k.min is None else k.min, inf if k.max is None else k.max, k)
+                 for name, k in knobs_of(params_cls).items() if k.min is not None or k.max is not None)
 
 
 STEP_KINDS = ("", "lookup", "verdict", "search", "given", "variant", "simulated")  # see Step.kind

@@ -160,6 +160,11 @@ def sweep_figure(
     gaps: bool = False,
     mode: str = "lines",
     points: dict[str, tuple[str, str]] | None = None,
+    shapes: Sequence[dict] = (),
+    annotations: Sequence[dict] = (),
+    traces: Sequence[dict] = (),
+    layout: dict[str, Any] | None = None,
+    markers: int = 0,
 ) -> go.Figure:
     """`lines` maps step key -> legend name; every point is a solve of the page's scenario with
     `field` moved (see `sweep`), the current value marked. `x_scale` turns a fraction knob into percent.
@@ -178,7 +183,12 @@ def sweep_figure(
                may name a step, read in the knob's unit (a sweep that ends where prefill gets nothing);
       gaps     a value that is not finite or not positive is a gap, not a point;
       points   label -> (x knob or step, y step): a marked point of this scenario off the lines
-               (a heavier comparison adapter), drawn as a diamond."""
+               (a heavier comparison adapter), drawn as a diamond;
+      shapes, annotations, traces   more marks as dicts (a "one week" line, a legend row);
+      layout   layout properties, an axis's merged into it ({"yaxis": {"range": [-100, 100]}});
+      markers  a dot of this size at every swept point, on the lines.
+    Each is set here, not on the returned figure, which would have to be built as plotly objects
+    first (~1-5 ms a chart, ui/figures.py)."""
     from ui.diagram import fill  # ui.diagram draws with this module's palette: import it late
 
     knob = knobs_of(type(params))[field]
@@ -192,7 +202,7 @@ def sweep_figure(
     members = [(None, base)] if family is None else [
         (v, base.model_copy(update={family[0]: v})) for v in _family_values(family, params)]
     x_now = float(cur_solve.value(x_step)) if x_step else current * x_scale
-    traces: list[dict] = []
+    drawn: list[dict] = []
     for j, (member, p_member) in enumerate(members):
         ys = sweep(slug, p_member, field, keys, grid)
         x_points = ys[x_step] if x_step else [x * x_scale for x in grid]
@@ -213,23 +223,24 @@ def sweep_figure(
             if family is not None:
                 name = name.replace("{value}", _member_text(family[0], member, params)) + (" (now)" if own else "")
             style = {"dash": "dash"} if key in dashed else {"dash": "dot"} if not own else {}
-            traces.append(dict(
-                type="scatter", x=x_points, y=y, name=name, mode=mode,
+            drawn.append(dict(
+                type="scatter", x=x_points, y=y, name=name, mode="lines+markers" if markers else mode,
+                **({"marker": {"size": markers}} if markers else {}),
                 line=dict(color=color, width=2.5 if family is None else 3.5 if own else 2, shape=line_shape, **style),
                 **({"connectgaps": False} if gaps else {}),
             ))
             if own and math.isfinite(y_cur):
-                traces.append(dict(
+                drawn.append(dict(
                     type="scatter", x=[x_now], y=[y_cur], mode="markers", showlegend=False,
                     marker=dict(color=color, size=11, line=dict(color="white", width=2)),
                     hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
                 ))
     unit = "%" if knob.percent else knob.unit
-    layout = layout_dict(
+    spec = layout_dict(
         text(title), text(x_title) if x_title else (f"{knob.label} ({unit})" if unit else knob.label), text(y_title),
         log_x=knob.log if log_x is None else log_x, log_y=log_y,
     )
-    layout["shapes"] = [vline(x_now, color="#64748b", dash="dot", width=1)]  # the current value
+    spec["shapes"] = [vline(x_now, color="#64748b", dash="dot", width=1)]  # the current value
     notes = []
     for i, level in enumerate(hlines):
         level, label = level if isinstance(level, tuple) else (level, "")
@@ -237,23 +248,31 @@ def sweep_figure(
         if y_unit and from_unit and isinstance(level, str) and level in cur_solve:
             y_level = convert(float(cur_solve.value(level)), cur_solve[level].unit, y_unit)
         color = "#64748b" if not label else (INK, "#d97706", *PALETTE)[i % (2 + len(PALETTE))]
-        layout["shapes"].append(hline(y_level, color=color, dash="dash", width=1))
+        spec["shapes"].append(hline(y_level, color=color, dash="dash", width=1))
         if label:  # on a log axis an annotation's y is in log10 units (shapes take data units)
             notes.append(dict(x=0, xref="paper", xanchor="left", y=math.log10(y_level) if log_y else y_level,
                               text=text(label), showarrow=False, yanchor="bottom", font=dict(size=11, color=color)))
+    spec["shapes"] += list(shapes)
+    notes += list(annotations)
     if notes:
-        layout["annotations"] = notes
+        spec["annotations"] = notes
     for i, (label, (x_name, y_key)) in enumerate((points or {}).items()):
         x = float(cur_solve.value(x_name)) if x_name in cur_solve else float(getattr(params, x_name)) * x_scale
         y = float(cur_solve.value(y_key))
         y = convert(y, from_unit, y_unit) if y_unit and from_unit else 100 * y if cur_solve[y_key].percent else y
-        traces.append(dict(type="scatter", x=[x], y=[y], mode="markers", showlegend=False,
+        drawn.append(dict(type="scatter", x=[x], y=[y], mode="markers", showlegend=False,
                            marker=dict(color=PALETTE[(len(lines) + i + 2) % len(PALETTE)], size=11, symbol="diamond",
                                        line=dict(color="white", width=2)),
                            hovertemplate=f"{text(label)}: %{{y:,.4g}}<extra></extra>"))
     if height:
-        layout["height"] = height
-    return figure(traces, layout)
+        spec["height"] = height
+    drawn += list(traces)
+    for name, value in (layout or {}).items():
+        if isinstance(value, dict) and isinstance(spec.get(name), dict):
+            spec[name].update(value)
+        else:
+            spec[name] = value
+    return figure(drawn, spec)
 
 
 def _family_values(family: tuple[str, Sequence[Any]], params: Any) -> list:

@@ -39,8 +39,10 @@ def validating() -> bool:
     return os.environ.get("WALKTHROUGHS_VALIDATE_FIGURES") == "1"
 
 
-def figure(data: list[dict], layout: dict) -> go.Figure:
+def figure(data: list[dict], layout: dict, own_ticks: dict[str, dict] | None = None) -> go.Figure:
+    """`own_ticks`: axes that keep the ticks they are given (added after the log axes are labelled)."""
     label_log_axes(layout, data)
+    layout.update(own_ticks or {})
     if validating():
         return go.Figure({"data": data, "layout": layout})
     return PlainFigure(data, layout)

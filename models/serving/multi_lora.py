@@ -294,12 +294,25 @@ def _smallest_dedicated(p: Any, per_variant: float, tpot_s: float, util: float, 
     to eight that holds the base and one sequence's KV and steps one sequence within the TPOT
     target, sized by the same fleet as the seed's replica. No adapter reserve: a dedicated variant
     runs its adapter merged."""
+    changed = tuple(sorted(change.items()))
+    # A dedicated variant carries no adapter: its fleet does not move with the LoRA knobs, so a sweep
+    # over the rank or the kernels' tax (and a move of either) finds it here.
+    key = (engine_values(p), p.prompt_tokens, p.output_tokens, ctx, tpot_s, changed, per_variant, util)
+    found = _dedicated_seen.get(key)
+    if found is not None:
+        return found
     best: tuple[int, int] | None = None
-    for tp, lines, cap in _dedicated_layouts(p, ctx, tpot_s, tuple(sorted(change.items()))):
+    for tp, lines, cap in _dedicated_layouts(p, ctx, tpot_s, changed):
         _cont, n, _b, _step, _share = _fleet(per_variant, lines.step_s, tpot_s, util, cap)
         if best is None or n * tp < best[0]:
             best = (n * tp, tp)
-    return best if best is not None else (0, 0)
+    if len(_dedicated_seen) > 1024:
+        _dedicated_seen.clear()
+    _dedicated_seen[key] = found = best if best is not None else (0, 0)
+    return found
+
+
+_dedicated_seen: dict[tuple, tuple[int, int]] = {}
 
 
 def solve(p: Params) -> Derivation:

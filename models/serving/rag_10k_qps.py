@@ -33,7 +33,7 @@ from pydantic import model_validator
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
 from models.engine import serving as sv
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults
+from models.engine.knobs import EngineKnobs, accelerator, engine_values, llm, replica, subset, with_defaults
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
@@ -205,6 +205,22 @@ def variant_nodes(p: Any, fmt: str | None, prompt: float, rate: float) -> float:
     """LLM nodes for `rate` at this `prompt`, with weights, KV cache and tensor cores all in `fmt`
     (None: the scenario's own formats): the what-ifs the seed's absolute count hinges on. inf
     where the variant cannot run on these nodes."""
+    # Four what-ifs per solve, each a fleet search: kept by what they read, so a sweep or a move of a
+    # knob they do not read (the retrieval side, the cache's hit rate for three of them) finds them here.
+    key = (engine_values(p), p.output_tokens, p.prefix_cache_hit, p.tpot_target_ms, p.given_batch,
+           p.target_utilization, fmt, prompt, rate)
+    found = _variants_seen.get(key)
+    if found is None:
+        if len(_variants_seen) > 1024:
+            _variants_seen.clear()
+        found = _variants_seen[key] = _variant_nodes(p, fmt, prompt, rate)
+    return found
+
+
+_variants_seen: dict[tuple, float] = {}
+
+
+def _variant_nodes(p: Any, fmt: str | None, prompt: float, rate: float) -> float:
     r = replica(p)
     if fmt is not None:
         if not r.hw.has(fmt):

@@ -19,16 +19,15 @@ page.sweep("scan_vs_jobs", "jobs",
 
 
 @page.chart("loss_vs_write")
-def loss_vs_write(ctx):  # a sweep with a mark on its knob's axis (the grace), which sweep_figure does not draw
-    fig = sweep_figure(ctx.slug, ctx.params, "checkpoint_write_min", {
+def loss_vs_write(ctx):  # a sweep with a mark on its knob's axis: the grace period
+    grace = dict(color="#dc2626", dash="dash", width=1.5)
+    return sweep_figure(ctx.slug, ctx.params, "checkpoint_write_min", {
         "lost_work_without_signal_gpu_hours": "Killed outright: work since last checkpoint",
         "lost_work_with_checkpoint_on_signal_gpu_hours": "Checkpoint on the signal",
-    }, title="GPU-hours the preemption loses against the checkpoint write time", y_title="GPU-hours", n=80)
-    grace = dict(color="#dc2626", dash="dash", width=1.5)
-    fig.layout.shapes = (*fig.layout.shapes, vline(ctx.params.grace_min, **grace))  # a dict: ui/figures.py
-    # In the legend: beside the line, the label sat on the signal curve, which climbs there.
-    fig.add_trace(legend_line(fill("grace period ({{grace_min}})", ctx.derivation, ctx.params), **grace))
-    return fig
+    }, title="GPU-hours the preemption loses against the checkpoint write time", y_title="GPU-hours", n=80,
+        shapes=[vline(ctx.params.grace_min, **grace)],
+        # In the legend: beside the line, the label sat on the signal curve, which climbs there.
+        traces=[legend_line(fill("grace period ({{grace_min}})", ctx.derivation, ctx.params), **grace)])
 
 
 def _ledger_figure(frame: model.Frame, s) -> go.Figure:

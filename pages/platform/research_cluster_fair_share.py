@@ -86,17 +86,14 @@ def lost_vs_checkpoint(ctx):
 
 @page.chart("last_week_vs_half_life")
 def last_week_vs_half_life(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "half_life_hours",
         {"weight_of_last_week": "Weight of a GPU-hour used a week ago"},
         title="What last week still costs, against the half-life", y_title="Weight (1 = counts in full)", n=80,
+        shapes=[vline(model.HOURS_PER_WEEK, color=INK, dash="dash", width=1)],
+        annotations=[dict(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="one week", showarrow=False,
+                          xanchor="right", xshift=-3, yanchor="top", font=dict(size=11))],
     )
-    # Added as dicts (ui/figures.py): add_vline and add_annotation validate the figure's shapes and notes.
-    fig.layout.shapes = (*fig.layout.shapes, vline(model.HOURS_PER_WEEK, color=INK, dash="dash", width=1))
-    fig.layout.annotations = (*fig.layout.annotations, dict(
-        x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="one week", showarrow=False,
-        xanchor="right", xshift=-3, yanchor="top", font=dict(size=11)))
-    return fig
 
 
 @page.chart("split_vs_guarantee")
@@ -115,7 +112,7 @@ def split_vs_guarantee(ctx):
 
 @page.chart("hoarding")
 def hoarding(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "evals_hold_fraction",
         {
             "evals_factor_charged_by_allocation": "Evals' factor, charged by allocation",
@@ -123,10 +120,8 @@ def hoarding(ctx):
             "evals_factor_if_released": "Evals' factor if it releases the hoard",
         },
         title="Holding idle GPUs: what it does to the hoarder's fair-share factor", y_title="Fair-share factor F",
-        x_scale=100, n=41,
+        x_scale=100, n=41, shapes=[hline(0.5, color=GREY, dash="dot", width=1)],
     )
-    fig.layout.shapes = (*fig.layout.shapes, hline(0.5, color=GREY, dash="dot", width=1))  # a dict: see above
-    return fig
 
 
 

@@ -63,12 +63,10 @@ def staleness_vs_ttl(ctx):
     layout = layout_dict("Staleness after a revocation against database reads, by cache TTL (log-log)",
                          "Permission cache TTL (s)", "Seconds", log_x=True, log_y=True)
     layout["shapes"] = [vline(x, color="#64748b", dash="dot", width=1)]
-    fig = figure(traces, layout)
-    # The right axis keeps its own ticks (decades, digits in full): set after figure(), which
-    # would give a log axis without a tickformat the SI labels of the others.
-    fig.layout.yaxis2 = dict(title=dict(text="Reads/s"), overlaying="y", side="right", type="log", showgrid=False,
-                             dtick=1, exponentformat="none", separatethousands=True)
-    return fig
+    # The right axis keeps its own ticks (decades, digits in full), not the SI labels of the others.
+    return figure(traces, layout, own_ticks={"yaxis2": dict(
+        title=dict(text="Reads/s"), overlaying="y", side="right", type="log", showgrid=False, dtick=1,
+        exponentformat="none", separatethousands=True)})
 
 
 # --- the version tree ---------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 from ui.charts import sweep_figure
+from ui.figures import hline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("agent-sessions")
@@ -6,16 +7,14 @@ page = QuestionPage("agent-sessions")
 
 @page.chart("duration_vs_tool")
 def duration_vs_tool(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "tool_s", {"session_duration_h": "Session length"},
         title="Session length against tool time (log-log): where the seed's 'hour' holds", y_title="hours",
-        n=100, log_y=True,
+        n=100, log_y=True, shapes=[hline(1, color="#dc2626", dash="dash", width=1.5)],
+        # At the left, where the session line is far below an hour (at the current x it crosses it).
+        annotations=[dict(x=0, xref="paper", y=0, yref="y", text="one hour", showarrow=False,
+                          xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))],
     )
-    fig.add_hline(y=1, line=dict(color="#dc2626", dash="dash", width=1.5))
-    # At the left, where the session line is far below an hour (at the current x it crosses it).
-    fig.add_annotation(x=0, xref="paper", y=0, yref="y", text="one hour", showarrow=False,
-                       xanchor="left", yanchor="bottom", font=dict(size=11, color="#dc2626"))
-    return fig
 
 
 page.sweep("replicas_vs_sessions", "concurrent_sessions",

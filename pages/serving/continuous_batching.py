@@ -70,7 +70,7 @@ def _mark_dicts(x, label, log_x=True) -> tuple[dict, dict]:
 @page.chart("caps_vs_context")
 def caps_vs_context(ctx):
     keys = ["batch_cap_kv", "batch_cap_tpot", "ridge_batch"]
-    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
+    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=30,
                     also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2)})
     names = {"batch_cap_kv": "KV cap (all at full context)", "batch_cap_tpot": "TPOT cap (worst step)",
              "ridge_batch": "Ridge batch (compute-bound above)"}
@@ -90,7 +90,7 @@ def step_sides_vs_context(ctx):
     keys = ["kv_capped_step_memory_s", "kv_capped_step_compute_s"]
     # The step at the KV cap depends on the context only: let the prompt and the TPOT target
     # stand aside so short and very long contexts stay valid scenarios.
-    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=50,
+    xs, ys = _sweep(ctx, "max_context_tokens", keys, n=30,
                     also=lambda x: {"prompt_tokens": min(ctx.params.prompt_tokens, x // 2), "tpot_target_ms": 500.0})
     traces = [dict(type="scatter", x=xs, y=[v * 1000 for v in ys[k]], name=name, mode="lines",
                    line=dict(color=PALETTE[i], width=2.5))
@@ -112,7 +112,7 @@ def step_sides_vs_context(ctx):
 @page.chart("tpot_vs_chunk")
 def tpot_vs_chunk(ctx):
     keys = ["tpot_bound_s", "replica_capacity_rps"]
-    xs, ys = _sweep(ctx, "chunk_tokens", keys, n=50)
+    xs, ys = _sweep(ctx, "chunk_tokens", keys, n=30)
     # Two y axes (the latency left, the capacity right), written out as make_subplots with
     # secondary_y and add_hline would write them (ui/figures.py).
     traces = [

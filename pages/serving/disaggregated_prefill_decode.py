@@ -70,23 +70,18 @@ def crossover_vs_interference(ctx):
 
 @page.chart("nodes_vs_load")
 def nodes_vs_load(ctx):
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "request_rate",
-        {"nodes_saved": "monolith nodes − split nodes (above zero: the split is smaller)"},
-        title="Nodes the split saves against load; the dashed line is the crossover", y_title="nodes saved",
-        line_shape="hv", n=200, lo=1, hi=max(2000.0, ctx.params.request_rate),
-    )
-    # Added as dicts (ui/figures.py): add_hline, add_vline and add_annotation validate the figure's
-    # shapes and notes.
-    shapes = [hline(0, color="#94a3b8", width=1)]
+    shapes, notes = [hline(0, color="#94a3b8", width=1)], []
     cross = float(ctx.derivation.value("crossover_load"))
     if math.isfinite(cross) and cross <= 10_000:
         shapes.append(vline(cross, color=INK, dash="dash", width=1.5))
-        fig.layout.annotations = (*fig.layout.annotations, dict(
-            x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False, xshift=-4,
-            text=f"crossover {cross:,.0f} req/s"))
-    fig.layout.shapes = (*fig.layout.shapes, *shapes)
-    return fig
+        notes.append(dict(x=math.log10(cross), y=1, yref="paper", xanchor="right", yanchor="top", showarrow=False,
+                          xshift=-4, text=f"crossover {cross:,.0f} req/s"))
+    return sweep_figure(
+        ctx.slug, ctx.params, "request_rate",
+        {"nodes_saved": "monolith nodes − split nodes (above zero: the split is smaller)"},
+        title="Nodes the split saves against load; the dashed line is the crossover", y_title="nodes saved",
+        line_shape="hv", n=200, lo=1, hi=max(2000.0, ctx.params.request_rate), shapes=shapes, annotations=notes,
+    )
 
 
 page.render()

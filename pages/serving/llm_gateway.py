@@ -13,16 +13,14 @@ page.sweep("savings_vs_cacheable", "cacheable_share",
 
 @page.chart("unavailability_vs_common_cause")
 def unavailability_vs_common_cause(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "common_cause_share",
         {"unavailability_correlated": "All providers down, common cause included",
          "unavailability_with_fallback": "All providers down, independent",
          "provider_unavailability": "One provider down"},
         title="Unavailability with fallback against the common-cause share (log scale)",
-        y_title="% of the time", x_scale=100, n=81, log_y=True,
+        y_title="% of the time", x_scale=100, n=81, log_y=True, layout={"yaxis": {"exponentformat": "e"}},
     )
-    fig.update_yaxes(exponentformat="e")
-    return fig
 
 
 page.render()

@@ -23,12 +23,9 @@ def _compute_bound_mark(ctx) -> tuple[list[dict], list[dict]]:
 def batch_sweep(name: str, lines: dict, mark: bool = False, **opts) -> None:
     """A sweep of the batch up to the step `batch_chart_to`: in sequences, which a declared `hi` cannot read."""
     def draw(ctx):
-        fig = sweep_figure(ctx.slug, ctx.params, "batch_per_gpu", lines, n=60, lo=1,
-                           hi=ctx.derivation.value("batch_chart_to"), **opts)
         shapes, notes = _compute_bound_mark(ctx) if mark else ([], [])
-        if shapes:  # as dicts: add_vline and add_annotation validate the figure's shapes and notes
-            fig.layout.shapes, fig.layout.annotations = (*fig.layout.shapes, *shapes), (*fig.layout.annotations, *notes)
-        return fig
+        return sweep_figure(ctx.slug, ctx.params, "batch_per_gpu", lines, n=60, lo=1,
+                            hi=ctx.derivation.value("batch_chart_to"), shapes=shapes, annotations=notes, **opts)
     page.chart(name)(draw)
 
 

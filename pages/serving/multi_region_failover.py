@@ -53,7 +53,7 @@ def regions_diagram(ctx):
 
 @page.chart("n_minus_1_vs_regions")
 def n_minus_1_vs_regions(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "regions",
         {
             "survivor_utilization_after_loss": "Survivor load after one loss (× capacity)",
@@ -61,11 +61,8 @@ def n_minus_1_vs_regions(ctx):
             "n_minus_1_max_utilization": "Highest safe utilization today (× capacity)",
         },
         title="How many regions make a loss cheap", y_title="Multiple of one region's capacity",
-        x_title="Regions",
+        x_title="Regions", shapes=[hline(1, color=GREY, dash="dash", width=1)],
     )
-    # The 1x line as a dict (ui/figures.py): add_hline validates the figure's shapes.
-    fig.layout.shapes = (*fig.layout.shapes, hline(1, color=GREY, dash="dash", width=1))
-    return fig
 
 
 

@@ -47,18 +47,15 @@ page.sweep("tail_pools_vs_catalog", "catalog_models",
 
 @page.chart("margin_vs_lifetime")
 def margin_vs_lifetime(ctx):
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "instance_billed_s",
         {"gross_margin": "Gross margin, cold refills", "gross_margin_with_snapshot": "Gross margin, snapshot refills",
          "billed_fraction": "Billed fraction, cold boot", "billed_fraction_with_snapshot": "Billed fraction, snapshot"},
         title="Margin and billed fraction against an instance's billed life", y_title="%", n=80,
-        lo=30,
+        lo=30, shapes=[hline(0, color="#64748b", width=1)],
+        # Very short lives drive the margin far below zero; the interesting band is around break-even.
+        layout={"yaxis": {"range": [-100, 100]}},
     )
-    # Very short lives drive the margin far below zero; the interesting band is around break-even.
-    # Set directly, the zero line as a dict (ui/figures.py): update_yaxes and add_hline validate.
-    fig.layout.yaxis.range = [-100, 100]
-    fig.layout.shapes = (*fig.layout.shapes, hline(0, color="#64748b", width=1))
-    return fig
 
 
 page.render()

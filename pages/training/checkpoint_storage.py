@@ -16,14 +16,13 @@ def sources_vs_ranks(ctx):
     # interesting region, where the count jumps with divisibility rather than with the ratio.
     old = ctx.params.old_shards
     lo, hi = max(8, old // 4 // 8 * 8), min(4096, old * 2)
-    fig = sweep_figure(
+    return sweep_figure(
         ctx.slug, ctx.params, "new_ranks",
         {"reshard_max_source_shards_per_rank": "Most saved shards one rank reads"},
         title=f"Resuming {old:,} saved shards on other rank counts",
         y_title="Shards", x_title="Ranks resuming", n=(hi - lo) // 8 + 1, line_shape="hv", lo=lo, hi=hi,
+        markers=4,
     )
-    fig.update_traces(mode="lines+markers", marker=dict(size=4), selector=dict(mode="lines"))
-    return fig
 
 
 page.render()

@@ -1,4 +1,5 @@
 from ui.charts import INK, sweep_figure
+from ui.figures import vline
 from ui.question_page import QuestionPage
 
 page = QuestionPage("training-disaster-recovery")
@@ -6,7 +7,8 @@ page = QuestionPage("training-disaster-recovery")
 
 @page.chart("overhead_vs_interval")
 def overhead_vs_interval(ctx):
-    fig = sweep_figure(
+    young = ctx.derivation.value("young_optimal_interval_min")
+    return sweep_figure(
         ctx.slug, ctx.params, "interval_min",
         {
             "total_overhead_fraction": "Total",
@@ -15,12 +17,10 @@ def overhead_vs_interval(ctx):
         },
         title="Share of the run lost against the checkpoint interval (Young's optimum dashed)",
         y_title="% of the run", n=120, lo=5, hi=120,
+        shapes=[vline(young, color=INK, dash="dash", width=1.5)],
+        annotations=[dict(x=young, y=1, yref="paper", text="Young", showarrow=False, xanchor="left", xshift=3,
+                          yanchor="top")],
     )
-    young = ctx.derivation.value("young_optimal_interval_min")
-    fig.add_vline(x=young, line=dict(color=INK, dash="dash", width=1.5))
-    fig.add_annotation(x=young, y=1, yref="paper", text="Young", showarrow=False, xanchor="left", xshift=3,
-                       yanchor="top")
-    return fig
 
 
 page.sweep("rpo_vs_link", "replication_gbps",
