@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -384,9 +384,19 @@ class _ValuesOnly(Derivation):
         self._steps = {}
         self._values: dict[str, Any] = {}
         self._checks = {}  # conditions are kept: a mock draw filters on them through the fast path
+        self._wanted: set[str] | None = None
+        wanted = _WANTED.get()
+        if wanted is not None and wanted.owner is None and params is wanted.params and wanted.keys:
+            wanted.owner = self  # the point's own derivation: one a solve builds inside it stays whole
+            self._wanted = set(wanted.keys)
 
     def step(self, key: str, label: str, value: Any, unit: str = "1", **_: Any) -> Any:
         self._values[key] = value
+        wanted = self._wanted
+        if wanted is not None:
+            wanted.discard(key)
+            if not wanted:
+                raise _Enough(self)
         return value
 
     def value(self, key: str) -> Any:
@@ -412,6 +422,40 @@ class _ValuesOnly(Derivation):
 
 
 _VALUES_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("values_only", default=False)
+
+
+class _Enough(BaseException):  # not an Exception: no `except Exception` in a model may swallow it
+    """Raised by a point's values-only derivation once it holds every value its sweep reads."""
+
+    def __init__(self, derivation: "_ValuesOnly") -> None:
+        self.derivation = derivation
+
+
+@dataclass
+class _Wanted:
+    params: Any
+    keys: frozenset[str]
+    owner: Any = None
+
+
+_WANTED: contextvars.ContextVar[_Wanted | None] = contextvars.ContextVar("wanted", default=None)
+
+
+def solve_values(solve: Callable[[Any], Derivation], params: Any, keys: Iterable[str]) -> Derivation:
+    """`solve(params)`, values only, stopped once every one of `keys` is recorded: a sweep reads a
+    few steps of each point, often from the first half of the solve, and a step's value never
+    changes after it is recorded (a key is recorded once). Only the derivation made for `params`
+    itself stops; a solve that builds another one inside it gets that one whole. A key the solve
+    never records leaves it to run to its end, as before."""
+    token_values = _VALUES_ONLY.set(True)
+    token = _WANTED.set(_Wanted(params, frozenset(keys)))
+    try:
+        return solve(params)
+    except _Enough as enough:
+        return enough.derivation
+    finally:
+        _WANTED.reset(token)
+        _VALUES_ONLY.reset(token_values)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import ValidationError
 import plotly.graph_objects as go
 
-from models.core import knobs_of, values_only
+from models.core import knobs_of, solve_values, values_only
 from models.registry import QUESTIONS
 from models.units import convert, format_number
 from ui.figures import figure, hline, label_log_axes, title as title_dict, vline
@@ -100,7 +100,7 @@ def _fill(q, solve_point, base: dict, field: str, keys: tuple[str, ...], grid: t
             for k in keys:
                 out[k][x] = math.nan
             continue
-        d = solve_point(point)
+        d = solve_values(solve_point, point, keys)
         for k in keys:
             value = d.value(k)
             out[k][x] = float(value) if not isinstance(value, str) else math.nan

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from pydantic import ValidationError
 
-from models.core import values_only
+from models.core import solve_values, values_only
 from models.serving import continuous_batching as model
 from models.sim.batching import CUT
 from ui.figures import figure, vline
@@ -52,10 +52,11 @@ def _points(rest, field, keys, points):
     with values_only():
         for x, extra in points:
             try:
-                d = model.solve(model.Params.model_validate({**base, field: x, **dict(extra)}))
+                point = model.Params.model_validate({**base, field: x, **dict(extra)})
             except ValidationError:
                 out.append(None)
                 continue
+            d = solve_values(model.solve, point, keys)
             out.append(tuple(float(d.value(k)) for k in keys))
     return tuple(out)
 
