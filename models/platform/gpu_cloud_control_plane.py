@@ -446,6 +446,32 @@ def solve(p: Params) -> Derivation:
     d.step("cold_handoff_s", "The same from a node that still has to burn in",
            3600 * p.burn_in_h + handoff, "s", formula="{burn_in_h} + {handoff_s}")
 
+    # --- the warm pool: READY nodes held back so "in minutes" holds --------------------------------
+    # A tenant's failed node is swapped from READY at once, while anything that refills READY (a new
+    # or repaired node) first spends a burn-in. So the pool covers one allocation of the size sold in
+    # minutes plus the swaps expected during one burn-in. Released nodes drain straight back to READY
+    # and only help; they are left out, so the figure errs high.
+    repair = failures * p.repair_days
+    swaps = d.step("warm_pool_swaps_nodes", "Failed nodes swapped out of READY during one burn-in",
+                   failures * p.burn_in_h / 24, "1", noun="nodes",
+                   formula="{node_failures_per_day} per day × {burn_in_h} / 24 h")
+    pool = d.step("warm_pool_nodes", "Burned-in READY nodes to hold back (the warm pool)",
+                  math.ceil(p.allocation_nodes + swaps - 1e-9), "1", noun="nodes",
+                  formula="⌈{allocation_nodes} + {warm_pool_swaps_nodes}⌉")
+    d.step("warm_pool_share", "Share of the fleet held as the warm pool", pool / p.nodes, "1", percent=True,
+           formula="{warm_pool_nodes} / {nodes}")
+    d.step("warm_pool_idle_usd_per_h", "What the warm pool forgoes an hour at list price",
+           pool * p.gpus_per_node * p.gpu_hour_usd, "USD/h",
+           formula="{warm_pool_nodes} × {gpus_per_node} × {gpu_hour_usd} / 1 h")
+    free = d.step("unallocated_healthy_nodes", "Nodes neither allocated nor in repair",
+                  max(0.0, p.nodes * (1 - p.allocated_fraction) - repair), "1", noun="nodes",
+                  formula="max(0, {nodes} × (1 − {allocated_fraction}) − {nodes_in_repair})")
+    d.step("max_sellable_share_with_pool", "Highest share of the fleet sold that still leaves the warm pool",
+           max(0.0, 1 - (pool + repair) / p.nodes), "1", percent=True,
+           formula="max(0, 1 − ({warm_pool_nodes} + {nodes_in_repair}) / {nodes})")
+    d.step("warm_pool_covered", "Do the unallocated nodes hold the warm pool?", "yes" if free >= pool else "no",
+           "1", kind="verdict", formula="{unallocated_healthy_nodes} ≥ {warm_pool_nodes}")
+
     # --- the reconciler ---------------------------------------------------------------------------
     rps = d.step("reconciles_per_s", "Reconciles per second across the fleet", p.nodes / p.reconcile_interval_s,
                  "1/s", noun="reconciles", formula="{nodes} nodes / {reconcile_interval_s} s")

@@ -42,6 +42,7 @@ TEAMS = ("Pretraining", "Post-training", "Interpretability", "Evals")
 DIVISIONS = ("Models", "Models", "Research", "Research")
 HOURS_PER_WEEK = 168
 VICTIM_POLICIES = {"least work lost": "checkpoint", "random": "random"}
+K8S_DEFAULT_GRACE_S = 30.0  # PodSpec terminationGracePeriodSeconds when unset (Kubernetes API reference)
 
 
 class Params(StrictModel):
@@ -513,6 +514,17 @@ def solve(p: Params) -> Derivation:
     d.step("signal_saving_ratio", "Without warning over with the signal",
            (ckpt_h / 2) / (p.save_minutes / 60), "1", noun="×",
            formula="({checkpoint_minutes} min / 2) / {save_minutes} min")
+    # Kubernetes kills an evicted pod terminationGracePeriodSeconds after SIGTERM; unset, that is
+    # 30 s, so a save longer than that needs the field raised or the victim dies mid-save.
+    d.step("k8s_default_grace_s", "Kubernetes: terminationGracePeriodSeconds when a pod sets none",
+           K8S_DEFAULT_GRACE_S, "s", kind="lookup")
+    d.step("save_over_default_grace", "The save on the signal over Kubernetes' default grace",
+           p.save_minutes * 60 / K8S_DEFAULT_GRACE_S, "1", noun="×",
+           formula="{save_minutes} / {k8s_default_grace_s}")
+    d.step("default_grace_verdict", "Does Kubernetes' default grace period cover the save?",
+           "yes" if p.save_minutes * 60 <= K8S_DEFAULT_GRACE_S
+           else "no: set terminationGracePeriodSeconds to at least the save, or the save dies with SIGKILL",
+           formula="{save_minutes} ≤ {k8s_default_grace_s}", kind="verdict")
     d.step("owner_wait_s", "Longest an owner waits for its guarantee: one tick plus the save",
            (p.tick_minutes + p.save_minutes) * 60, "s", formula="{tick_minutes} + {save_minutes}")
     d.step("checkpoint_overhead_share", "Training time a blocking periodic checkpoint costs",

@@ -42,6 +42,10 @@ PRESENCE_KEY_BYTES = 100
 # Estimate: usable data one wide-column node holds with room left for compaction; Cassandra
 # operators commonly keep nodes at a few TB so streaming a replacement node stays hours, not days.
 DB_NODE_DISK_TB = 4
+# DataStax's published node density for Cassandra-family clusters: up to 2 TB of data a node, more
+# only for write-once time series under TimeWindowCompactionStrategy. The page's 4 TB leans on that
+# exception (chat history is appended once and read newest bucket first); 2 TB is the vendor's line.
+VENDOR_NODE_DENSITY_TB = 2
 
 
 class Params(StrictModel):
@@ -394,6 +398,16 @@ def solve(p: Params) -> Derivation:
         "db_nodes_for_year_of_history", "Database nodes to hold one year of history, all replicas",
         math.ceil(year_pb * 1000 / DB_NODE_DISK_TB - 1e-9), "1", noun="nodes",
         formula="⌈{storage_per_year_PB} × 1,000 TB/PB / {db_node_disk_TB}⌉",
+    )
+    d.step(
+        "vendor_node_density_TB", "Published anchor: DataStax's recommended data per node", VENDOR_NODE_DENSITY_TB,
+        "TB", formula="2 TB",
+        note="Up to 2 TB a node; write-once time series under TWCS may go larger.",
+    )
+    d.step(
+        "db_nodes_for_year_at_vendor_density", "Database nodes to hold one year of history at 2 TB a node",
+        math.ceil(year_pb * 1000 / VENDOR_NODE_DENSITY_TB - 1e-9), "1", noun="nodes",
+        formula="⌈{storage_per_year_PB} × 1,000 TB/PB / {vendor_node_density_TB}⌉",
     )
     d.step(
         "db_nodes_sized", "Database nodes after one year: the larger of writes and storage",

@@ -129,6 +129,13 @@ class Params(StrictModel):
              help="The days within retention on which the user produced events (their rows sit in those "
                   "days' partitions).", draw=(10, 365)),
     ] = 120
+    erasure_events_per_active_day: Annotated[
+        float,
+        Knob("Events the erased user produces on an active day", "events", 1, 1_000_000, log=True,
+             help="An assumption about one typical user. Files sorted by time hold a day's events in "
+                  "arrival order, so each of the user's events lands in a file picked about at random.",
+             draw=(20, 2000)),
+    ] = 200
     target_file_MB: Annotated[
         float,
         Knob("Target file size after compaction", "MB", 32, 2048, log=True,
@@ -309,6 +316,25 @@ def solve(p: Params) -> Derivation:
         "erasure_rewrite_GB_clustered", "Copy-on-write delete: bronze rewritten, files clustered by user id",
         days * p.target_file_MB / 1e3, "GB", formula="{erasure_days} / 1 day × {target_file_MB} MB",
         note="Clustered by user id within each day partition, one user's rows sit in about one file a day.",
+    )
+    # k events dropped at random into a day's F files touch F × (1 − (1 − 1/F)^k) distinct files:
+    # about k while k ≪ F, all F once k ≫ F. The worst case above is the k ≫ F end.
+    per_day_files = d.value("compacted_files_per_day")
+    touched_day = d.step(
+        "erasure_files_per_day_expected", "Files one active day of the user's rows lands in, files sorted by time",
+        per_day_files * (1 - (1 - 1 / per_day_files) ** p.erasure_events_per_active_day), "1", noun="files",
+        formula="{compacted_files_per_day} × (1 − (1 − 1 / {compacted_files_per_day})^{erasure_events_per_active_day})",
+        note="Each event in a file picked at random among the day's files; distinct files counted once.",
+    )
+    touched_expected = d.step(
+        "erasure_files_expected", "Bronze files holding some of the user's rows, expected, files sorted by time",
+        days * touched_day, "1", noun="files",
+        formula="{erasure_days} / 1 day × {erasure_files_per_day_expected}",
+    )
+    d.step(
+        "erasure_rewrite_TB_expected", "Copy-on-write delete: bronze rewritten, expected, files sorted by time",
+        touched_expected * p.target_file_MB / 1e6, "TB",
+        formula="{erasure_files_expected} × {target_file_MB} MB",
     )
 
     # --- Governance -----------------------------------------------------------------------------------

@@ -415,6 +415,17 @@ def solve(p: Params) -> Derivation:
     d.step("risk_ranking", "Risks by expected annual cost, worst first", " > ".join(order), "1",
            formula="sort the six by probability × impact", kind="verdict")
     d.step("top_risk", "The risk to lead with", order[0], "1", formula="first of {risk_ranking}", kind="verdict")
+    # The inputs are guesses good to a factor of about 2, so a strict order among near neighbours is
+    # false precision: a risk within 2x of its tier's first joins that tier ("≈"), else starts a new one.
+    tiers: list[list[str]] = []
+    for key in order:
+        if tiers and 2 * costs[key] >= costs[tiers[-1][0]]:
+            tiers[-1].append(key)
+        else:
+            tiers.append([key])
+    d.step("risk_tiers", "Risks in tiers: within 2× of a tier's first counts as a tie",
+           " > ".join(" ≈ ".join(t) for t in tiers), "1",
+           formula="walk {risk_ranking}; a risk at least half its tier's first joins it", kind="verdict")
     sec = order.index("security") + 1
     d.step("security_rank", "Security's place in that order", sec, "1",
            formula="position of security in {risk_ranking}", kind="search")

@@ -50,6 +50,7 @@ from models.engine.knobs import with_defaults
 from models.engine.record import record_served
 from models.engine.serving import Served
 from models.engine.serving_knobs import ServingKnobs
+from models.serving.serving_platform import record_trtllm_anchor
 
 KVLink = Literal["100GbE", "200GbE", "400GbE", "IB NDR 400G", "IB XDR 800G"]
 
@@ -360,6 +361,8 @@ def solve(p: Params) -> Derivation:
     d.step("ratio_at_double_output", "Pool ratio if outputs double",
            _ratio(p, e, 2 * p.output_tokens), "1",
            formula="same arithmetic at 2 × {output_tokens} output tokens", kind="variant")
+    # The same efficiencies on TensorRT-LLM's published 70B FP8 setup, beside what it measured.
+    record_trtllm_anchor(d, p)
     return d
 
 

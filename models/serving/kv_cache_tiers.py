@@ -53,6 +53,13 @@ SECONDS_PER_DAY = 86_400
 SIM_MAX_TURNS = 40_000  # beyond this the page shortens the simulated window to stay interactive
 
 
+# Anthropic's prompt cache: 5 minutes by default, refreshed by every hit, or 1 hour at a higher write
+# price (platform.claude.com, prompt caching). OpenAI's in-memory retention is of the same order
+# (5 to 10 idle minutes, an hour at most); the page cites both.
+PROVIDER_TTL_DEFAULT_S = 300.0
+PROVIDER_TTL_LONG_S = 3600.0
+
+
 def _noun(n: float, word: str) -> str:
     return word if n == 1 else word + "s"
 
@@ -544,6 +551,21 @@ def solve(p: Params) -> Derivation:
     d.step("busiest_tier", "Where most returning turns find their KV", max(shares, key=shares.get), "1",
            formula="the largest of {predicted_hit_share_hbm}, {predicted_hit_share_dram}, "
                    "{predicted_hit_share_ssd}, {predicted_miss_share}", kind="verdict")
+    # What hosted APIs promise instead of a residency: a prompt-cache TTL after the last use.
+    ttl_short = d.step("provider_ttl_default_s", "A hosted prompt cache's default lifetime after its last use "
+                       "(Anthropic's 5-minute TTL)", PROVIDER_TTL_DEFAULT_S, "s", kind="lookup")
+    ttl_long = d.step("provider_ttl_long_s", "… and its longer option (Anthropic's 1-hour TTL)",
+                      PROVIDER_TTL_LONG_S, "s", kind="lookup")
+    d.step("returns_within_ttl_default", "Returning turns that come back within the default TTL",
+           think_cdf(ttl_short, p.think_median_s, p.think_sigma), "1", percent=True,
+           formula="Φ(ln({provider_ttl_default_s} / {think_median_s}) / {think_sigma})", kind="lookup", note=normal)
+    d.step("returns_within_ttl_long", "Returning turns that come back within the longer TTL",
+           think_cdf(ttl_long, p.think_median_s, p.think_sigma), "1", percent=True,
+           formula="Φ(ln({provider_ttl_long_s} / {think_median_s}) / {think_sigma})", kind="lookup", note=normal)
+    d.step("dram_keeps_default_ttl", "Does HBM plus DRAM keep an idle conversation as long as the default TTL?",
+           "yes: HBM and DRAM honour it without the SSD" if t_d >= ttl_short
+           else "no: honouring it needs the SSD tier or more DRAM",
+           formula="{dram_residency_s} against {provider_ttl_default_s}", kind="verdict")
     recompute_conv = sum(r.prefill_s(n) for n in (c + p.reply_tokens for c in ctx[:-1]))
     d.step("recompute_s_per_conversation", "Replica time to recompute every returning turn's prefix",
            recompute_conv, "s",

@@ -41,7 +41,8 @@ from pydantic import model_validator
 from models.catalog import INFER_FLOPS_PER_PARAM_TOKEN
 from models.core import Derivation, Knob, StrictModel
 from models.engine import hardware
-from models.engine.knobs import EngineKnobs, accelerator, llm, replica, with_defaults, with_draws, without
+from models.engine.knobs import EngineKnobs, accelerator, llm, replica, subset, with_defaults, with_draws, without
+from models.engine.serving_knobs import RequestKnobs
 from models.engine.precision import ACTIVATION_BYTES, bytes_per_element
 from models.engine.record import record_model
 from models.engine.roofline import ATTENTION_FLOPS_PER_MAC, Replica, floor_batch
@@ -105,10 +106,10 @@ class _ExpertParallelKnobs(StrictModel):
 
 # The rack: GB200 NVL72's 72 GPUs on one NVLink domain; Kimi K2 ships its weights in FP8, and its
 # expert GEMMs run in FP8 (the KV cache stays bf16).
-# Decode only, and its collectives are expert-parallel all-to-alls the page computes itself: no prefill
-# MFU or tensor-parallel all-reduce latency to show.
+# Its collectives are expert-parallel all-to-alls the page computes itself: no tensor-parallel all-reduce
+# latency to show. The prefill MFU sizes the prefill GPUs that feed the rack.
 _Engine = without(with_defaults(EngineKnobs, model="Kimi-K2 1T", gpu="GB200 (NVL72)", tp_degree=72,
-                                weight_precision="fp8", compute_precision="fp8"), "prefill_mfu", "allreduce_latency_us")
+                                weight_precision="fp8", compute_precision="fp8"), "allreduce_latency_us")
 # A mock draws a trillion-scale MoE in FP8 on a part that serves one (not the dense models and
 # H100s other pages draw, which either are refused or leave Mixtral as the only MoE that fits).
 _Engine = with_draws(_Engine, model={"draw_choices": ("Kimi-K2 1T", "DeepSeek-V3")},
@@ -116,7 +117,13 @@ _Engine = with_draws(_Engine, model={"draw_choices": ("Kimi-K2 1T", "DeepSeek-V3
                      weight_precision={"draw_choices": ("fp8",)}, compute_precision={"draw_choices": ("fp8", "bf16")})
 
 
-class Params(_Engine, _ExpertParallelKnobs):
+# The reply length (assumed): a sequence's context grows from its prompt to prompt + reply, so the average
+# context is the prompt plus half the reply; with it the reply fixes the prompt, the request rate and so the
+# prefill GPUs beside the rack.
+_Reply = subset(RequestKnobs, "_Reply", output_tokens=1000)
+
+
+class Params(_Engine, _ExpertParallelKnobs, _Reply):
     """The expert-parallel scenario first, then the engine's model, rack and efficiencies.
 
     `tp_degree` is the replica's GPU count as everywhere; here those GPUs split the experts and
@@ -135,6 +142,11 @@ class Params(_Engine, _ExpertParallelKnobs):
             raise ValueError(
                 f"{m.name} is dense: there are no experts to spread over {self.tp_degree} GPUs. Pick a mixture "
                 f"of experts, or size a dense model with tensor parallelism on the serving-platform page.")
+        if self.output_tokens >= 2 * self.context_tokens:
+            raise ValueError(
+                f"An average context of {self.context_tokens:,} tokens is the prompt plus half the reply: a reply of "
+                f"{self.output_tokens:,} tokens leaves no prompt. Shorten the reply below {2 * self.context_tokens:,} "
+                "tokens or raise the context.")
         lay = layout(self)
         if lay.kv_room_bytes <= 0:
             raise ValueError(
@@ -244,6 +256,11 @@ def step_times(p: Params, batch: float, imbalance: float, link_Bps: float | None
     return StepTimes(touched, w_bytes, w_bytes / lay.hbm_Bps, kv_bytes, kv_bytes / lay.hbm_Bps,
                      flops / lay.decode_flops, a2a_bytes, a2a, r.step_overhead_s, p.overlap_a2a)
 
+
+# LMSYS, "Deploying DeepSeek on GB200 NVL72 with PD and Large Scale EP (Part II)", 2025-09-25: SGLang on
+# DeepSeek V3/R1, 2,000-token prompts, BF16 attention and FP8 MoE (this page's formats), per GPU, prefill
+# input tokens/s and decode output tokens/s.
+SGLANG_GB200_PREFILL_TOKENS_PER_S, SGLANG_GB200_DECODE_TOKENS_PER_S = 18_471.0, 9_087.0
 
 # Published rounded counts: Kimi K2 model card (1T total, 32B activated); DeepSeek-V3 report, arXiv 2412.19437
 # (671B total, 37B activated per token).
@@ -519,6 +536,68 @@ def solve(p: Params) -> Derivation:
            noun="tokens", formula="{tp_degree} × max(1, {max_batch_per_gpu}) / {decode_step_at_max_batch_s}")
     d.step("tokens_per_s_per_user_at_max_batch", "Per-user speed at that batch", 1 / full.step_s, "1/s",
            noun="tokens", formula="1 / {decode_step_at_max_batch_s}")
+    d.step("tokens_per_s_per_gpu_at_max_batch", "Tokens per second per GPU at that batch",
+           max(1, cap) / full.step_s, "1/s", noun="tokens", formula="max(1, {max_batch_per_gpu}) / {decode_step_at_max_batch_s}")
+
+    # --- what a measured deployment decodes per GPU (SGLang, DeepSeek V3/R1 on GB200 NVL72) ---
+    measured_dec = d.step("sglang_decode_tokens_per_s_per_gpu",
+                          "SGLang's measured decode, DeepSeek V3/R1 on GB200 NVL72, 2,000-token prompts (BF16 "
+                          "attention, FP8 MoE)", SGLANG_GB200_DECODE_TOKENS_PER_S, "1/s", noun="tokens", kind="lookup",
+                          note="LMSYS blog, GB200 NVL72 Part II (2025-09-25), output tokens/s per GPU")
+    here, at_cap = p.batch_per_gpu / step, max(1, cap) / full.step_s
+    lo, hi = min(here, at_cap), max(here, at_cap)
+    d.step("measured_decode_vs_model",
+           "The measured rate against this page's per-GPU rates at the scenario's batch and at the KV cap",
+           "between the two" if lo <= measured_dec <= hi else "above both" if measured_dec > hi else "below both",
+           formula="{sglang_decode_tokens_per_s_per_gpu} against {tokens_per_s_per_gpu} and "
+                   "{tokens_per_s_per_gpu_at_max_batch}", kind="verdict")
+
+    # --- prefill, on GPUs of its own, feeding the rack ---
+    prompt = d.step("prompt_tokens", "Prompt per request: the average context less half the reply",
+                    p.context_tokens - p.output_tokens / 2, "1", noun="tokens",
+                    formula="{context_tokens} − {output_tokens} / 2")
+    req = d.step("requests_per_s", "Requests the rack finishes per second", gpus * p.batch_per_gpu / step / p.output_tokens,
+                 "1/s", noun="requests", formula="{tokens_per_s} / {output_tokens}")
+    d.step("prefill_attention_flops_per_position",
+           "Prefill attention FLOP per token per earlier token (MLA decompressed: K and V per head)",
+           r.attention_flops_per_position, "FLOP",
+           formula=(f"{ATTENTION_FLOPS_PER_MAC} FLOP × {m.layers} layers × {m.heads} heads × "
+                    f"({m.head_dim} + {m.qk_rope_head_dim or 0} + {m.v_head_dim or m.head_dim})"
+                    if p.attention_flops and mla else
+                    f"{ATTENTION_FLOPS_PER_MAC} FLOP × {m.layers} layers × {m.heads} heads × ({m.head_dim} + {m.head_dim})"
+                    if p.attention_flops else ""),
+           note="0 when attention FLOP are not counted.")
+    pf = d.step("prefill_flops_per_request", "Prefill FLOP of one prompt", r.prefill_flops(prompt), "FLOP",
+                formula="{prompt_tokens} × 2 FLOP × {active_params} + {prefill_attention_flops_per_position} × "
+                        "{prompt_tokens} × ({prompt_tokens} − 1) / 2")
+    gpu_pf = d.step("gpu_prefill_flops", "One GPU's prefill compute at the prefill MFU",
+                    hw.peak(p.compute_precision) * r.prefill_mfu, "FLOP/s", formula="{gpu_peak_flops} × {prefill_mfu}")
+    pf_s = d.step("prefill_gpu_s_per_request", "GPU time to prefill one prompt", pf / gpu_pf, "s",
+                  formula="{prefill_flops_per_request} / {gpu_prefill_flops}")
+    d.step("prefill_tokens_per_s_per_gpu", "Prompt tokens one prefill GPU processes per second", prompt / pf_s,
+           "1/s", noun="tokens", formula="{prompt_tokens} / {prefill_gpu_s_per_request}")
+    pg = d.step("prefill_gpus_continuous", "Prefill GPUs kept busy feeding the rack, before rounding up",
+                req * pf_s, "1", noun="GPUs", formula="{requests_per_s} × {prefill_gpu_s_per_request}")
+    d.step("prefill_gpus", "Prefill GPUs feeding the rack (the roofline at the prefill MFU)",
+           math.ceil(pg - 1e-9), "1", noun="GPUs", formula="ceil({prefill_gpus_continuous})")
+    d.step("prefill_gpus_per_decode_gpu", "Prefill GPUs per decode GPU", pg / gpus, "1", noun="×",
+           formula="{prefill_gpus_continuous} / {tp_degree}")
+    measured_pf = d.step("sglang_prefill_tokens_per_s_per_gpu",
+                         "SGLang's measured prefill, DeepSeek V3/R1 on GB200 NVL72, 2,000-token prompts (BF16 "
+                         "attention, FP8 MoE)", SGLANG_GB200_PREFILL_TOKENS_PER_S, "1/s", noun="tokens",
+                         kind="lookup", note="LMSYS blog, GB200 NVL72 Part II (2025-09-25), input tokens/s per GPU")
+    d.step("prefill_roofline_over_measured", "The roofline's prefill rate over the measured one",
+           prompt / pf_s / measured_pf, "1", noun="×",
+           formula="{prefill_tokens_per_s_per_gpu} / {sglang_prefill_tokens_per_s_per_gpu}")
+    d.step("prefill_gpus_at_measured_rate", "Prefill GPUs at SGLang's measured rate",
+           math.ceil(req * prompt / measured_pf - 1e-9), "1", noun="GPUs",
+           formula="ceil({requests_per_s} × {prompt_tokens} / {sglang_prefill_tokens_per_s_per_gpu})")
+    hand = d.step("kv_handoff_bytes_per_request", "KV one prompt ships to the decode rack", prompt * kv_tok, "B",
+                  formula="{prompt_tokens} × {kv_bytes_per_token}")
+    into = d.step("kv_handoff_Bps_per_decode_gpu", "KV arriving at each decode GPU", req * hand / gpus, "B/s",
+                  formula="{requests_per_s} × {kv_handoff_bytes_per_request} / {tp_degree}")
+    d.step("kv_handoff_nic_share", "Share of a decode GPU's scale-out NIC the hand-off takes",
+           into / hw.nic_Bps_per_direction, "1", percent=True, formula="{kv_handoff_Bps_per_decode_gpu} / {nic_Bps}")
     return d
 
 

@@ -46,6 +46,7 @@ from models.engine.record import record_model
 from models.engine.roofline import Replica
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
+from models.serving.serving_platform import record_trtllm_anchor
 from models.validation_steps import accuracy_steps
 from models.sim import queue
 from models.units import format_number, format_quantity
@@ -611,6 +612,8 @@ def solve(p: Params) -> Derivation:
     d.step("gpus_separate", "GPUs with a queue per replica", sep * p.tp_degree, "1", noun="GPUs",
            formula="{replicas_separate} × {tp_degree}")
     _record_decode_side(d, p, r, pooled * p.tp_degree)
+    # The decode side's efficiencies on TensorRT-LLM's published 70B FP8 setup, beside what it measured.
+    record_trtllm_anchor(d, p)
     _record_engine_chunk(d, p, r)
     acc = accuracy_steps()
     d.step("measured_tp2_prefill_speedup", "A 13B's prefill on two A100s against one, measured",

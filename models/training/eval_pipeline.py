@@ -36,9 +36,16 @@ from models.core import Derivation, Knob, StrictModel
 from models.units import format_number
 from models.engine.knobs import with_defaults
 from models.engine.record import record_served
-from models.engine.serving_knobs import ServingKnobs
+from models.engine.serving_knobs import ServingKnobs, served
 
 SECONDS_PER_HOUR = 3600
+# A published run to check the engine against: TensorRT-LLM's perf overview, Llama 3.3 70B (Llama 3 70B's
+# shape) in FP8 with tensor parallelism 2 on H100 SXM, 1,000 tokens in and 1,000 out, total output
+# throughput 4,205 tokens/s on the two GPUs. The table does not say which format the KV cache used.
+BENCH_OUTPUT_TOKENS_PER_S = 4205.0
+BENCH_GPUS = 2
+BENCH_SHAPE = dict(model="Llama-3-70B", gpu="H100 SXM", tp_degree=BENCH_GPUS, weight_precision="fp8",
+                   compute_precision="fp8", prompt_tokens=1000, output_tokens=1000, prefix_cache_hit=0.0)
 HOURS_PER_DAY = 24
 # A stored result: the completion text (about 4 bytes of UTF-8 per BPE token for English,
 # OpenAI's tokenizer rule of thumb) plus the 32-byte key, scores and metadata.
@@ -214,6 +221,37 @@ def solve(p: Params) -> Derivation:
                          formula="{tokens_per_prompt} / {replica_s_per_prompt} s")
     per_gpu = d.step("tokens_per_s_per_gpu", "Tokens per second per GPU", per_replica / p.tp_degree, "1/s",
                      noun="tokens", formula="{tokens_per_s_per_replica} tokens/s / {tp_degree}")
+
+    # --- the engine against a published run, with this page's efficiencies ---
+    d.step("bench_measured_out_tokens_per_s_per_gpu", "Measured: TensorRT-LLM, Llama 3.3 70B FP8 on 2 × H100, "
+           "1,000 in / 1,000 out, output tokens per second per GPU", BENCH_OUTPUT_TOKENS_PER_S / BENCH_GPUS, "1/s",
+           noun="tokens", formula="4,205 tokens/s / 2 GPUs", kind="lookup")
+
+    def _bench(kv: str) -> float:
+        q = p.model_copy(update=dict(BENCH_SHAPE, kv_precision=kv))
+        sb = served(q)
+        per_request_s = sb.prefill_s_per_request + q.output_tokens / sb.decode_tokens_per_s
+        return q.output_tokens / per_request_s / q.tp_degree
+
+    measured = BENCH_OUTPUT_TOKENS_PER_S / BENCH_GPUS
+    fp8kv = d.step("bench_engine_out_tokens_per_s_per_gpu_fp8kv", "This engine at that run's shape, FP8 KV cache",
+                   _bench("fp8"), "1/s", noun="tokens", kind="variant",
+                   formula="same arithmetic as {tokens_per_s_per_gpu}, output tokens only, at Llama 3 70B on 2 × "
+                           "H100 SXM, FP8 weights and KV cache, 1,000 tokens in and 1,000 out, no prefix hits")
+    bf16kv = d.step("bench_engine_out_tokens_per_s_per_gpu_bf16kv", "This engine at that run's shape, bf16 KV cache",
+                    _bench("bf16"), "1/s", noun="tokens", kind="variant",
+                    formula="the same with a bf16 KV cache")
+    d.step("bench_fp8kv_over_measured", "Engine (FP8 KV) over the measurement", fp8kv / measured, "1", noun="×",
+           formula="{bench_engine_out_tokens_per_s_per_gpu_fp8kv} / {bench_measured_out_tokens_per_s_per_gpu}")
+    d.step("bench_bf16kv_over_measured", "Engine (bf16 KV) over the measurement", bf16kv / measured, "1", noun="×",
+           formula="{bench_engine_out_tokens_per_s_per_gpu_bf16kv} / {bench_measured_out_tokens_per_s_per_gpu}")
+    lo, hi = min(fp8kv, bf16kv), max(fp8kv, bf16kv)
+    d.step("bench_verdict", "Where the measurement falls against the engine's two estimates",
+           "between the two: the engine's efficiencies sit in the measured range" if lo <= measured <= hi
+           else ("below both: the engine is optimistic here, so size the fleet up" if measured < lo
+                 else "above both: the engine is pessimistic here, so the fleet has slack"),
+           formula="{bench_engine_out_tokens_per_s_per_gpu_bf16kv} ≤ {bench_measured_out_tokens_per_s_per_gpu} ≤ "
+                   "{bench_engine_out_tokens_per_s_per_gpu_fp8kv}", kind="verdict")
 
     # --- GPU-hours ---
     to_run = d.step("tokens_to_run", "Tokens the cache cannot answer", tokens * (1 - p.result_cache_hit), "1",

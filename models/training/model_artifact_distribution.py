@@ -39,6 +39,7 @@ _WeightFormat = create_model("_WeightFormat", __base__=StrictModel,
 # The checkpoint training writes, for contrast: bf16 weights with fp32 master, m and v (14 B).
 TRAINING_STATE = STATES["bf16 weights, fp32 grads (Megatron)"]
 LOCAL_DISK = LINKS["NVMe Gen4 SSD"]
+K8S_DEFAULT_MAX_UNAVAILABLE = 0.25  # Deployment RollingUpdate maxUnavailable when unset (Kubernetes API reference)
 # Dragonfly's dfdaemon: upload and download rateLimit default to 10 GiB/s (d7y.io, Rate Limits).
 DRAGONFLY_DEFAULT_RATE_LIMIT_GiBps = 10  # where a node stages the artifact before loading it
 
@@ -370,6 +371,17 @@ def solve(p: Params) -> Derivation:
                    formula="ceil(1 / {max_unavailable_fraction})")
     d.step("cutover_s", "Cutover with the bytes already staged: waves × (load + check)",
            waves * (load + p.health_check_s), "s", formula="{cutover_waves} × ({load_s} s + {health_check_s} s)")
+    d.step("k8s_default_max_unavailable", "Kubernetes Deployment: maxUnavailable when the rollout sets none",
+           K8S_DEFAULT_MAX_UNAVAILABLE, "1", percent=True, kind="lookup")
+    k8s_waves = d.step("k8s_default_cutover_waves", "Cutover waves at Kubernetes' default limit",
+                       math.ceil(1 / K8S_DEFAULT_MAX_UNAVAILABLE - 1e-9), "1", noun="waves",
+                       formula="ceil(1 / {k8s_default_max_unavailable})")
+    d.step("k8s_default_cutover_s", "Cutover at Kubernetes' default limit: waves × (load + check)",
+           k8s_waves * (load + p.health_check_s), "s",
+           formula="{k8s_default_cutover_waves} × ({load_s} s + {health_check_s} s)")
+    d.step("k8s_default_nodes_out", "Nodes out of serving at once at Kubernetes' default limit",
+           math.floor(p.nodes * K8S_DEFAULT_MAX_UNAVAILABLE), "1", noun="nodes",
+           formula="floor({nodes} × {k8s_default_max_unavailable})")
     wave_dl = d.step("wave_download_s", "Download if each wave pulled then: the slower of stream and the wave's "
                      "share of the registry", max(download, drain / waves), "s",
                      formula="max({docker_download_s}, {registry_drain_s} / {cutover_waves})")

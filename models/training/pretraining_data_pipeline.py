@@ -34,6 +34,12 @@ from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import AcceleratorKnobs, accelerator, llm, with_defaults
 
 SECONDS_PER_DAY = 86_400
+# FineWeb, the published anchor for the keep rate: 15T tokens from 96 Common Crawl snapshots, each
+# snapshot 200 to 400 TiB of content (the FineWeb authors' range).
+FINEWEB_TOKENS = 15e12
+FINEWEB_CRAWLS = 96
+FINEWEB_CRAWL_TIB_LOW = 200.0
+FINEWEB_CRAWL_TIB_HIGH = 400.0
 STAGES = ("extract", "filter", "dedup", "tokenize", "shard")
 CLASSIFIER_SMALL_SHARE = 0.10  # judgement line: under a tenth of a training pass, the GPU stage is not the bill
 STAGE_NAMES = {
@@ -267,6 +273,33 @@ def solve(p: Params) -> Derivation:
         "raw_TiB_per_crawl", "Uncompressed crawl per snapshot", raw_tb * 1e12 / p.crawls / 2**40, "TiB",
         formula="{raw_PB} / {crawls}",
     )
+
+    # --- the keep rate against FineWeb's own numbers ---
+    d.step("fineweb_crawl_TiB_low", "FineWeb: smallest uncompressed snapshot in its stated range",
+           FINEWEB_CRAWL_TIB_LOW, "TiB", kind="lookup")
+    d.step("fineweb_crawl_TiB_high", "FineWeb: largest uncompressed snapshot in its stated range",
+           FINEWEB_CRAWL_TIB_HIGH, "TiB", kind="lookup")
+    fw_low = d.step("fineweb_raw_PB_low", "FineWeb's 96 snapshots at the low end of the range",
+                    FINEWEB_CRAWLS * FINEWEB_CRAWL_TIB_LOW * 2**40 / 1e15, "PB",
+                    formula="96 × {fineweb_crawl_TiB_low}")
+    fw_high = d.step("fineweb_raw_PB_high", "FineWeb's 96 snapshots at the high end of the range",
+                     FINEWEB_CRAWLS * FINEWEB_CRAWL_TIB_HIGH * 2**40 / 1e15, "PB",
+                     formula="96 × {fineweb_crawl_TiB_high}")
+    fw_text_tb = d.step("fineweb_text_TB", "FineWeb's 15T tokens as text at this page's bytes per token",
+                        FINEWEB_TOKENS * p.text_bytes_per_token / 1e12, "TB",
+                        formula="15 × 10¹² × {text_bytes_per_token}")
+    keep_hi = d.step("fineweb_keep_high", "FineWeb's keep rate if its snapshots were at the low end",
+                     fw_text_tb / (fw_low * 1000), "1", percent=True,
+                     formula="{fineweb_text_TB} / {fineweb_raw_PB_low}")
+    keep_lo = d.step("fineweb_keep_low", "FineWeb's keep rate if its snapshots were at the high end",
+                     fw_text_tb / (fw_high * 1000), "1", percent=True,
+                     formula="{fineweb_text_TB} / {fineweb_raw_PB_high}")
+    d.step("keep_vs_fineweb", "Where the assumed keep rate sits against FineWeb's",
+           "inside FineWeb's range" if keep_lo <= p.keep_end_to_end <= keep_hi
+           else ("above FineWeb's range: the crawl is undersized unless the filters keep more than FineWeb's"
+                 if p.keep_end_to_end > keep_hi
+                 else "below FineWeb's range: stricter filters than FineWeb's, so a larger crawl"),
+           formula="{fineweb_keep_low} ≤ {keep_end_to_end} ≤ {fineweb_keep_high}", kind="verdict")
 
     # --- dedup state: one MinHash signature per document ---
     docs = d.step(

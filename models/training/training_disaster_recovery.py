@@ -24,6 +24,10 @@ from models.catalog import CHECKPOINT_BYTES_PER_PARAM, LLAMA3_INTERRUPTIONS, MOD
 from models.core import Derivation, Knob, StrictModel
 
 DEFAULT_MODEL = MODELS["Llama-3.1-405B"]
+# Uptime Institute's outage survey: about one organization in five reports a "serious" or "severe"
+# outage within three years. The nearest public rate to a site loss, and an upper bound on it: most
+# of those outages last hours, and an organization runs several sites.
+UPTIME_SERIOUS_OUTAGE_SHARE_3Y = 0.2
 
 
 class Params(StrictModel):
@@ -320,6 +324,27 @@ def solve(p: Params) -> Derivation:
         "break_even_site_loss_probability", "Chance of a site loss during the run at which the second site pays",
         dr_cost / (saved * p.usd_per_gpu_hour), "1", percent=True,
         formula="{dr_cost_usd} / ({dr_saves_gpu_hours} × {usd_per_gpu_hour})",
+    )
+    be = dr_cost / (saved * p.usd_per_gpu_hour)
+    be_year = d.step(
+        "break_even_site_loss_per_year", "The same break-even as a yearly chance of losing the site",
+        -math.log(1 - be) * 365 / p.run_days if be < 1 else math.inf, "1", percent=True,
+        formula="−ln(1 − {break_even_site_loss_probability}) × 365 days / {run_days}" if be < 1 else "",
+        note="" if be < 1 else "The running cost exceeds what a certain site loss would save: no odds make it pay.",
+    )
+    d.step(
+        "uptime_serious_outage_share_3y", "Uptime Institute: organizations reporting a serious or severe outage "
+        "in three years", UPTIME_SERIOUS_OUTAGE_SHARE_3Y, "1", percent=True, kind="lookup",
+    )
+    uptime_year = d.step(
+        "uptime_serious_outage_per_year", "That survey as a yearly chance per organization",
+        1 - (1 - UPTIME_SERIOUS_OUTAGE_SHARE_3Y) ** (1 / 3), "1", percent=True,
+        formula="1 − (1 − {uptime_serious_outage_share_3y})^(1/3)",
+    )
+    d.step(
+        "break_even_over_uptime_rate", "Break-even yearly odds over the survey's serious-outage rate",
+        be_year / uptime_year, "1", noun="×",
+        formula="{break_even_site_loss_per_year} / {uptime_serious_outage_per_year}",
     )
     d.step(
         "dr_pays_on_expected_value", "Does the expected saving exceed the running cost?",

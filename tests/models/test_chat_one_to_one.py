@@ -373,3 +373,12 @@ def test_storage_sized_node_count_by_hand():
     # writes alone size the seed at 47 nodes; the cluster is the larger of the two
     assert v(d, "db_nodes_ttl_presence") == 47
     assert v(d, "db_nodes_sized") == 274
+
+
+def test_storage_nodes_at_the_vendors_density_by_hand():
+    d = solve(Params())
+    # 1.095 PB a year over all copies (3 TB a day x 365); at DataStax's 2 TB a node:
+    # 1,095 TB / 2 TB = 547.5 -> 548 nodes, twice the page's 274 at 4 TB a node
+    assert v(d, "vendor_node_density_TB") == pytest.approx(2)
+    assert v(d, "db_nodes_for_year_at_vendor_density") == 548
+    assert v(d, "db_nodes_for_year_of_history") == 274

@@ -600,3 +600,13 @@ def test_the_step_in_real_engines_terms():
             continue
         assert a100.value("vllm_default_budget_tokens") == 2048
         assert a100.value("vllm_default_max_num_seqs") == 256
+
+
+def test_efficiency_source_says_fitted_only_at_the_engine_defaults():
+    from models.serving.continuous_batching import Params, solve
+    # The seed runs the engine's fitted defaults (80% MBU, 60% prefill MFU, 1.9 ms a step); moving
+    # any one of them makes the page call the figures assumptions.
+    assert solve(Params()).value("efficiency_source").startswith("the engine's defaults")
+    for moved in ({"hbm_efficiency": 0.7}, {"prefill_mfu": 0.45}, {"step_overhead_ms": 2.4}):
+        assert solve(Params(**moved)).value("efficiency_source") == (
+            "this scenario's assumptions, not the engine's fitted defaults")

@@ -83,6 +83,22 @@ def test_erasing_one_user_by_hand():
     assert v(short, "erasure_days") == pytest.approx(30)  # cannot span more days than are kept
 
 
+def test_files_one_erasure_touches_by_hand():
+    d = solve(Params())
+    # 200 events a day dropped at random into 3,375 files: 3,375 x (1 - (1 - 1/3,375)^200)
+    # ln(1 - 1/3,375) = -2.963402e-4; x 200 = -0.0592680; e^that = 0.942454; 1 - it = 0.057546
+    # -> 194.2 distinct files a day (a few of the 200 events share a file)
+    assert v(d, "erasure_files_per_day_expected") == pytest.approx(3375 * 0.057546, rel=1e-4)  # 194.2
+    assert v(d, "erasure_files_expected") == pytest.approx(120 * 194.217, rel=1e-4)  # 23,306 files
+    assert v(d, "erasure_rewrite_TB_expected") == pytest.approx(23_306 * 512 / 1e6, rel=1e-4)  # 11.93 TB
+    # a user with far more events than files is in every file: the worst case above
+    busy = solve(Params(erasure_events_per_active_day=100_000))
+    assert v(busy, "erasure_files_expected") == pytest.approx(v(busy, "erasure_files_unclustered"), rel=1e-6)
+    # one event a day touches exactly one file a day
+    one = solve(Params(erasure_events_per_active_day=1))
+    assert v(one, "erasure_files_expected") == pytest.approx(120)
+
+
 def test_blast_radius_by_hand():
     d = solve(Params())
     # backfill_hours = data volume / backfill throughput = (0.36 TB/h x 6 h) / 1 TB/h = 2.16 h

@@ -113,6 +113,9 @@ def test_seed_risk_costs_and_ranking():
         assert v(d, f"risk_expected_annual_cost_usd_{key}") == pytest.approx(cost), key
     assert v(d, "risk_ranking") == "capacity > rollback > dispatcher > security > retries > observability"
     assert v(d, "top_risk") == "capacity"
+    # tiers within 2x of a tier's first: 604,800 alone (120,000 < 302,400); 78,000 and 60,000 are at
+    # least half of 120,000; 36,000 < 60,000 starts a tier, and 25,000 >= 18,000 joins it
+    assert v(d, "risk_tiers") == "capacity > rollback ≈ dispatcher ≈ security > retries ≈ observability"
     assert v(d, "risk_expected_annual_cost_usd") == pytest.approx(604_800)
     assert v(d, "total_expected_annual_cost_usd") == pytest.approx(923_800)
     assert v(d, "top_risk_share") == pytest.approx(604_800 / 923_800)

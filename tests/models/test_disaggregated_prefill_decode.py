@@ -437,3 +437,26 @@ def test_the_chunk_trade_verdict_follows_the_spike():
                      output_tokens=250, kv_link="100GbE"))
     assert d.value("monolith_spike_step_s") <= 0.075
     assert d.value("chunk_trade_verdict").startswith("Here even the unchunked step meets")
+
+
+def test_the_engine_against_tensorrt_llms_published_70b_by_hand():
+    """TensorRT-LLM's Llama-3.3-70B in FP8 on 2 x H100 at full load, 2,048 in and 2,048 out: 3,082
+    output tokens/s measured. The page's default efficiencies on that setup, written out."""
+    d = solve(Params())
+    kv_tok = 2 * LAYERS * KV_HEADS * HEAD_DIM * 1  # fp8 KV: 163,840 B
+    isl = osl = 2048
+    cap = math.floor((0.9 * 2 * H100["mem"] - L70_PARAMS) / (kv_tok * (isl + osl)))  # floor(109.4)
+    assert d.value("anchor_2048_batch") == cap == 109
+    ctx = isl + osl / 2
+    attn = 4 * LAYERS * HEADS * HEAD_DIM
+    ar_fixed = 2 * LAYERS * AR_LATENCY_S
+    ar_tok = 2 * LAYERS * 2 * (2 - 1) / 2 * D_MODEL * 2 / H100["link"]
+    mem = (L70_PARAMS + cap * kv_tok * ctx) / (2 * H100["hbm"] * MBU)
+    comp = cap * (2 * L70_PARAMS + attn * ctx) / (2 * H100["fp8"] * DECODE_MFU)
+    step = max(mem, comp) + ar_fixed + cap * ar_tok + FIXED_S
+    prefill = ((2 * L70_PARAMS * isl + attn * isl * (isl - 1) / 2) / (2 * H100["fp8"] * PREFILL_MFU)
+               + ar_fixed + isl * ar_tok)
+    tokens_per_s = osl / (prefill + osl * step / cap)
+    assert d.value("anchor_2048_predicted_tokens_per_s") == pytest.approx(tokens_per_s, rel=1e-6)
+    assert d.value("anchor_2048_error") == pytest.approx(tokens_per_s / 3082 - 1, rel=1e-6)
+    assert d.value("anchor_1000_measured_tokens_per_s") == 4205

@@ -442,3 +442,27 @@ def test_wait_counts_the_turnaround_the_slow_option_delivers_by_hand():
                                          else v(d, "cache_hit_reading"))
     assert v(solve(Params(result_cache_hit=0)), "cache_hit_reading") == "matches that case"
     assert v(solve(Params(result_cache_hit=0.25)), "cache_hit_reading").startswith("assumes")
+
+
+def test_engine_against_the_published_tensorrt_llm_run():
+    from models.training.eval_pipeline import BENCH_SHAPE, Params as _P, solve as _solve
+    d = _solve(_P())
+    # TensorRT-LLM: 4,205 output tokens/s on 2 H100s = 2,102.5 per GPU
+    assert d.value("bench_measured_out_tokens_per_s_per_gpu") == pytest.approx(4205 / 2)
+    fp8 = d.value("bench_engine_out_tokens_per_s_per_gpu_fp8kv")
+    bf16 = d.value("bench_engine_out_tokens_per_s_per_gpu_bf16kv")
+    # Upper bound by hand, FP8 KV: 2 x 80 GB x 0.9 = 144 GB, less 70.55 GB of FP8 weights, leaves 73.5 GB;
+    # a sequence at 2,000 tokens holds 2,000 x 80 layers x 8 KV heads x 128 x 2 (K, V) x 1 B = 327.7 MB, so
+    # 224 fit. A step then reads at least the weights plus 224 x 1,000 tokens of KV (the shortest mean
+    # context) = 70.55 GB + 36.7 GB over 2 x 3.35 TB/s: 16.0 ms, 224 / 16.0 ms / 2 GPUs = 7,000 tokens/s/GPU.
+    kv_per_token = 80 * 8 * 128 * 2 * 1
+    bound = 224 / ((70.55e9 + 224 * 1000 * kv_per_token) / (2 * 3.35e12)) / 2
+    assert 0 < fp8 < bound
+    # a bf16 cache halves the batch, so the estimate drops
+    assert bf16 < fp8
+    # the page itself, set to that shape, must agree with the check: output share of its tokens/s per GPU
+    same = _solve(_P(**BENCH_SHAPE, kv_precision="fp8"))
+    assert fp8 == pytest.approx(same.value("tokens_per_s_per_gpu") * 1000 / 2000)
+    assert d.value("bench_fp8kv_over_measured") == pytest.approx(fp8 / 2102.5)
+    assert d.value("bench_bf16kv_over_measured") == pytest.approx(bf16 / 2102.5)
+    assert d.value("bench_verdict").startswith("between")  # 1,627 <= 2,102.5 <= 2,632 at the seed

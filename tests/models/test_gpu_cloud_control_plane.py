@@ -49,6 +49,24 @@ def test_fleet_and_failures_by_hand():
     assert v(d, "repair_share") == pytest.approx(32_000 * rate * 3 / 4000)
 
 
+def test_warm_pool_by_hand():
+    d = solve(Params())
+    # failures: 32,000 GPUs x 419 / (54 x 16,384) = 15.155 nodes a day; one 48 h burn-in is 2 days
+    rate = 419 / (54 * 16_384)
+    assert v(d, "warm_pool_swaps_nodes") == pytest.approx(32_000 * rate * 2)  # 30.31 nodes
+    # one 64-node allocation plus those swaps: ceil(64 + 30.31) = 95 nodes, 95 / 4,000 = 2.375%
+    assert v(d, "warm_pool_nodes") == 95
+    assert v(d, "warm_pool_share") == pytest.approx(0.02375)
+    # 95 nodes x 8 GPUs x $2.5 = $1,900 of GPU time an hour not sold
+    assert v(d, "warm_pool_idle_usd_per_h") == pytest.approx(1900)
+    # 4,000 x 15% unallocated = 600 nodes, less 45.46 in repair = 554.5 nodes, enough for 95
+    assert v(d, "unallocated_healthy_nodes") == pytest.approx(600 - 32_000 * rate * 3)
+    assert v(d, "warm_pool_covered") == "yes"
+    # sold past 1 - (95 + 45.46) / 4,000 = 96.49%, the pool is gone
+    assert v(d, "max_sellable_share_with_pool") == pytest.approx(1 - (95 + 32_000 * rate * 3) / 4000)
+    assert v(solve(Params(allocated_fraction=0.98)), "warm_pool_covered") == "no"
+
+
 def test_reconciler_by_hand():
     d = solve(Params())
     assert v(d, "reconciles_per_s") == pytest.approx(4000 / 30)

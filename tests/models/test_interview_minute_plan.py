@@ -312,3 +312,12 @@ def test_keystrokes_fill_in_the_middle_and_detection_by_hand():
     # Probes every 10 s, 3 failures: 30 s; 1,000 req/s spread over the fleet keeps arriving meanwhile.
     assert d.value("replica_loss_detect_s") == 30
     assert d.value("requests_sent_to_dead_replica") == pytest.approx(1000 / d.value("replicas") * 30)
+
+
+def test_efficiency_source_says_fitted_only_at_the_engine_defaults():
+    # The seed runs the engine's fitted defaults (80% MBU, 60% prefill MFU, 1.9 ms a step), so the
+    # page may call them measured fits; a scenario that moves any one of them states an assumption.
+    assert solve(Params()).value("efficiency_source").startswith("the engine's defaults")
+    for moved in ({"hbm_efficiency": 0.7}, {"prefill_mfu": 0.4}, {"step_overhead_ms": 1.5}):
+        assert solve(Params(**moved)).value("efficiency_source") == (
+            "this scenario's assumptions, not the engine's fitted defaults")

@@ -517,3 +517,23 @@ def test_attention_term_off_says_so_and_shows_it_counted():
     n_on = 2 * (kv * F / B - (w_eff - a / 2)) / a
     assert off.value("break_even_prefix_tokens_ssd_if_counted") == pytest.approx(n_on)
     assert off.value("ssd_verdict").startswith("never wins without the attention term")
+
+
+def test_provider_ttls_against_the_think_time_and_the_residency():
+    from models.serving.kv_cache_tiers import Params, solve
+    d = solve(Params())
+    # Anthropic's TTLs: 5 min = 300 s, 1 h = 3,600 s.
+    assert d.value("provider_ttl_default_s") == 300
+    assert d.value("provider_ttl_long_s") == 3600
+    # Lognormal think, median 60 s, sigma 1.5: P(think <= 300 s) = Phi(ln(300/60) / 1.5)
+    # = Phi(1.6094 / 1.5) = Phi(1.0730) = 0.8584; P(think <= 3,600 s) = Phi(ln 60 / 1.5)
+    # = Phi(4.0943 / 1.5) = Phi(2.7296) = 0.9968.
+    assert d.value("returns_within_ttl_default") == pytest.approx(0.8584, abs=2e-4)
+    assert d.value("returns_within_ttl_long") == pytest.approx(0.9968, abs=2e-4)
+    # HBM plus DRAM keeps an idle conversation ~608 s (the residency step) > 300 s.
+    assert d.value("dram_residency_s") > 300
+    assert d.value("dram_keeps_default_ttl").startswith("yes")
+    # With an eighth of the DRAM the residency drops under five minutes and the answer flips.
+    small = solve(Params(dram_per_node_gb=64))
+    assert small.value("dram_residency_s") < 300
+    assert small.value("dram_keeps_default_ttl").startswith("no")

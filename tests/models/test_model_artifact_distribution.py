@@ -319,3 +319,17 @@ def test_the_larger_pull_term_and_verified_swarm_by_hand():
     assert v(one, "hash_keeps_up") == "no"
     assert v(one, "swarm_verified_s") == pytest.approx(SIZE / 0.5e9)
     assert v(one, "throttled_verified_s") == pytest.approx(max(v(one, "throttled_swarm_s"), SIZE / 0.5e9))
+
+
+def test_cutover_at_kubernetes_default_max_unavailable_by_hand():
+    from models.training.model_artifact_distribution import Params as _P, solve as _solve
+    d = _solve(_P())
+    # Deployment RollingUpdate: maxUnavailable defaults to 25%, so ceil(1 / 0.25) = 4 waves
+    assert d.value("k8s_default_max_unavailable") == pytest.approx(0.25)
+    assert d.value("k8s_default_cutover_waves") == 4
+    # each wave loads 141.1 GB from NVMe at 7 GB/s (20.16 s) and passes a 60 s check: 4 x 80.16 = 320.6 s
+    load = 70.55e9 * 2 / 7e9
+    assert d.value("load_s") == pytest.approx(load, rel=2e-3)
+    assert d.value("k8s_default_cutover_s") == pytest.approx(4 * (load + 60), rel=2e-3)
+    # against the seed's 10% limit: 10 waves, 801.6 s, but only 100 nodes out at a time instead of 250
+    assert d.value("k8s_default_nodes_out") == 250  # floor(1,000 x 0.25)

@@ -386,7 +386,7 @@ def test_the_charts_end_and_the_group_name_by_hand():
     assert d.value("batch_chart_to") == max(2, d.value("max_batch_per_gpu"), 64) == d.value("max_batch_per_gpu")
     assert d.value("serving_group") == "GB200 NVL72: 72 GPUs, one NVLink domain"
     # a batch above the KV's cap is refused, so the charts end at the cap, never below the knob's 2
-    short = solve(Params(context_tokens=500, batch_per_gpu=256))
+    short = solve(Params(context_tokens=500, batch_per_gpu=256, output_tokens=200))
     assert short.value("batch_chart_to") == max(2, short.value("max_batch_per_gpu"), 256)
     assert solve(Params(gpu="B200", tp_degree=8)).value("serving_group") == "8 × B200"
 
@@ -395,3 +395,51 @@ def test_model_card_rounding_names_the_drawn_model():
     assert solve(Params()).value("model_card_counts") == "the model card rounds them to 1T and 32B"
     dsv3 = solve(Params(model="DeepSeek-V3", gpu="H200", tp_degree=8))
     assert dsv3.value("model_card_counts") == "the model card rounds them to 671B and 37B"
+
+
+def test_prefill_gpus_that_feed_the_rack_by_hand():
+    d = solve(Params())
+    h = _by_hand(**SEED)
+    # a reply of 1,000 tokens at an average context of 4,000: the prompt is 4,000 - 1,000 / 2 = 3,500
+    assert d.value("prompt_tokens") == 3500
+    # the rack finishes 72 x 64 / step / 1,000 requests a second (391.5 at the seed)
+    req = 72 * 64 / h["step"] / 1000
+    assert d.value("requests_per_s") == pytest.approx(req)
+    assert req == pytest.approx(391.5, abs=0.1)
+    # prefill attends on decompressed K and V: 2 FLOP x 61 layers x 64 heads x ((128 + 64) + 128) per pair
+    attn = 2 * 61 * 64 * (128 + 64 + 128)
+    assert d.value("prefill_attention_flops_per_position") == attn == 2_498_560
+    flops = 3500 * 2 * h["active"] + attn * 3500 * 3499 / 2
+    assert d.value("prefill_flops_per_request") == pytest.approx(flops)
+    # one GB200 at 5 PFLOP/s fp8 x 60% prefill MFU = 3 PFLOP/s
+    assert d.value("gpu_prefill_flops") == pytest.approx(3e15)
+    gpu_s = flops / 3e15
+    assert d.value("prefill_gpu_s_per_request") == pytest.approx(gpu_s)
+    assert d.value("prefill_tokens_per_s_per_gpu") == pytest.approx(3500 / gpu_s)
+    assert d.value("prefill_gpus_continuous") == pytest.approx(req * gpu_s)
+    assert d.value("prefill_gpus") == math.ceil(req * gpu_s) == 33
+    assert d.value("prefill_gpus_per_decode_gpu") == pytest.approx(req * gpu_s / 72)
+    # SGLang measured 18,471 prompt tokens/s per GB200 (DeepSeek, BF16 attention, FP8 MoE)
+    assert d.value("prefill_roofline_over_measured") == pytest.approx(3500 / gpu_s / 18_471)
+    assert d.value("prefill_gpus_at_measured_rate") == math.ceil(req * 3500 / 18_471) == 75
+    # the hand-off: 3,500 x 70,272 B = 246 MB a prompt, spread over 72 decode GPUs, against 50 GB/s NICs
+    assert d.value("kv_handoff_bytes_per_request") == 3500 * 70_272
+    assert d.value("kv_handoff_Bps_per_decode_gpu") == pytest.approx(req * 3500 * 70_272 / 72)
+    assert d.value("kv_handoff_nic_share") == pytest.approx(req * 3500 * 70_272 / 72 / 50e9)
+
+
+def test_measured_decode_sits_between_this_batch_and_the_kv_cap():
+    d = solve(Params())
+    here = 64 / _by_hand(**SEED)["step"]
+    at_cap = 497 / _by_hand(**{**SEED, "b": 497})["step"]
+    assert d.value("tokens_per_s_per_gpu_at_max_batch") == pytest.approx(at_cap)
+    assert d.value("sglang_decode_tokens_per_s_per_gpu") == 9_087
+    # 5,437 < 9,087 < 12,039 tokens/s per GPU
+    assert here < 9_087 < at_cap
+    assert d.value("measured_decode_vs_model") == "between the two"
+    assert solve(Params(batch_per_gpu=497)).value("measured_decode_vs_model") == "below both"
+
+
+def test_a_reply_longer_than_twice_the_context_is_refused():
+    with pytest.raises(ValidationError, match="leaves no prompt"):
+        Params(context_tokens=1000, output_tokens=2000)

@@ -297,3 +297,18 @@ def test_verdicts_follow_the_numbers():
                          classifier_tokens_per_s_per_gpu=150_000.0, classifier_max_tokens=640, doc_kb=2.5))
     assert v(small, "classifier_share_of_training") > 0.10
     assert v(small, "pipeline_cost_verdict").startswith("the classifier is a real line")
+
+
+def test_keep_rate_against_fineweb_by_hand():
+    from models.training.pretraining_data_pipeline import Params as _P, solve as _solve
+    d = _solve(_P())
+    # 96 snapshots x 200 TiB = 96 x 200 x 2^40 B = 21.11 PB; x 400 TiB = 42.22 PB
+    assert d.value("fineweb_raw_PB_low") == pytest.approx(96 * 200 * 2**40 / 1e15)
+    assert d.value("fineweb_raw_PB_high") == pytest.approx(96 * 400 * 2**40 / 1e15)
+    # 15T tokens x 4 B = 60 TB of text, so the keep rate is 60 TB / 42.22 PB = 0.142% to 60 TB / 21.11 PB = 0.284%
+    assert d.value("fineweb_text_TB") == pytest.approx(60)
+    assert d.value("fineweb_keep_low") == pytest.approx(60e12 / (96 * 400 * 2**40))
+    assert d.value("fineweb_keep_high") == pytest.approx(60e12 / (96 * 200 * 2**40))
+    assert d.value("keep_vs_fineweb") == "inside FineWeb's range"  # the seed's 0.2%
+    assert _solve(_P(keep_end_to_end=0.005)).value("keep_vs_fineweb").startswith("above")
+    assert _solve(_P(keep_end_to_end=0.001)).value("keep_vs_fineweb").startswith("below")

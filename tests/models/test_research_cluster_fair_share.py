@@ -469,3 +469,16 @@ def test_borrowing_limit_and_evals_charge_label_follow_the_scenario():
     assert v(big, "history_pretrain_limit") == "every idle GPU, short of its demand"
     assert v(d, "evals_charged_for") == "for what it holds"
     assert v(solve(Params(charge_by_allocation=False)), "evals_charged_for") == "only for what it runs"
+
+
+def test_the_save_against_kubernetes_default_grace_period():
+    d = solve(Params())
+    # Kubernetes kills a pod 30 s after SIGTERM unless terminationGracePeriodSeconds says otherwise
+    assert v(d, "k8s_default_grace_s") == pytest.approx(30)
+    # the seed's save on the signal takes 2 min = 120 s: 120 s / 30 s = 4
+    assert v(d, "save_over_default_grace") == pytest.approx(4)
+    assert v(d, "default_grace_verdict").startswith("no")
+    # a 0.5 min save is 30 s, exactly the default: it fits
+    short = solve(Params(save_minutes=0.5))
+    assert v(short, "save_over_default_grace") == pytest.approx(1)
+    assert v(short, "default_grace_verdict") == "yes"

@@ -230,3 +230,33 @@ def test_meta_rate_is_raw_and_multiplier_applies_after():
     assert d.value("meta_failures_per_gpu_day") == pytest.approx(0.0004736, abs=1e-7)
     # scaled to this job: 0.0004736 x 1.9 = 0.0008998
     assert d.value("failures_per_gpu_day") == pytest.approx(0.0008998, abs=1e-7)
+
+
+def test_break_even_as_yearly_odds_against_the_uptime_survey_by_hand():
+    import math as _m
+
+    from models.training.training_disaster_recovery import Params as _P, solve as _solve
+    d = _solve(_P())
+    # running cost: egress 4,320 checkpoints x 5,670 GB x 0.02 USD/GB = 489,888 USD, plus
+    # 12 drills x 512 GPUs x 2 h x 2 USD/h = 24,576 USD: 514,464 USD
+    cost = 4320 * 5670 * 0.02 + 12 * 512 * 2 * 2.0
+    # saved: half the run, 8,000 x 90 x 24 / 2 = 8,640,000 GPU-h, less 8,000 GPUs x (RPO 37.56 min
+    # + RTO 56.89 min) = 8,000 x 94.45 / 60 = 12,593 GPU-h
+    rpo = 30 + 5.67e12 * 8 / 100e9 / 60  # one interval + 453.6 s transfer = 37.56 min
+    rto = 5 + 30 + 20 + 5.67e12 / 50e9 / 60  # detect, decide, launch, 113.4 s load = 56.89 min
+    saved = 8000 * 90 * 24 / 2 - 8000 * (rpo + rto) / 60
+    be_run = cost / (saved * 2.0)  # about 2.98% during the 90-day run
+    be_year = -_m.log(1 - be_run) * 365 / 90  # invert 1 - exp(-r x 90/365): about 12.3% a year
+    assert d.value("break_even_site_loss_per_year") == pytest.approx(be_year, rel=1e-3)
+    assert 0.12 < be_year < 0.125
+    # one organization in five reports a serious outage in three years: 1 - 0.8^(1/3) = 7.17% a year
+    assert d.value("uptime_serious_outage_share_3y") == pytest.approx(0.2)
+    assert d.value("uptime_serious_outage_per_year") == pytest.approx(1 - 0.8 ** (1 / 3))
+    assert d.value("break_even_over_uptime_rate") == pytest.approx(be_year / (1 - 0.8 ** (1 / 3)), rel=1e-3)
+    # a running cost above what a certain loss would save has no break-even odds
+    # 512 GPUs for 7 days save at most 512 x 168 / 2 = 43,008 GPU-h, 21,504 USD at 0.5 USD/h; shipping a
+    # 28 TB checkpoint (2,000 B params x 14 B) every 5 min at 0.1 USD/GB costs millions
+    costly = _solve(_P(gpus=512, run_days=7, params_b=2000, interval_min=5, replication_gbps=3200,
+                       usd_per_gpu_hour=0.5, egress_usd_per_GB=0.1))
+    assert costly.value("break_even_site_loss_probability") > 1
+    assert _m.isinf(costly.value("break_even_site_loss_per_year"))
