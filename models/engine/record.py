@@ -6,10 +6,12 @@ Every serving page records the same keys, so a placeholder, a drill or a test th
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from models.core import Derivation
 from models.engine import serving as sv
+from models.engine.defaults import DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU, DEFAULT_STEP_OVERHEAD_MS
 from models.engine.knobs import accelerator, llm
 from models.engine.precision import bytes_per_element
 from models.engine.serving import Fleet, Served
@@ -182,3 +184,18 @@ def record_fleet(d: Derivation, p: Any, rate_key: str, s: Served) -> Fleet:
            formula=f"{{{rate_key}}} × {{output_tokens}} × {{held_batch_step_s}} / max(1, {{held_batch}})")
     d.step("gpus", "GPUs", f.replicas * p.tp_degree, "1", noun="GPUs", formula="{replicas} × {tp_degree}")
     return f
+
+
+def record_efficiency_source(d: Derivation, p: Any) -> None:
+    """Whether the scenario's decode and prefill efficiencies are the engine's defaults, which are
+    fits to measured latencies (models/engine/defaults.py), or its own assumptions: a page must not
+    call a drawn scenario's efficiencies measured."""
+    fitted = (math.isclose(p.hbm_efficiency, DEFAULT_HBM_EFFICIENCY)
+              and math.isclose(p.step_overhead_ms, DEFAULT_STEP_OVERHEAD_MS)
+              and math.isclose(p.prefill_mfu, DEFAULT_PREFILL_MFU))
+    d.step("efficiency_source", "Where the decode and prefill efficiencies come from",
+           "the engine's defaults, which the accuracy page fits to measured latencies (a vLLM run of "
+           "Llama 3.1 70B on 8 × H200 for decode, FasterTransformer prefills on A100)" if fitted
+           else "this scenario's assumptions, not the engine's fitted defaults",
+           formula="{hbm_efficiency}, {prefill_mfu}, {step_overhead_ms} against the engine's fitted defaults",
+           kind="verdict")

@@ -36,9 +36,8 @@ from pydantic import model_validator
 
 from models.core import Derivation, Knob, StrictModel
 from models.units import format_quantity
-from models.engine.defaults import DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU, DEFAULT_STEP_OVERHEAD_MS
 from models.engine.knobs import EngineKnobs, accelerator, problem, replica, with_defaults
-from models.engine.record import record_model
+from models.engine.record import record_efficiency_source, record_model
 from models.engine.roofline import Replica, floor_batch
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
 from models.sim import batching
@@ -226,17 +225,7 @@ def solve(p: Params) -> Derivation:
     d.step("gpu_hbm_Bps", f"{hw.name} HBM bandwidth", hw.hbm_Bps, "B/s")
     d.step("replica_hbm_Bps", "Replica HBM bandwidth at the decode MBU", bw, "B/s",
            formula="{tp_degree} × {gpu_hbm_Bps} B/s × {hbm_efficiency}")
-    # The engine's defaults are fits to measured latencies (models/engine/defaults.py); other
-    # values are the scenario's assumptions, and the page must not call them measured.
-    fitted = (math.isclose(p.hbm_efficiency, DEFAULT_HBM_EFFICIENCY)
-              and math.isclose(p.step_overhead_ms, DEFAULT_STEP_OVERHEAD_MS)
-              and math.isclose(p.prefill_mfu, DEFAULT_PREFILL_MFU))
-    d.step("efficiency_source", "Where the decode and prefill efficiencies come from",
-           "the engine's defaults, which the accuracy page fits to measured latencies (a vLLM run of "
-           "Llama 3.1 70B on 8 × H200 for decode, FasterTransformer prefills on A100)" if fitted
-           else "this scenario's assumptions, not the engine's fitted defaults",
-           formula="{hbm_efficiency}, {prefill_mfu}, {step_overhead_ms} against the engine's fitted defaults",
-           kind="verdict")
+    record_efficiency_source(d, p)
     d.step("gpu_peak_flops", f"{hw.name} dense {p.compute_precision} peak", hw.peak(p.compute_precision), "FLOP/s")
     d.step("replica_decode_flops", "Replica decode compute at the decode MFU", fl, "FLOP/s",
            formula="{tp_degree} × {gpu_peak_flops} FLOP/s × {decode_mfu}")

@@ -21,9 +21,8 @@ from typing import Annotated, Literal
 from models.core import PHASES, Derivation, Knob, StrictModel
 from models.units import format_quantity
 from models.engine import serving as sv
-from models.engine.defaults import DEFAULT_HBM_EFFICIENCY, DEFAULT_PREFILL_MFU, DEFAULT_STEP_OVERHEAD_MS
 from models.engine.knobs import with_defaults
-from models.engine.record import record_fleet, record_served
+from models.engine.record import record_efficiency_source, record_fleet, record_served
 from models.engine.serving_knobs import ServingKnobs, served
 
 BASE_ROUND_MINUTES = 45
@@ -146,17 +145,7 @@ def solve(p: Params) -> Derivation:
     d.step("replica_layout", "What one replica runs on",
            f"one {p.gpu}" if p.tp_degree == 1 else f"{p.tp_degree} × {p.gpu}",
            formula="{tp_degree} × {gpu}", kind="verdict")
-    # The engine's defaults are fits to measured latencies (models/engine/defaults.py); a drawn
-    # scenario's other efficiencies are assumptions, and the page must not call them measured.
-    fitted = (math.isclose(p.hbm_efficiency, DEFAULT_HBM_EFFICIENCY)
-              and math.isclose(p.step_overhead_ms, DEFAULT_STEP_OVERHEAD_MS)
-              and math.isclose(p.prefill_mfu, DEFAULT_PREFILL_MFU))
-    d.step("efficiency_source", "Where the decode and prefill efficiencies come from",
-           "the engine's defaults, which the accuracy page fits to measured latencies (a vLLM run of "
-           "Llama 3.1 70B on 8 × H200 for decode, FasterTransformer prefills on A100)" if fitted
-           else "this scenario's assumptions, not the engine's fitted defaults",
-           formula="{hbm_efficiency}, {prefill_mfu}, {step_overhead_ms} against the engine's fitted defaults",
-           kind="verdict")
+    record_efficiency_source(d, p)
     d.step("uncached_prompt_tokens_per_s", "Context tokens per second that need prefill",
            rate * e.uncached_prompt_tokens, "1/s", noun="tokens",
            formula="{request_rate} × {uncached_prompt_tokens}")
