@@ -241,7 +241,7 @@ MOE = "moe-1t-serving"
 
 
 # The default (no compute-bound batch inside the KV's sweep) and one where the FLOP take over.
-MOE_SCENARIOS = [{}, {"context_tokens": 500, "batch_per_gpu": 256, "imbalance": 2.0}]
+MOE_SCENARIOS = [{}, {"context_tokens": 500, "output_tokens": 200, "batch_per_gpu": 256, "imbalance": 2.0}]
 
 
 @pytest.mark.parametrize("changes", MOE_SCENARIOS, ids=["default", "other"])

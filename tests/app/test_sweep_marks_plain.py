@@ -189,7 +189,7 @@ def _chart_opts(ctx) -> dict:
     return {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "mark"}
 
 
-@pytest.mark.parametrize("changes", [{}, {"context_tokens": 500, "batch_per_gpu": 256, "imbalance": 2.0}],
+@pytest.mark.parametrize("changes", [{}, {"context_tokens": 500, "output_tokens": 200, "batch_per_gpu": 256, "imbalance": 2.0}],
                          ids=["no-mark", "marked"])
 def test_moe_imbalance_loss_vs_batch(monkeypatch, changes):
     ctx = _ctx("moe-1t-serving", **changes)
