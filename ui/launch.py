@@ -4,7 +4,8 @@ Why not plain `streamlit run app.py`: a `pages/` folder beside the entry script 
 treat the very first session of a fresh process as a legacy multipage app, so a deep link opened
 first after a restart shows a false "Page not found" dialog (st.navigation clears the flag only
 once it has run). We use st.navigation, so we clear the flag before the server starts. It also
-redirects nested page paths, which plain Streamlit serves as a blank page (ui/nested_paths.py).
+redirects nested page paths, which plain Streamlit serves as a blank page (ui/nested_paths.py),
+and starts the simulation worker with the models loaded, so the first simulation does not wait for it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.web import cli
 
 from ui.nested_paths import install as install_nested_path_redirect
+from ui.sim_runs import RUNS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def main(argv: list[str]) -> None:
     PagesManager.uses_pages_directory = False
     install_nested_path_redirect()
+    RUNS.warm()  # the simulation worker, started before the server's threads (ui/sim_runs.py)
     sys.argv = ["streamlit", "run", str(ROOT / "app.py"), *argv]
     cli.main()
 

@@ -50,7 +50,7 @@ from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
 from ui.safe import code_span, escape_markdown
 from ui.session_store import get_store, profile
-from ui.sim_panel import simulation_panel
+from ui.sim_panel import live_panel, simulation_panel
 from ui.solve_cache import solve
 
 
@@ -135,10 +135,10 @@ class QuestionPage:
                 fig.update_layout(height=CHART_HEIGHT_PX, font=dict(size=18))
             st.plotly_chart(sendable(fig), key=f"{ctx.slug}.{kind}.{name}", config={"displaylogo": False})
         else:
-            # A simulation takes 20-150 ms per run (some panels run two or three scenarios): its
-            # panel is drawn last, into the place kept for it here, so the rest of the page (the
-            # prose, metrics and charts below it) reaches the browser first. Until then the
-            # previous run's panel stays on screen, greyed.
+            # A simulation takes 25-170 ms per run (some panels run three scenarios): its panel is
+            # drawn last, into the place kept for it here, so the rest of the page (the prose,
+            # metrics and charts below it) reaches the browser first; its run goes to the worker
+            # (ui/sim_runs.py) and the panel, a fragment, shows it when it lands.
             self._deferred.append((st.container(), fn))
 
     def _body(self, text: str, ctx: PageContext) -> None:
@@ -349,7 +349,7 @@ class QuestionPage:
         content_drawn_s = time.perf_counter()
         for slot, fn in self._deferred:
             with slot:
-                fn(ctx)
+                live_panel(fn, ctx)
         self._deferred.clear()
         RUN_TIMES.update(metrics_ms=(metrics_drawn_s - started) * 1000,
                          content_ms=(content_drawn_s - started) * 1000,

@@ -1,14 +1,23 @@
-"""Shared pieces of a simulation panel: the seed control and a cached, spinner-wrapped run."""
+"""Shared pieces of a simulation panel: the seed control, the run (on the worker, ui/sim_runs.py), the
+fragment that shows it when it lands, and the declared panel of cards, charts and caption."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable
 
 import streamlit as st
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState, get_script_run_ctx
 
 from models.registry import QUESTIONS
+from ui.sim_runs import NOTHING_SHOWN, RUNS, Pending
+
+POLL_S = 0.15  # a finished run shows within this of its end; each poll reruns one panel, ~1 ms
+PLACEHOLDER_HEIGHT_PX = 420  # about a panel's height, so the page below does not jump when it lands
+_POLLING_KEY = "_sim_panels_polling"
 
 
 def seed_input(slug: str) -> int:
@@ -16,32 +25,113 @@ def seed_input(slug: str) -> int:
                                key=f"{slug}.sim_seed", help="Same seed, same run: change it to see another."))
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _cached(slug: str, fn_name: str, _fn: Callable[[str, int], Any], params_json: str, seed: int) -> Any:
-    # Streamlit cannot hash a function reliably (a page's functions are new objects on every rerun), so
-    # `_fn` stays out of the key and its name stands in for it: two simulations on one page with the
-    # same params and seed must not share a run.
-    return _fn(params_json, seed)
-
-
-def cached_simulation(slug: str, fn: Callable[[str, int], Any], params: Any, seed: int, message: str) -> Any:
-    """Run `fn(params_json, seed)` once per (question, simulation, params, seed), with a spinner while it
-    runs. A simulation is known by its module and qualified name, so give each one on a page its own
-    function (two lambdas, or two closures from one factory, would share a name)."""
-    with st.spinner(message, show_time=True):
-        return _cached(slug, f"{fn.__module__}.{fn.__qualname__}", fn, params.model_dump_json(), seed)
-
-
 def _question_simulation(params_json: str, seed: int, *, slug: str) -> Any:
+    # Module level, so the worker process can be sent it (a partial of it, bound to the question).
     q = QUESTIONS[slug]
     return q.module.simulate(q.Params.model_validate_json(params_json), seed=seed)
 
 
-def run_simulation(slug: str, params: Any, seed: int, message: str) -> Any:
-    """The question's own `simulate(params, seed)`, cached and behind a spinner like any other: what
-    nine pages each wrote as a `_run(params_json, seed)` of two lines."""
-    with st.spinner(message, show_time=True):
-        return _cached(slug, f"{slug}.simulate", partial(_question_simulation, slug=slug), params.model_dump_json(), seed)
+def _owner() -> str:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else "no-session"
+
+
+@dataclass
+class _PanelRun:
+    """What one draw of a panel met: the runs it waits for, whether it has said so, and whether it
+    drew an earlier scenario's result (which may not fit the knobs as they are now)."""
+
+    awaited: list = field(default_factory=list)
+    noticed: bool = False
+    stale: bool = False
+
+
+_PANEL: ContextVar[_PanelRun | None] = ContextVar("sim_panel_run", default=None)
+
+
+def run_simulation(slug: str, params: Any, seed: int, message: str, variant: str = "") -> Any:
+    """The question's own `simulate(params, seed)`, run once per scenario and kept (ui/sim_runs.py).
+    While a new run is under way on the worker, this returns the run this session was last shown of
+    the same simulation, under a line saying so, and the panel polls until the new one is here; with
+    nothing to show yet it raises Pending, and the panel draws a placeholder. `message` says what is
+    being simulated; `variant` tells apart runs one panel makes under one message (each retry
+    policy), so each keeps its own previous result."""
+    notice = st.empty()
+    try:
+        return RUNS.get(_owner(), f"{slug}:simulate:{message}:{variant}", partial(_question_simulation, slug=slug),
+                        (params.model_dump_json(), seed), message)
+    except Pending as pending:
+        run = _PANEL.get() or _PanelRun()
+        run.awaited.append(pending.key)
+        if pending.shown is NOTHING_SHOWN:
+            raise
+        run.stale = True
+        if not run.noticed:  # one line per panel, however many of its runs are under way
+            run.noticed = True
+            with notice.container(key=_pending_key(pending)):
+                st.caption(f":material/hourglass_top: {message} Shown below: the previous run, until this one ends.")
+        return pending.shown
+
+
+def _pending_key(pending: Pending) -> str:
+    # A class the browser tests wait on (`st-key-sim-pending-...`): no pending line, every run landed.
+    return f"sim-pending-{abs(hash(pending.key)) % 10**10}"
+
+
+def draw_pending(pending: Pending, message: str = "") -> None:
+    """What a panel shows before its run is here: the line, and room for the panel to come."""
+    with st.container(key=_pending_key(pending) + "-placeholder", height=PLACEHOLDER_HEIGHT_PX, border=True):
+        st.caption(f":material/hourglass_top: {message or pending.message}")
+
+
+def live_panel(draw: Callable[[Any], None], ctx: Any) -> None:
+    """Draw a simulation panel in its own fragment. While a run it shows is on the worker, the
+    fragment reruns itself every POLL_S, alone: the page around it is not run again, and its
+    widgets (seed, replay) keep their state, since the panel is drawn, stale or not, on every poll."""
+
+    def panel() -> None:
+        run = _PanelRun()
+        token = _PANEL.set(run)
+        body = st.empty()
+        try:
+            with body.container():
+                draw(ctx)
+        except Pending as pending:
+            draw_pending(pending)
+        except Exception:
+            if not run.stale:
+                raise
+            # The previous run does not fit the knobs as they are now (three regions drawn from a
+            # run of two): show the placeholder until the new run is here, not an error.
+            body.empty()
+            draw_pending(Pending(run.awaited[-1], ""), "Simulating the new scenario…")
+        finally:
+            _PANEL.reset(token)
+        _poll(bool(run.awaited))
+
+    st.fragment(panel)()
+
+
+def _poll(waiting: bool) -> None:
+    """Start or stop this fragment's timer, with the messages st.fragment(run_every=...) sends: a
+    fragment's run_every is fixed when it is declared, and this one must stop once its run is here.
+    Streamlit 1.67 internals (pinned in pyproject.toml); tests/app/test_sim_worker.py holds them."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    fragment_id = ThreadState.get().fragment_id
+    if ctx is None or not fragment_id:
+        return
+    polling = st.session_state.setdefault(_POLLING_KEY, set())
+    msg = ForwardMsg()
+    if waiting:
+        msg.auto_rerun.interval = POLL_S
+        msg.auto_rerun.fragment_id = fragment_id
+        polling.add(fragment_id)
+    elif fragment_id in polling:
+        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
+        polling.discard(fragment_id)
+    else:
+        return
+    ctx.enqueue(msg)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from ui.charts import INK, PALETTE, layout_dict, legend_line
 from ui.figures import figure, vline
-from ui.sim_panel import cached_simulation, seed_input
+from ui.sim_panel import run_simulation, seed_input
 
 
 @dataclass(frozen=True)
@@ -22,15 +22,6 @@ class SwarmWords:
     peers: str  # what a peer is, capitalised and plural: "Hosts", "Nodes"
     bound_key: str  # the step that bounds the finish
     bound_name: str  # that bound on its metric card, capitalised: "Lower bound"
-
-
-def swarm_simulation(model: ModuleType) -> Callable[[str, int], Any]:
-    """The page's simulation as cached_simulation calls it: `run(params_json, seed)`."""
-
-    def run_swarm(params_json: str, seed: int) -> Any:
-        return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
-
-    return run_swarm
 
 
 def swarm_figure(result, step_s: float, bound_s: float, bound_label: str, words: SwarmWords) -> go.Figure:
@@ -53,16 +44,15 @@ def swarm_figure(result, step_s: float, bound_s: float, bound_label: str, words:
     return figure(traces, layout)
 
 
-def render_swarm_panel(ctx, model: ModuleType, words: SwarmWords, run: Callable[[str, int], Any],
-                       fourth_card: Callable[[Any], tuple[str, str]],
+def render_swarm_panel(ctx, model: ModuleType, words: SwarmWords, fourth_card: Callable[[Any], tuple[str, str]],
                        caption: Callable[[Any, int], str]) -> None:
     """The panel: heading, seed, four cards (finish, bound, overhead, the page's own), the chart and the
-    page's caption, given the run and the number of chunks simulated. `run` is swarm_simulation(model)."""
+    page's caption, given the run and the number of chunks simulated."""
     p = ctx.params
     d = ctx.derivation
     st.markdown(words.headline)
     seed = seed_input(ctx.slug)
-    result = cached_simulation(ctx.slug, run, p, seed, "Simulating the swarm…")
+    result = run_simulation(ctx.slug, p, seed, "Simulating the swarm…")
     step_s = model.sim_step_s(p)
     finish_s = result.finish_steps * step_s
     bound_s = d.value(words.bound_key)

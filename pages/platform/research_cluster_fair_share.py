@@ -8,7 +8,7 @@ from ui.charts import INK, PALETTE, layout_dict, sweep_figure
 from ui.diagram import Arrow, Box, box_diagram
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
-from ui.sim_panel import cached_simulation, seed_input
+from ui.sim_panel import run_simulation, seed_input
 
 page = QuestionPage("research-cluster-fair-share")
 
@@ -128,10 +128,6 @@ def hoarding(ctx):
 # --- the live simulation ---------------------------------------------------------------------
 
 
-def _run(params_json: str, seed: int):
-    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
-
-
 def _mean_wait_min(w: np.ndarray) -> str:
     return f"{w.mean() * 60:,.1f} min" if w.size else "no jobs"
 
@@ -243,10 +239,11 @@ def fair_share_panel(ctx):
     p, d = ctx.params, ctx.derivation
     st.markdown(f"##### Live: {p.sim_days:g} days of the cluster, one {p.tick_minutes:g}-minute tick at a time")
     seed = seed_input(ctx.slug)
-    r = cached_simulation(ctx.slug, _run, p, seed, "Simulating the cluster…")
+    r = run_simulation(ctx.slug, p, seed, "Simulating the cluster…")
     holding = p.evals_hold_fraction > 0
     other_p = p.model_copy(update={"evals_hold_fraction": 0.0 if holding else 1.0})
-    other = cached_simulation(ctx.slug, _run, other_p, seed, "Simulating the other Evals policy…")
+    other = run_simulation(ctx.slug, other_p, seed, "Simulating the other Evals policy…",
+                           variant="free" if holding else "hold")
     hoard_run, free_run = (r, other) if holding else (other, r)
 
     t_ret = r.tick_at(p.return_hour) if p.return_hour < p.sim_days * 24 else None

@@ -13,7 +13,7 @@ from ui.figures import figure, vline
 from ui.charts import INK, PALETTE, layout_dict, sweep_values
 from ui.question_page import QuestionPage
 from ui.replay import replay
-from ui.sim_panel import cached_simulation, seed_input
+from ui.sim_panel import run_simulation, seed_input
 
 page = QuestionPage("continuous-batching")
 REPLAY_DT_S = 0.25  # replay positions: a quarter second of simulated time each
@@ -141,10 +141,6 @@ def tpot_vs_chunk(ctx):
 # The live simulation
 
 
-def _run(params_json: str, seed: int):
-    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
-
-
 def _ms(x: float) -> str:
     return "-" if not math.isfinite(x) else (f"{x * 1000:,.0f} ms" if x >= 0.1 else f"{x * 1000:,.1f} ms")
 
@@ -238,7 +234,7 @@ def batching_panel(ctx):
     p, d, slug = ctx.params, ctx.derivation, ctx.slug
     st.markdown(f"##### Live: one replica, step by step ({p.policy} scheduler, {p.arrival_rps:g} req/s)")
     seed = seed_input(slug)
-    r = cached_simulation(slug, _run, p, seed, "Simulating the replica…")
+    r = run_simulation(slug, p, seed, "Simulating the replica…")
     cols = st.columns(4)
     cols[0].metric("Simulated tokens/s", f"{r.steady_tokens_per_s:,.0f}", border=True,
                    help=f"After the first {r.warmup_s:,.0f} s (the replica filling up). Analytic at this load: "
@@ -310,7 +306,7 @@ def batching_panel(ctx):
                  "Token gap p95": []}
         for pol in ("static", "continuous", "chunked"):
             q = p.model_copy(update={"policy": pol})
-            rr = r if pol == p.policy else cached_simulation(slug, _run, q, seed, f"Simulating {pol}…")
+            rr = r if pol == p.policy else run_simulation(slug, q, seed, f"Simulating {pol}…")
             table["Scheduler"].append(pol)
             table["Tokens/s"].append(f"{rr.tokens_per_s:,.0f}")
             table["Done"].append(rr.done)

@@ -11,7 +11,7 @@ from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.diagram import Arrow, Box, box_diagram
 from ui.question_page import QuestionPage
-from ui.sim_panel import cached_simulation, seed_input
+from ui.sim_panel import run_simulation, seed_input
 from ui.solve_cache import solve
 
 page = QuestionPage("kv-cache-tiers")
@@ -110,10 +110,6 @@ def shares_vs_think(ctx):
 # --- the simulation -----------------------------------------------------------------------------------
 
 
-def _run(params_json: str, seed: int):
-    return model.simulate(model.Params.model_validate_json(params_json), seed=seed)
-
-
 def _pct(x: float) -> str:
     return "–" if x != x else f"{100 * x:.1f}%"
 
@@ -175,7 +171,7 @@ def tiers_panel(ctx):
     slug = ctx.slug
     st.markdown("##### Live: conversations moving through HBM, DRAM and SSD on one replica")
     seed = seed_input(slug)
-    r = cached_simulation(slug, _run, p, seed, "Simulating conversations…")
+    r = run_simulation(slug, p, seed, "Simulating conversations…")
     window_s = r.grid_s[-1]
     # Steady state: skip the first third of the window, while the tiers are still filling.
     shares = r.shares_between(window_s / 3, window_s)

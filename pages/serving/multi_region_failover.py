@@ -262,7 +262,7 @@ def failover_panel(ctx):
     # The same scenario under each retry policy: the stampede, or not.
     runs = {pol: (r if pol == p.retry_policy else
                   run_simulation(ctx.slug, p.model_copy(update={"retry_policy": pol}), seed,
-                                    "Simulating the other retry policies…"))
+                                 "Simulating the other retry policies…", variant=pol))
             for pol in sim.RETRY_POLICIES}
     st.plotly_chart(_policies_figure(r, runs, p.retry_policy), key=f"{ctx.slug}.sim.policies")
     st.markdown(

@@ -5,7 +5,7 @@ from models.training import checkpoint_distribution as model
 from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
-from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure, swarm_simulation
+from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure
 
 page = QuestionPage("checkpoint-distribution")
 
@@ -46,7 +46,6 @@ def times_vs_hosts(ctx):
 SWARM = SwarmWords(headline="##### Live: a swarm exchanging chunks rarest-first", peers="Hosts",
                    bound_key="lower_bound_s", bound_name="Lower bound")
 # The simulation and figure the panel draws, by the names tests/app/test_page_figures_plain.py reads.
-_run = swarm_simulation(model)
 _swarm_figure = partial(swarm_figure, words=SWARM)
 
 
@@ -63,7 +62,7 @@ def _swarm_caption(result, n_chunks: int, p) -> str:
 
 @page.sim("swarm")
 def swarm_panel(ctx):
-    render_swarm_panel(ctx, model, SWARM, run=_run,
+    render_swarm_panel(ctx, model, SWARM,
                        fourth_card=lambda r: ("Peers lost / slow", f"{r.failed_peers} / {r.slow_peers}"),
                        caption=lambda r, n: _swarm_caption(r, n, ctx.params))
 

@@ -5,7 +5,7 @@ from models.training import model_artifact_distribution as model
 from ui.charts import INK, PALETTE, layout_dict, sweep, sweep_values
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
-from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure, swarm_simulation
+from ui.swarm_panel import SwarmWords, render_swarm_panel, swarm_figure
 
 page = QuestionPage("model-artifact-distribution")
 
@@ -51,7 +51,6 @@ def rollout_vs_nodes(ctx):
 SWARM = SwarmWords(headline="##### Live: the rollout as a swarm exchanging chunks rarest-first", peers="Nodes",
                    bound_key="per_node_lower_bound_s", bound_name="Link bound")
 # The simulation and figure the panel draws, by the names tests/app/test_page_figures_plain.py reads.
-_run = swarm_simulation(model)
 _swarm_figure = partial(swarm_figure, words=SWARM)
 
 
@@ -69,7 +68,7 @@ def _swarm_caption(result, n_chunks: int, p, d) -> str:
 
 @page.sim("swarm")
 def swarm_panel(ctx):
-    render_swarm_panel(ctx, model, SWARM, run=_run,
+    render_swarm_panel(ctx, model, SWARM,
                        fourth_card=lambda r: ("Origin share of uploads", f"{r.source_share * 100:,.1f}%"),
                        caption=lambda r, n: _swarm_caption(r, n, ctx.params, ctx.derivation))
 

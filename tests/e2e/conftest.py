@@ -96,9 +96,20 @@ def app_url(tmp_path_factory):
     stop_server(proc)
 
 
+# Idle: no run going and no simulation panel waiting for its run (ui/sim_panel.py marks those).
+_IDLE = """
+() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  return app && app.dataset.testScriptState === 'notRunning'
+    && !document.querySelector("[class*='st-key-sim-pending']");
+}
+"""
+
+
 def wait_idle(page, timeout: float = 90_000) -> None:
-    """Wait until the app has finished its current run (never a sleep)."""
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+    """Wait until the app has finished its current run and every simulation on the page has landed
+    (never a sleep)."""
+    page.wait_for_function(_IDLE, timeout=timeout)
 
 
 BATCHED_TITLE = "An LLM inference API that batches requests across GPUs"
@@ -154,7 +165,8 @@ _SHOWN = """
 (title) => {
   const app = document.querySelector("[data-testid='stApp']");
   const h1 = document.querySelector("[data-testid='stMain'] h1");
-  return app && app.dataset.testScriptState === 'notRunning' && h1 && h1.textContent.trim() === title;
+  return app && app.dataset.testScriptState === 'notRunning' && h1 && h1.textContent.trim() === title
+    && !document.querySelector("[class*='st-key-sim-pending']");
 }
 """
 

@@ -29,6 +29,7 @@ READY = """
   const app = document.querySelector("[data-testid='stApp']");
   const h1 = document.querySelector("[data-testid='stMain'] h1");
   return app.dataset.testScriptState === 'notRunning' && h1 && h1.textContent.trim() === title
+    && !document.querySelector("[class*='st-key-sim-pending']")
     && [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
          .every(el => el.getBoundingClientRect().width === 0
                       || (el.querySelector('.js-plotly-plot') || {})._fullLayout && el.querySelector('.main-svg'))
