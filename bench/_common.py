@@ -17,7 +17,8 @@ if str(ROOT) not in sys.path:
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+# Idle: no run going, and no simulation panel waiting for its run on the worker (ui/sim_panel.py).
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']:not(:has([class*='st-key-sim-pending']))"
 VIEWPORT = {"width": 1400, "height": 1000}
 
 

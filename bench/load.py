@@ -48,7 +48,8 @@ from store import Store  # noqa: E402
 SLUG = "batched-inference-api"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+# Idle: no run going, and no simulation panel waiting for its run on the worker (ui/sim_panel.py).
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']:not(:has([class*='st-key-sim-pending']))"
 
 
 def prepare(db: Path | str, sessions: int) -> list[str]:

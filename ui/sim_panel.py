@@ -92,6 +92,7 @@ def live_panel(draw: Callable[[Any], None], ctx: Any) -> None:
     def panel() -> None:
         run = _PanelRun()
         token = _PANEL.set(run)
+        _disarm()
         body = st.empty()
         try:
             with body.container():
@@ -107,31 +108,47 @@ def live_panel(draw: Callable[[Any], None], ctx: Any) -> None:
             draw_pending(Pending(run.awaited[-1], ""), "Simulating the new scenario…")
         finally:
             _PANEL.reset(token)
-        _poll(bool(run.awaited))
+        if run.awaited:
+            _arm()
 
     st.fragment(panel)()
 
 
-def _poll(waiting: bool) -> None:
-    """Start or stop this fragment's timer, with the messages st.fragment(run_every=...) sends: a
-    fragment's run_every is fixed when it is declared, and this one must stop once its run is here.
-    Streamlit 1.67 internals (pinned in pyproject.toml); tests/app/test_sim_worker.py holds them."""
+def _arm() -> None:
+    """Ask the browser to run this fragment again in POLL_S, with the message st.fragment(run_every=...)
+    sends (a fragment's run_every is fixed when it is declared, and this one must stop once its run
+    is here). Streamlit 1.67 internals (pinned in pyproject.toml); tests/app/test_sim_worker.py holds
+    them. The browser's timer repeats, so every run that arms it starts by disarming it (_disarm):
+    one tick, one poll. A timer left ticking after the panel has landed would send a poll that can
+    meet the next page's navigation, and Streamlit merges the two into a run of this page with the
+    next page's address."""
+    target = _this_fragment()
+    if target is not None:
+        ctx, fragment_id, armed = target
+        msg = ForwardMsg()
+        msg.auto_rerun.interval = POLL_S
+        msg.auto_rerun.fragment_id = fragment_id
+        armed.add(fragment_id)
+        ctx.enqueue(msg)
+
+
+def _disarm() -> None:
+    target = _this_fragment()
+    if target is not None and target[1] in target[2]:
+        ctx, fragment_id, armed = target
+        msg = ForwardMsg()
+        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
+        armed.discard(fragment_id)
+        ctx.enqueue(msg)
+
+
+def _this_fragment() -> tuple[Any, str, set] | None:
+    """The run's context, the fragment being run, and the fragments this session has armed."""
     ctx = get_script_run_ctx(suppress_warning=True)
     fragment_id = ThreadState.get().fragment_id
     if ctx is None or not fragment_id:
-        return
-    polling = st.session_state.setdefault(_POLLING_KEY, set())
-    msg = ForwardMsg()
-    if waiting:
-        msg.auto_rerun.interval = POLL_S
-        msg.auto_rerun.fragment_id = fragment_id
-        polling.add(fragment_id)
-    elif fragment_id in polling:
-        msg.stop_auto_rerun.fragment_ids.append(fragment_id)
-        polling.discard(fragment_id)
-    else:
-        return
-    ctx.enqueue(msg)
+        return None
+    return ctx, fragment_id, st.session_state.setdefault(_POLLING_KEY, set())
 
 
 @dataclass(frozen=True)
