@@ -57,3 +57,13 @@ def test_seed_knob_and_replay_move_the_simulation(page: Page, app_url: str):
     replay.press("ArrowRight")
     wait_idle(page)
     expect(page.get_by_text("The cluster at hour 24.08")).to_be_visible()
+
+    # A knob move sends the new scenario to the simulation worker; the panel redraws while it runs
+    # and when it lands, and loses neither the replay's position nor the seed.
+    slider.focus()
+    slider.press("ArrowRight")
+    expect(slider).to_have_value(re.compile(r"^100(\.0)?$"))
+    wait_idle(page)
+    expect(target).to_have_text(f"{simulate(Params(), seed=1).target[0, 0]:,.1f} GPUs")
+    expect(page.get_by_text("The cluster at hour 24.08")).to_be_visible()
+    expect(seed).to_have_value("1")
