@@ -216,6 +216,12 @@ def _open(browser, url: str, choice: Choice, query: str = ""):
     key_class = choice.field if trivial else f"{choice.slug}-{choice.field}"
     slider = page.locator(f".st-key-{key_class} input[type='range']")
     slider.wait_for(state="attached")
+    if not slider.is_visible():
+        # An engine knob sits in a closed expander of the knob panel: open it, as a learner would
+        # (a key press on a hidden slider does nothing, and was counted as dropped).
+        slider.locator("xpath=ancestor::details[1]/summary").click()
+        slider.wait_for(state="visible")
+        page.wait_for_selector(IDLE, timeout=60_000)
     return context, page, slider, load_ms
 
 
