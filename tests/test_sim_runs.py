@@ -137,3 +137,37 @@ def test_a_kept_run_cannot_be_written_into(runs):
         kept["waits"][0] = 1.0  # another session reads this same array
     with pytest.raises(ValueError):
         kept["per_step"][0] += 1.0
+
+
+def test_the_worker_leaves_when_its_server_is_killed(tmp_path):
+    """A server killed outright runs no shutdown: its worker must not wait on its queue for ever."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    pid_file = tmp_path / "worker.pid"
+    script = textwrap.dedent(f"""
+        import os
+        from tests.sim_jobs import logged_square
+        from ui.sim_runs import SimulationRuns
+        runs = SimulationRuns()
+        runs.warm()
+        runs._pool.submit(logged_square, {str(tmp_path / "log")!r}, 2).result(timeout=60)  # the worker is up
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(str(*runs._pool._processes))
+        os._exit(0)  # as SIGKILL would: no atexit, no executor shutdown
+    """)
+    server = subprocess.Popen([sys.executable, "-c", script], cwd=os.getcwd(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert server.wait(timeout=120) == 0
+    worker_pid = int(pid_file.read_text())
+    from ui.sim_runs import _alive
+
+    def alive() -> bool:
+        return _alive(worker_pid)
+
+    deadline = time.monotonic() + 15
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling another process's exit: there is no event to wait on
+    assert not alive(), f"worker {worker_pid} outlived its server"
