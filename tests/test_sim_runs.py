@@ -171,3 +171,28 @@ def test_the_worker_leaves_when_its_server_is_killed(tmp_path):
     while alive() and time.monotonic() < deadline:
         time.sleep(0.2)  # polling another process's exit: there is no event to wait on
     assert not alive(), f"worker {worker_pid} outlived its server"
+
+
+def test_the_worker_does_not_run_the_script_that_is_running(tmp_path, monkeypatch):
+    """Under Streamlit or AppTest, `__main__` is the page script being run: a worker started then must
+    not run it again (AppTest's generated script killed the worker, and every run fell back here)."""
+    import sys
+    import types
+
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('the page script ran in the worker')\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    runs = SimulationRuns(inline_below_ms=0.0)
+    try:
+        log = tmp_path / "runs.log"
+        job = partial(logged_square, str(log), sleep_s=0.05)
+        with pytest.raises(Pending) as p:
+            runs.get("s", "square", job, (8,))
+        runs.wait(p.value.key)
+        assert runs.get("s", "square", job, (8,)) == 64
+        assert not runs._pool_broken, "the worker died: it ran the page script"
+        assert sys.modules["__main__"] is page  # put back
+    finally:
+        runs._pool.shutdown(cancel_futures=True)

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
+import types
 import pickle
 import threading
 import time
 from collections import OrderedDict, deque
+from contextlib import contextmanager
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
@@ -110,6 +113,23 @@ def read_only(value: Any, depth: int = 4) -> Any:
     return value
 
 
+@contextmanager
+def _no_main_module():
+    """While the worker is started: a `__main__` with no file. A new process re-runs the parent's
+    `__main__` script to rebuild it, and under Streamlit (or AppTest) that is whichever page script
+    was running: a worker started then would run a page, or die of it (AppTest's generated script
+    raised NameError, so every run fell back to the page's thread). Put back only if nothing else
+    replaced it meanwhile (Streamlit sets `__main__` at the start of each script run)."""
+    saved = sys.modules.get("__main__")
+    plain = types.ModuleType("__main__")
+    sys.modules["__main__"] = plain
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is plain and saved is not None:
+            sys.modules["__main__"] = saved
+
+
 class SimulationRuns:
     """Results by (simulation name, arguments), an LRU of `max_results`, shared by every session of
     this server; the worker's runs under way; and what each owner (a session) was last shown of each
@@ -181,12 +201,7 @@ class SimulationRuns:
     def warm(self) -> None:
         """Start the worker and load the models in it, so the first real run does not pay for both."""
         if not self.always_inline:
-            pool = self._worker()
-            if pool is not None:
-                try:
-                    pool.submit(_warm)
-                except (BrokenProcessPool, RuntimeError):
-                    self._pool_broken = True
+            self._worker()
 
     # -- inside ---------------------------------------------------------------------------------------
 
@@ -248,10 +263,19 @@ class SimulationRuns:
         with self._lock:
             if self._pool is None and not self._pool_broken:
                 # forkserver, not fork: the server has threads (Tornado, one per session), and a
-                # forked copy of a threaded process can inherit a lock some other thread held.
+                # forked copy of a threaded process can inherit a lock some other thread held. The
+                # fork server loads the models once, so the worker starts with them.
                 context = multiprocessing.get_context("forkserver")
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=context,
-                                                 initializer=_exit_with, initargs=(os.getpid(),))
+                context.set_forkserver_preload(["models.registry"])
+                pool = ProcessPoolExecutor(max_workers=1, mp_context=context,
+                                           initializer=_exit_with, initargs=(os.getpid(),))
+                with _no_main_module():
+                    try:
+                        pool.submit(_warm)  # starts the fork server and the worker, here and now
+                    except (BrokenProcessPool, RuntimeError):
+                        self._pool_broken = True
+                        return None
+                self._pool = pool
             return self._pool
 
     def _submit(self, owner: Hashable, name: str, key: Hashable, fn: Callable[..., Any],
