@@ -91,8 +91,7 @@ def _alive(pid: int) -> bool:
 
 
 def _warm() -> None:
-    # Imports the models in the worker before the first real run needs them (about a second).
-    import models.registry  # noqa: F401
+    """Nothing: submitting it starts the worker (the fork server has loaded the models already)."""
 
 
 def read_only(value: Any, depth: int = 4) -> Any:
@@ -142,7 +141,7 @@ class SimulationRuns:
         self._lock = threading.Lock()
         self._results: OrderedDict[Hashable, Any] = OrderedDict()
         self._running: dict[Hashable, Future] = {}
-        self._queued: dict[tuple[Hashable, str], Hashable] = {}  # (owner, name) -> its newest key on the worker
+        self._queued: OrderedDict[tuple[Hashable, str], Hashable] = OrderedDict()  # (owner, name) -> newest key sent
         self._shown: OrderedDict[tuple[Hashable, str], Any] = OrderedDict()
         self._cost_ms: dict[str, float] = {}
         self._sendable: dict[str, bool] = {}
@@ -207,11 +206,22 @@ class SimulationRuns:
 
     def _show(self, owner: Hashable, name: str, result: Any) -> Any:
         # Called with the lock held.
-        self._shown[(owner, name)] = result
-        self._shown.move_to_end((owner, name))
-        while len(self._shown) > 4 * self.max_results:
-            self._shown.popitem(last=False)
+        self._per_owner(self._shown, (owner, name), result)
         return result
+
+    def _per_owner(self, table: OrderedDict, owner_name: tuple[Hashable, str], value: Any) -> None:
+        # Called with the lock held. One entry per session and simulation, the oldest dropped: a
+        # server sees sessions come and go, and these tables must not grow with them.
+        table[owner_name] = value
+        table.move_to_end(owner_name)
+        while len(table) > 4 * self.max_results:
+            table.popitem(last=False)
+
+    def _store(self, owner: Hashable, name: str, key: Hashable, result: Any, cost_ms: float) -> Any:
+        with self._lock:
+            self._cost_ms[name] = cost_ms
+            self._keep(key, result)
+            return self._show(owner, name, result)
 
     def _keep(self, key: Hashable, result: Any) -> None:
         # Called with the lock held.
@@ -234,11 +244,7 @@ class SimulationRuns:
         return not self._sendable[name]
 
     def _run_here(self, owner: Hashable, name: str, key: Hashable, fn: Callable[..., Any], args: tuple) -> Any:
-        result, cost_ms = _timed(fn, args)
-        with self._lock:
-            self._cost_ms[name] = cost_ms
-            self._keep(key, result)
-            return self._show(owner, name, result)
+        return self._store(owner, name, key, *_timed(fn, args))
 
     def _collect(self, owner: Hashable, name: str, key: Hashable, future: Future, fn: Callable[..., Any],
                  args: tuple) -> Any:
@@ -254,10 +260,7 @@ class SimulationRuns:
             # cross between processes: run it here. A simulation's own error is raised again here,
             # as the page's thread would have raised it.
             return self._run_here(owner, name, key, fn, args)
-        with self._lock:
-            self._cost_ms[name] = cost_ms
-            self._keep(key, result)
-            return self._show(owner, name, result)
+        return self._store(owner, name, key, result, cost_ms)
 
     def _worker(self) -> ProcessPoolExecutor | None:
         with self._lock:
@@ -292,7 +295,7 @@ class SimulationRuns:
                 del self._running[older]
             future: Future = Future()
             self._running[key] = future
-            self._queued[(owner, name)] = key
+            self._per_owner(self._queued, (owner, name), key)
             self._line.append((future, fn, args))
         self._pump()
         return future
