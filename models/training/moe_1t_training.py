@@ -34,8 +34,9 @@ gated MLP times the MoE layers, and everything else (attention, shared expert, d
 router, embeddings) is always on.
 
 Modelling choices stated on the page: Adam state even though Kimi K2 used Muon (one momentum
-buffer, less state); uniform routing for the byte counts; no activation recomputation (it would
-repeat the forward all-to-alls).
+buffer, less state); uniform routing for the byte counts; activations at the selective level by
+default, and full recomputation of just enough layers when they do not fit (each such layer runs
+its forward, all-to-alls included, twice).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from models.engine.shape import count
 from models.engine.training import STATES, TrainingStateKnobs, state_bytes
 
 A2A_BYTES_PER_ELEM = 2  # bf16 hidden vectors (FP8 dispatch would halve the dispatch half)
+FULL_RECOMPUTE_BYTES = 2  # full recomputation keeps only each layer's bf16 input per hidden element
 A2A_PER_MOE_LAYER = 4  # forward dispatch + combine, and the gradient of each in the backward pass
 ZERO_PAPER = "bf16 weights and grads (ZeRO paper)"
 SHARDING = "zero1"  # ZeRO-1 / Megatron's distributed optimizer, as Kimi K2 and DeepSeek-V3 trained
@@ -600,14 +602,24 @@ def solve(p: Params) -> Derivation:
                  max(1, math.floor(p.global_batch_tokens / (lay.dp * p.ep_size * p.microbatch_tokens))), "1",
                  noun="microbatches",
                  formula="max(1, floor({global_batch_tokens} / ({dp_size} × {ep_size} × {microbatch_tokens})))")
-    d.step("bubble_share", "Pipeline bubble over useful time (1F1B, interleaved)",
-           (lay.pp - 1) / (p.virtual_stages * mbs), "1", percent=True,
-           formula="({pp_size} − 1) / ({virtual_stages} × {microbatches})")
+    d.require("pipeline_fills", mbs >= lay.pp,
+              lambda: (f"The pipeline never fills: {mbs:,} microbatch(es) per step for {lay.pp} stages, so most "
+                       "stages idle most of the step. Raise the global batch or shrink the microbatch until there "
+                       "are at least as many microbatches as stages."))
+    bubble = d.step("bubble_share", "Pipeline bubble as a share of the step (1F1B, interleaved)",
+                    (lay.pp - 1) / (p.virtual_stages * mbs + lay.pp - 1), "1", percent=True,
+                    formula="({pp_size} − 1) / ({virtual_stages} × {microbatches} + {pp_size} − 1)",
+                    note="Idle time over idle plus compute: (p − 1) / (v × m) of compute, as a share of the whole step.")
     mbs16 = d.step("microbatches_at_16", "Microbatches per pipeline at 16 stages (data parallel doubles as stages halve)",
                    max(1, math.floor(mbs * 16 / lay.pp)), "1", noun="microbatches",
                    formula="max(1, floor({microbatches} × 16 / {pp_size}))")
-    d.step("bubble_share_at_16", "The bubble at 16 stages, Kimi K2's depth",
-           15 / (p.virtual_stages * mbs16), "1", percent=True, formula="15 / ({virtual_stages} × {microbatches_at_16})")
+    bubble16 = d.step("bubble_share_at_16", "The bubble at 16 stages, Kimi K2's depth, as a share of the step",
+                      15 / (p.virtual_stages * mbs16 + 15), "1", percent=True,
+                      formula="15 / ({virtual_stages} × {microbatches_at_16} + 15)")
+    d.step("bubble_depth_verdict", "Does the stage count move the bubble?",
+           "the stage count barely matters" if abs(bubble - bubble16) <= 0.25 * max(bubble, bubble16)
+           else ("16 stages would shrink it" if bubble16 < bubble else "16 stages would grow it"),
+           formula="|{bubble_share} − {bubble_share_at_16}| ≤ 25% of the larger", kind="verdict")
     in_flight = d.step("in_flight_microbatches", "Microbatches the first stage holds under 1F1B",
                        min(lay.pp, mbs), "1", noun="microbatches", formula="min({pp_size}, {microbatches})")
     act = d.step("activation_GB", "Activations the first stage holds",
@@ -627,6 +639,41 @@ def solve(p: Params) -> Derivation:
     d.step("microbatch_tokens_fit", "Largest microbatch whose activations fit, at this recompute level and in-flight count",
            room / (act / p.microbatch_tokens), "1", noun="tokens",
            formula="{microbatch_tokens} × {activation_room_GB} / {activation_GB}")
+
+    # What the plan does about activations: keep the selective level if it fits; else fully recompute
+    # (keep only each layer's bf16 input, 2 B per hidden element) the smallest share of layers that
+    # brings the in-flight activations into the room; if even every layer is not enough, also shrink
+    # the microbatch. A fully recomputed layer runs its forward twice: +2 of its 6 FLOPs per token.
+    full_act = act * FULL_RECOMPUTE_BYTES / p.act_bytes_per_token_layer_over_h
+    d.step("activation_GB_full_recompute", "Activations with every layer fully recomputed (its input kept, 2 B)",
+           full_act, "GB", formula=f"{{activation_GB}} × {FULL_RECOMPUTE_BYTES:g} B / {{act_bytes_per_token_layer_over_h}}")
+    if act <= room:
+        share = 0.0
+    elif full_act >= act or full_act > room:
+        share = 1.0
+    else:
+        share = (act - room) / (act - full_act)
+    share = d.step("recompute_layer_share", "Share of layers to recompute in full so the activations fit",
+                   share, "1", percent=True,
+                   formula="min(1, max(0, ({activation_GB} − {activation_room_GB}) / ({activation_GB} − "
+                           "{activation_GB_full_recompute})))")
+    planned = d.step("activation_GB_planned", "Activations the first stage holds under that plan",
+                     act - share * (act - full_act), "GB",
+                     formula="{activation_GB} − {recompute_layer_share} × ({activation_GB} − {activation_GB_full_recompute})")
+    shrink = full_act > room
+    d.step("microbatch_tokens_planned", "Microbatch under the plan (shrunk only if full recomputation is not enough)",
+           p.microbatch_tokens * min(1.0, room / planned) if shrink else p.microbatch_tokens, "1", noun="tokens",
+           formula="{microbatch_tokens} × min(1, {activation_room_GB} / {activation_GB_planned})" if shrink
+           else "{microbatch_tokens}")
+    d.step("recompute_extra_compute", "Extra compute the recomputation costs: one more forward (2 of 6 FLOPs) on those layers",
+           share * 2 / TRAIN_FLOPS_PER_PARAM_TOKEN, "1", percent=True,
+           formula=f"{{recompute_layer_share}} × 2 / {TRAIN_FLOPS_PER_PARAM_TOKEN:g}")
+    d.step("activation_plan", "What the plan does about activations",
+           "keep selective recomputation: it fits" if share == 0
+           else ("fully recompute every layer and shrink the microbatch" if shrink
+                 else "fully recompute part of the layers, the rest stay selective"),
+           formula="{activation_GB} ≤ {activation_room_GB}, else {activation_GB_full_recompute} ≤ {activation_room_GB}",
+           kind="verdict")
 
     # --- the checkpoint, and how often the run will need it ---
     d.step("checkpoint_per_gpu_GB", "Checkpoint bytes each GPU writes if all write in parallel",
