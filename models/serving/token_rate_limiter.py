@@ -39,6 +39,13 @@ SMALL_MODEL = "Llama-3-8B"
 # test_token_rate_limiter.py) delivers the whole settled rate once the bucket holds about ten
 # reservations, and about three quarters of it at three.
 RESERVATIONS_FOR_FULL_SETTLE = 10
+# Redis's benchmark page: "about 110000 SETs per second" (50 parallel clients, 256-byte values, loopback,
+# Xeon X3320 2.5 GHz, no pipelining). A limiter script reads and writes a hash several times, so a shard
+# running it does fewer calls than that.
+REDIS_MEASURED_SET_OPS_PER_S = 110_000
+# TensorRT-LLM's perf overview: Llama 3.3 70B in FP8 on two H100s (TP2), 2,048 tokens in and 2,048 out,
+# 3,082 output tokens/s at maximum throughput (no TPOT target), the same run serving-platform anchors on.
+TRTLLM_70B_TP2_OUTPUT_TOKENS_PER_S = 3_082.0
 
 
 class Params(StrictModel):
@@ -392,6 +399,24 @@ def solve(p: Params) -> Derivation:
     )
 
     # --- limits against the fleet --------------------------------------------------------------
+    trt = d.step(
+        "trtllm_70b_output_tokens_per_s_measured",
+        "TensorRT-LLM, Llama 3.3 70B FP8 on two H100s at full load (2,048 in / 2,048 out), measured",
+        TRTLLM_70B_TP2_OUTPUT_TOKENS_PER_S, "1/s", noun="tokens", kind="lookup",
+        note="TensorRT-LLM perf overview: maximum throughput, no latency target.",
+    )
+    d.step(
+        "replica_vs_trtllm_measured", "The assumed replica rate against that measured ceiling",
+        p.replica_output_tokens_per_s / trt, "1", percent=True,
+        formula="{replica_output_tokens_per_s} / {trtllm_70b_output_tokens_per_s_measured}",
+    )
+    d.step(
+        "replica_vs_trtllm_clause", "Is the assumed replica rate plausible beside the measured ceiling?",
+        "below it, as a rate held to a TPOT target should be" if p.replica_output_tokens_per_s <= trt
+        else "above it: plausible only for a smaller model, more GPUs a replica or a looser TPOT, "
+             "so it needs its own load test", "1",
+        formula="{replica_output_tokens_per_s} against {trtllm_70b_output_tokens_per_s_measured}", kind="verdict",
+    )
     fleet = d.step(
         "fleet_output_tokens_per_s", "Fleet output capacity at the SLO",
         p.fleet_replicas * p.replica_output_tokens_per_s, "1/s", noun="tokens",
@@ -441,6 +466,32 @@ def solve(p: Params) -> Derivation:
         "counter_ops_per_s", "Counter operations per second",
         admitted * p.counter_ops_per_admit + (gateway - admitted), "1/s", noun="ops",
         formula="{admitted_requests_per_s} × {counter_ops_per_admit} + ({gateway_requests_per_s} − {admitted_requests_per_s}) × 1",
+    )
+    n = p.counter_ops_per_admit
+    d.step(
+        "admission_path", "What an admitted request sends the counter",
+        "a single check-and-debit and no settle, so nothing unused is ever refunded" if n == 1
+        else "one atomic script that debits the prompt and reserves max_tokens together, then the settle" if n == 2
+        else (f"{n - 1} separate calls before the stream (debit the prompt, then reserve the output) and the "
+              "settle after it, and a reserve that fails leaves a debit to roll back"),
+        "1", formula="{counter_ops_per_admit} operations per admit", kind="verdict",
+    )
+    measured = d.step(
+        "redis_set_ops_per_s_measured", "Redis SETs per second, measured (50 clients, loopback, no pipelining)",
+        REDIS_MEASURED_SET_OPS_PER_S, "1/s", noun="ops", kind="lookup",
+        formula="Redis benchmark page, Xeon X3320", note="redis-benchmark -n 100000 on one Linux box.",
+    )
+    d.step(
+        "shard_vs_measured_set", "The assumed shard rate against that measured plain SET",
+        p.shard_ops_per_s / measured, "1", percent=True,
+        formula="{shard_ops_per_s} / {redis_set_ops_per_s_measured}",
+    )
+    d.step(
+        "shard_vs_measured_clause", "Is the assumed shard rate plausible beside the measured SET rate?",
+        "under it, which leaves room for a script that reads and writes a hash several times a call"
+        if p.shard_ops_per_s <= measured
+        else "over it: it assumes newer cores, pipelined calls or a multi-threaded store, so measure it", "1",
+        formula="{shard_ops_per_s} against {redis_set_ops_per_s_measured}", kind="verdict",
     )
     usable = d.step(
         "usable_ops_per_shard", "Operations per shard at the target utilization",

@@ -369,3 +369,31 @@ def test_reader_fixes_clauses_and_the_hot_tenants_contract():
     assert v(solve(Params(long_prompt_tokens=40_000)), "long_prompt_vs_largest") == "within the request spread above"
     # whole streams: floor(80,000 / 3,000 = 26.7) = 26
     assert v(solve(Params(max_tokens=3_000)), "burst_streams_reserving") == 26
+
+
+def test_admission_path_follows_the_operations_per_admit():
+    # Two operations: the one atomic script (debit the prompt + reserve max_tokens) and the settle.
+    assert "one atomic script" in solve(Params(counter_ops_per_admit=2)).value("admission_path")
+    # Three: two separate calls before the stream plus the settle, with a debit to roll back.
+    three = solve(Params(counter_ops_per_admit=3)).value("admission_path")
+    assert three.startswith("2 separate calls") and "roll back" in three
+    # One: no settle at all.
+    assert "no settle" in solve(Params(counter_ops_per_admit=1)).value("admission_path")
+    # And the count itself moves: 10,000 admits/s x 3 + 2,500 rejects/s x 1 = 32,500 ops/s.
+    assert solve(Params(counter_ops_per_admit=3)).value("counter_ops_per_s") == pytest.approx(10_000 * 3 + 2_500)
+
+
+def test_measured_anchors_beside_the_assumed_rates():
+    d = solve(Params())
+    # Redis's benchmark page: about 110,000 SETs/s; the seed's shard assumes 50,000 = 45.45% of it.
+    assert d.value("redis_set_ops_per_s_measured") == 110_000
+    assert d.value("shard_vs_measured_set") == pytest.approx(50_000 / 110_000)
+    assert d.value("shard_vs_measured_clause").startswith("under it")
+    assert solve(Params(shard_ops_per_s=200_000)).value("shard_vs_measured_clause").startswith("over it")
+    # TensorRT-LLM: 3,082 output tokens/s for a 70B FP8 on two H100s; the seed's replica 2,500 = 81.1% of it.
+    assert d.value("trtllm_70b_output_tokens_per_s_measured") == 3_082
+    assert d.value("replica_vs_trtllm_measured") == pytest.approx(2_500 / 3_082)
+    assert d.value("replica_vs_trtllm_clause").startswith("below it")
+    big = solve(Params(replica_output_tokens_per_s=5_000, fleet_replicas=4_000))
+    assert big.value("replica_vs_trtllm_measured") == pytest.approx(5_000 / 3_082)
+    assert big.value("replica_vs_trtllm_clause").startswith("above it")
