@@ -37,7 +37,7 @@ from models.engine.knobs import EngineKnobs, accelerator, engine_values, llm, re
 from models.engine.record import record_fleet, record_served
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
-from models.serving.serving_platform import record_trtllm_anchor
+from models.serving.serving_platform import record_trtllm_anchor, record_vllm_defaults
 from models.units import format_number, format_quantity
 
 # HNSW keeps 2M neighbours per vector on its bottom layer (hnswlib's maxM0 = 2M), 4-byte ids.
@@ -441,6 +441,62 @@ def solve(p: Params) -> Derivation:
         "held_batch_allreduce_s", "All-reduces in the decode step at that batch", r.allreduce_s(held), "s",
         formula="{allreduce_fixed_s} + max(1, {held_batch}) × {allreduce_per_sequence_s}" if r.tp > 1 else "",
     )
+    # What a reader sees: an engine steps back to back, so below the target utilization each node
+    # holds fewer sequences than the sizing batch and streams faster than the TPOT target. The fixed
+    # point of b = a x step(b) (continuous batching), with prefill's share of the node taken out.
+    node_rate = miss_rate / with_cache
+    d.step(
+        "decode_time_share", "Share of a cached-fleet node's time left for decode steps once prefill is served",
+        1 - node_rate * prefill_s, "1", percent=True,
+        formula="1 − {llm_query_rate} / {llm_nodes_with_cache} × {prefill_s_per_request}",
+    )
+    run_b = d.step(
+        "running_batch", "Sequences a node holds stepping back to back at this load (continuous batching)",
+        sv.running_batch(s, node_rate), "1", noun="sequences",
+        formula="the b with b = {llm_query_rate} / {llm_nodes_with_cache} × {output_tokens} × step(b) / "
+                "{decode_time_share}", kind="search",
+    )
+    run_step = d.step(
+        "running_step_s", "Decode step at that batch", s.step_s(max(1.0, run_b)), "s",
+        formula="max({weight_read_s} + max(1, {running_batch}) × {kv_read_per_sequence_s}, "
+                "max(1, {running_batch}) × {compute_per_sequence_s}) + {allreduce_fixed_s} + "
+                "max(1, {running_batch}) × {allreduce_per_sequence_s} + {step_overhead_s}",
+    )
+    gap = d.step(
+        "stream_gap_s", "Time between two tokens of one answer: the step, stretched by the prefill it shares with",
+        run_step / (1 - node_rate * prefill_s), "s", formula="{running_step_s} / {decode_time_share}",
+    )
+    # Only once a batch can meet the target at all (the condition above says why not otherwise).
+    d.require("stream_gap_s", gap <= s.tpot_s * (1 + 1e-9) or d.value("weight_read_floor_busy") > 1, lambda: (
+        f"Stepping flat out, a node streams a token every {format_quantity(gap, 's')}, slower than the "
+        f"{format_quantity(p.tpot_target_ms, 'ms')} TPOT target: add nodes or lower the target utilization."))
+    _, vllm_seqs = record_vllm_defaults(d, hw)
+    d.step(
+        "vllm_seq_cap_clause", "The TPOT cap against vLLM's default max_num_seqs",
+        f"vLLM's default max_num_seqs on this part, {vllm_seqs:,}, would stop a node before that cap"
+        if vllm_seqs < d.value("decode_batch") else
+        f"vLLM's default max_num_seqs on this part, {vllm_seqs:,}, sits above it, so the {d.value('batch_limited_by')} "
+        "cap binds first",
+        "1", formula="{vllm_max_num_seqs} against {decode_batch}", kind="verdict",
+    )
+    d.step(
+        "prefill_chunks", "Steps one prompt's prefill spans under vLLM's default token budget",
+        math.ceil(d.value("uncached_prompt_tokens") / d.value("vllm_max_num_batched_tokens")), "1", noun="steps",
+        formula="⌈{uncached_prompt_tokens} / {vllm_max_num_batched_tokens}⌉",
+    )
+    d.step("node_gpus", "GPUs in one LLM node (one tensor-parallel replica)", p.tp_degree, "1", noun="GPUs",
+           formula="{tp_degree}")
+    d.step(
+        "node_tp_clause", "How one LLM node is built",
+        f"split tensor-parallel over {p.tp_degree} GPUs" if p.tp_degree > 1 else
+        "on a single GPU (no tensor parallelism)", "1", formula="{tp_degree}", kind="verdict",
+    )
+    d.step(
+        "prefill_allreduce_clause", "What prefill pays beside its FLOP",
+        f"plus the two all-reduces per layer that carry every prompt token's hidden state across the node, "
+        f"{format_quantity(prefill_ar_s, 's')}" if p.tp_degree > 1 else
+        "with no all-reduce to pay on one GPU", "1", formula="{prefill_allreduce_s}", kind="verdict",
+    )
     decode_s = d.step(
         "decode_node_seconds", "Decode: node-seconds per query at the batch each node holds",
         p.output_tokens * f.held_step_s / held, "s",
@@ -648,8 +704,8 @@ def solve(p: Params) -> Derivation:
                 "{latency_budget_ms_rerank}",
     )
     stream = d.step(
-        "answer_stream_s", "Streaming the rest of the answer at one token per decode step",
-        (p.output_tokens - 1) * f.held_step_s, "s", formula="({output_tokens} − 1) × {held_batch_step_s}",
+        "answer_stream_s", "Streaming the rest of the answer, one token per gap",
+        (p.output_tokens - 1) * gap, "s", formula="({output_tokens} − 1) × {stream_gap_s}",
     )
     d.step(
         "answer_complete_s", "Last token of the answer", total / 1000 + stream, "s",

@@ -102,6 +102,27 @@ def _anchor_engine(engine: tuple, runs: tuple) -> tuple[tuple[int, float, float]
     return tuple(out)
 
 
+# vLLM's serving defaults (`vllm serve`, chunked prefill on): a GPU of 70 GiB or more that is not an
+# A100 gets a per-step token budget (max_num_batched_tokens) of 8,192 and at most 1,024 sequences a
+# step (max_num_seqs); any other GPU 2,048 and 256 (vllm/engine/arg_utils.py, get_batch_defaults).
+VLLM_LARGE_GPU_BYTES = 70 * 2**30
+VLLM_SERVE_DEFAULTS = {"large": (8192, 1024), "other": (2048, 256)}
+
+
+def record_vllm_defaults(d: Derivation, hw: Any) -> tuple[int, int]:
+    """`vllm_max_num_batched_tokens` and `vllm_max_num_seqs`: what `vllm serve` would pick on this part."""
+    large = hw.hbm_bytes >= VLLM_LARGE_GPU_BYTES and "A100" not in hw.name
+    tokens, seqs = VLLM_SERVE_DEFAULTS["large" if large else "other"]
+    why = ("70 GiB or more and not an A100" if large else "under 70 GiB, or an A100")
+    if "TPU" in hw.name:
+        why += "; the GPU rule, vLLM's TPU defaults differ"
+    d.step("vllm_max_num_batched_tokens", f"vLLM's default token budget a step on {hw.name} ({why})", tokens,
+           "1", noun="tokens", kind="lookup", note="vllm/engine/arg_utils.py get_batch_defaults, OpenAI server")
+    d.step("vllm_max_num_seqs", f"vLLM's default sequences a step on {hw.name} ({why})", seqs, "1",
+           noun="sequences", kind="lookup", note="vllm/engine/arg_utils.py get_batch_defaults, OpenAI server")
+    return tokens, seqs
+
+
 def record_trtllm_anchor(d: Derivation, p: Any, runs: tuple[tuple[int, int, float], ...] = ANCHOR_RUNS) -> None:
     """This scenario's engine efficiencies run on the published TensorRT-LLM setup, beside what it measured:
     `anchor_<isl>_predicted_tokens_per_s`, `..._measured_...` and `..._error` (prompt lengths unique)."""
