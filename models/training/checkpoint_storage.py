@@ -30,6 +30,13 @@ from models.engine.training import TrainingStateKnobs, state_bytes
 # before it (the fallback if the newest proves unloadable).
 FAST_TIER_SLOTS = 3
 SNAPSHOT_LINK = "PCIe Gen5 x16"  # GPU -> pinned host memory for an asynchronous snapshot
+# What real burst tiers and parallel file systems deliver per server (public figures, cited on the page):
+# NERSC's Cori burst buffer (Cray DataWarp): up to 6.5 GB/s per burst-buffer node, over 1.7 TB/s in all.
+CORI_BB_NODE_GBPS = 6.5
+# NERSC's Perlmutter scratch (all-flash Lustre, ClusterStor E1000): over 5 TB/s from 274 OSS servers.
+PERLMUTTER_GBPS, PERLMUTTER_OSS = 5000.0, 274
+# Meta's Tectonic for Llama 3: 2 TB/s sustained (7 TB/s peak) from 7,500 SSD-equipped servers.
+TECTONIC_GBPS, TECTONIC_SERVERS = 2000.0, 7500
 
 
 def max_source_shards(old: int, new: int) -> int:
@@ -70,7 +77,8 @@ class _CheckpointKnobs(StrictModel):
         float,
         Knob("Write rate per burst-tier server", "GB/s", 1, 100, log=True,
              help="Sustained write one all-flash storage server absorbs (its NICs or its drives, "
-             "whichever is lower). A knob, not a vendor figure.",
+             "whichever is lower). An assumption: a Cori burst-buffer node gave 6.5 GB/s, a "
+             "Perlmutter all-flash Lustre server about 18 GB/s.",
              draw=(5, 40)),
     ] = 10
     fast_tier_headroom: Annotated[
@@ -215,6 +223,27 @@ def solve(p: Params) -> Derivation:
         max(2, math.ceil(provisioned / p.fast_server_write_GBps - 1e-9)), "1", noun="servers",
         formula="max(2, ⌈{fast_tier_GBps} GB/s / {fast_server_write_GBps} GB/s⌉)",
     )
+    cori = d.step("cori_bb_node_GBps", "NERSC Cori burst buffer: peak write per burst-buffer node", CORI_BB_NODE_GBPS,
+                  "GB/s", kind="lookup", note="NERSC docs: up to 6.5 GB/s a node, over 1.7 TB/s in all.")
+    perl = d.step("perlmutter_oss_GBps", "NERSC Perlmutter all-flash Lustre: bandwidth per storage server",
+                  PERLMUTTER_GBPS / PERLMUTTER_OSS, "GB/s",
+                  formula=f"{PERLMUTTER_GBPS / 1000:g} TB/s / {PERLMUTTER_OSS} OSS servers",
+                  note="NERSC docs: over 5 TB/s aggregate from 274 OSSs, so at least this.")
+    d.step("tectonic_server_GBps", "Meta's Tectonic (Llama 3): sustained write per server",
+           TECTONIC_GBPS / TECTONIC_SERVERS, "GB/s",
+           formula=f"{TECTONIC_GBPS / 1000:g} TB/s / {TECTONIC_SERVERS:,} servers")
+    d.step("fast_server_vs_reference", "Where the assumed per-server rate sits against those systems",
+           ("below a Cori burst-buffer node: conservative" if p.fast_server_write_GBps < cori
+            else "within the range of a Cori burst-buffer node to a Perlmutter flash server"
+            if p.fast_server_write_GBps <= perl
+            else "above a Perlmutter flash server: check the vendor's measured write, not its read"),
+           formula="{cori_bb_node_GBps} ≤ {fast_server_write_GBps} ≤ {perlmutter_oss_GBps}", kind="verdict")
+    d.step("fast_tier_servers_cori", "Burst-tier servers at a Cori burst-buffer node's rate",
+           max(2, math.ceil(provisioned / cori - 1e-9)), "1", noun="servers",
+           formula="max(2, ⌈{fast_tier_GBps} / {cori_bb_node_GBps}⌉)")
+    d.step("fast_tier_servers_perlmutter", "Burst-tier servers at a Perlmutter flash server's rate",
+           max(2, math.ceil(provisioned / perl - 1e-9)), "1", noun="servers",
+           formula="max(2, ⌈{fast_tier_GBps} / {perlmutter_oss_GBps}⌉)")
     d.step(
         "fast_tier_capacity_TB", "Burst-tier capacity: in flight, newest, fallback",
         FAST_TIER_SLOTS * ckpt_tb, "TB",
@@ -340,6 +369,8 @@ def solve(p: Params) -> Derivation:
         formula="{uneven_max_source_shards} × {old_shard_GB} GB",
     )
     # --- The batch and the data position across a resume ----------------------------------------
+    d.step("micro_batch", "Sequences per micro-batch per rank", p.micro_batch_seqs, "1", noun="sequences",
+           formula="{micro_batch_seqs}", kind="given")
     gbatch = d.step("global_batch_seqs", "Global batch when saved: ranks × micro-batch × accumulation",
                     p.old_shards * p.micro_batch_seqs * p.grad_accum_saved, "1", noun="sequences",
                     formula="{old_shards} × {micro_batch_seqs} × {grad_accum_saved}")

@@ -334,3 +334,18 @@ def test_resuming_512_on_256_doubles_the_accumulation_and_keeps_the_batch():
     assert d.value("samples_consumed") == 20_000 * 1024
     # micro-batch 2 on 256 ranks: 1,024 / (256 x 2) = 2 micro-batches
     assert solve(Params(micro_batch_seqs=2)).value("new_grad_accum") == 1024 * 2 / (256 * 2)
+
+
+def test_the_assumed_burst_server_is_placed_against_real_burst_tiers():
+    d = solve(Params())
+    assert d.value("cori_bb_node_GBps") == 6.5  # NERSC: up to 6.5 GB/s per Cori burst-buffer node
+    assert d.value("perlmutter_oss_GBps") == pytest.approx(5000 / 274)  # over 5 TB/s from 274 OSSs: 18.2 GB/s
+    assert d.value("tectonic_server_GBps") == pytest.approx(2000 / 7500)  # 2 TB/s over 7,500 servers: 0.27 GB/s
+    # the seed's 10 GB/s sits between the two NERSC tiers
+    assert d.value("fast_server_vs_reference").startswith("within")
+    burst = CKPT_GB / 60 * 2  # 1 TB in 60 s with 2x headroom: 32.9 GB/s provisioned
+    assert d.value("fast_tier_servers_cori") == math.ceil(burst / 6.5) == 6
+    assert d.value("fast_tier_servers_perlmutter") == max(2, math.ceil(burst / (5000 / 274))) == 2
+    assert solve(Params(fast_server_write_GBps=5)).value("fast_server_vs_reference").startswith("below")
+    assert solve(Params(fast_server_write_GBps=40)).value("fast_server_vs_reference").startswith("above")
+    assert d.value("micro_batch") == 1  # the micro-batch knob as a count of sequences
