@@ -39,10 +39,15 @@ from models.engine.knobs import EngineKnobs, accelerator, engine_values, llm, re
 from models.engine.record import kv_formula
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import BatchKnobs, RequestKnobs, SloKnobs
+from models.units import format_quantity
 
 ADAPTER_BYTES = 2  # LoRA A and B are kept in bf16
 PCIE = LINKS["PCIe Gen5 x16"]
 NVME = LINKS["NVMe Gen5 SSD"]
+# Engine defaults and one measurement, each from its source (the page's [[sources]]).
+VLLM_MAX_LORAS = 1  # vllm.config.lora LoRAConfig.max_loras
+SGLANG_MAX_LORAS_PER_BATCH = 8  # SGLang server argument max_loras_per_batch
+LORAX_MEASURED_LOAD_S = 0.5  # predibase/lorax#433: "500ms ~ 1+s" to load one adapter, layer by layer
 
 Targets = Literal["q,v", "q,k,v,o", "all seven"]
 TARGET_SETS: dict[str, tuple[str, ...]] = {
@@ -701,6 +706,39 @@ def solve(p: Params) -> Derivation:
     d.step(
         "adapter_load_in_steps", "A DRAM load measured in decode steps", load / lora_s, "1", noun="steps",
         formula="{adapter_load_from_dram_s} / {lora_step_s}",
+    )
+    # What an engine measured, beside the bandwidth floor: LoRAX copied each layer's A and B to the
+    # GPU on its own, about 20 ms a layer and 500 ms to over 1 s an adapter (predibase/lorax#433).
+    measured = d.step(
+        "lorax_measured_load_s", "An adapter load LoRAX measured (the low end, before its fix)",
+        LORAX_MEASURED_LOAD_S, "s", kind="lookup", note="predibase/lorax issue 433: 500 ms to over 1 s",
+    )
+    d.step(
+        "measured_load_over_floor", "That measurement over this page's bandwidth floor", measured / load, "1",
+        noun="×", formula="{lorax_measured_load_s} / {adapter_load_from_dram_s}",
+    )
+    d.step(
+        "measured_load_in_steps", "That measurement in decode steps of a shared replica", measured / lora_s, "1",
+        noun="steps", formula="{lorax_measured_load_s} / {lora_step_s}",
+    )
+    # The engines' per-batch adapter caps, against what a routed batch carries.
+    d.step("vllm_max_loras", "vLLM's default max_loras (adapters in one batch)", VLLM_MAX_LORAS, "1",
+           noun="adapters", kind="lookup", note="vllm.config.lora LoRAConfig")
+    d.step("sglang_max_loras_per_batch", "SGLang's default max_loras_per_batch", SGLANG_MAX_LORAS_PER_BATCH, "1",
+           noun="adapters", kind="lookup", note="SGLang docs, LoRA serving")
+    d.step(
+        "engine_cap_clause", "The engines' default per-batch caps against the adapters a batch carries",
+        "Both defaults are below the {0} a batch carries here, and below the {1} it carries with affinity "
+        "routing: left alone, requests wait for a slot while the GPU has room".format(
+            format_quantity(distinct, "1", noun="adapters"), format_quantity(distinct_routed, "1", noun="adapters"))
+        if distinct_routed > SGLANG_MAX_LORAS_PER_BATCH else
+        "vLLM's default is below the {0} a batch carries here; SGLang's covers the {1} a batch carries with "
+        "affinity routing, but not a random mix".format(
+            format_quantity(distinct, "1", noun="adapters"), format_quantity(distinct_routed, "1", noun="adapters"))
+        if distinct > SGLANG_MAX_LORAS_PER_BATCH else
+        "Even SGLang's default covers the {0} a batch carries here; vLLM's single adapter does not".format(
+            format_quantity(distinct, "1", noun="adapters")),
+        "1", formula="{distinct_adapters_per_batch_routed} against {sglang_max_loras_per_batch}", kind="verdict",
     )
 
     # --- when a variant earns its own replica ----------------------------------------------------

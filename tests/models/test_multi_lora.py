@@ -154,6 +154,25 @@ def test_seed_routing_and_misses():
     assert v(d, "heavy_adapter_slots_per_replica") == math.floor(8e9 / (16 * 161_792 * 80 * 2)) == 19
 
 
+def test_seed_measured_load_beside_the_floor_and_the_engine_caps():
+    d = solve(Params())
+    floor_s = 32_768_000 / (8 * PCIE5_GBPS * 1e9)  # 32.8 MB over eight PCIe Gen5 links: 0.065 ms
+    # LoRAX's 500 ms (its issue 433: "500ms ~ 1+s") is about 7,700 floors and 15 shared decode steps.
+    assert v(d, "lorax_measured_load_s") == 0.5
+    assert v(d, "measured_load_over_floor") == pytest.approx(0.5 / floor_s)
+    assert 7_000 < 0.5 / floor_s < 8_000
+    assert v(d, "measured_load_in_steps") == pytest.approx(0.5 / v(d, "lora_step_s"))
+    # vLLM's max_loras is 1, SGLang's max_loras_per_batch 8; a routed batch here mixes 67 adapters.
+    assert (v(d, "vllm_max_loras"), v(d, "sglang_max_loras_per_batch")) == (1, 8)
+    routed = 67 * (1 - (1 - 1 / 67) ** 500)
+    assert v(d, "distinct_adapters_per_batch_routed") == pytest.approx(routed)
+    assert v(d, "engine_cap_clause").startswith("Both defaults are below")
+    # Four variants: a routed batch holds at most four adapters, which SGLang's 8 covers.
+    few = solve(Params(variants=4))
+    assert v(few, "distinct_adapters_per_batch") <= 4 < 8
+    assert v(few, "engine_cap_clause").startswith("Even SGLang's default covers")
+
+
 def test_seed_own_replica_threshold():
     # Alone, a replica at b = tokens/s x TPOT is busy step(b) / TPOT: 70% when its step is 35 ms.
     # Memory side: (141.1 GB + b x 2,200 x 327,680 B) / 21.44 TB/s + all-reduces + 1.9 ms = 35 ms
