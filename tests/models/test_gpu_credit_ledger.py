@@ -97,8 +97,14 @@ def test_seed_exchange_rate_and_scheduler_quota():
     # the same 8 x 3.5 = 28 it costs on H100s.
     assert v(d, "example_job_a100_hours") == pytest.approx(10.5)
     assert v(d, "example_job_a100_credits") == pytest.approx(28)
-    # Pretraining's grant of 3,686,400 x 3/7 GPU-hours as GPU-minutes for GrpTRESMins=gres/gpu=...
-    assert v(d, "slurm_grptresmins_pretraining") == pytest.approx(3_686_400 * 3 / 7 * 60)  # 94.8M
+    # Slurm truncates a job's billing to an integer: one A100 at weight 1/3 bills floor(0.333) = 0, so the
+    # weights are scaled by 100: H100 100, A100 100 / 3 = 33.3.
+    assert v(d, "slurm_one_a100_billing_unscaled") == 0
+    assert v(d, "slurm_h100_billing_weight") == 100
+    assert v(d, "slurm_a100_billing_weight") == pytest.approx(100 / 3)
+    # Pretraining's grant of 3,686,400 x 3/7 GPU-hours as billing-minutes at 100 per H100:
+    # GrpTRESMins=billing=3,686,400 x 3/7 x 60 x 100
+    assert v(d, "slurm_grptresmins_pretraining") == pytest.approx(3_686_400 * 3 / 7 * 60 * 100)  # 9.48e9
 
 
 def test_exchange_rate_variant():
@@ -106,6 +112,13 @@ def test_exchange_rate_variant():
     assert v(d, "a100_credit_rate") == pytest.approx(0.5)
     assert v(d, "example_job_a100_hours") == pytest.approx(10)  # 5 h x 2
     assert v(d, "example_job_a100_credits") == pytest.approx(16 * 10 * 0.5) == pytest.approx(80)  # = 16 x 5
+    assert v(d, "slurm_a100_billing_weight") == pytest.approx(50)  # 100 x 1/2
+
+
+def test_equal_speed_bills_one_a100_whole():
+    d = solve(Params(h100_speedup_over_a100=1.0))
+    assert v(d, "a100_credit_rate") == pytest.approx(1)
+    assert v(d, "slurm_one_a100_billing_unscaled") == 1  # floor(1 x 1): no truncation when the rate is 1
 
 
 # --- a variant worked by hand -------------------------------------------------------------------
@@ -363,3 +376,18 @@ def test_the_team_a_split_by_demand_favours_by_hand():
     # Post-training 780.2 vs 1,024, Research 780.2 vs 704 (+76.2), Evals 195 vs 256
     assert v(d, "by_demand_gainer") == "Pretraining"
     assert v(d, "by_demand_gain_gpus") == pytest.approx(4096 * 3072 / 5376 - 2112)
+
+
+def test_ledger_bills_a_run_shorter_than_the_rounding_slack():
+    # 2 GPUs for 1e-9 h on a 1 h interval: one partial debit of 2 x 1e-9 GPU-h, not none
+    led = job_ledger("t", 1.0, 2, 0.5, 1e-9, 1.0)
+    assert led.debits == 1
+    assert led.spent_gpu_hours == pytest.approx(2e-9, rel=1e-9)
+
+
+def test_mock_draws_are_contended():
+    # The page teaches water-filling under contention: a drawn cluster is smaller than the total demand.
+    from models.mock import draw_scenario
+    for seed in range(60):
+        p = draw_scenario(Params, seed)
+        assert sum(p.demands()) > p.gpus, seed
