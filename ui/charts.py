@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from pydantic import ValidationError
@@ -62,25 +62,35 @@ def sweep_values(params: Any, field: str, n: int = 60, lo: float | None = None, 
     return sorted({float(x) for x in xs})
 
 
-def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable) -> dict[str, list[float]]:
-    """Each key's value at each x, every point a solve of the scenario with `field` set to x."""
+def sweep(slug: str, params: Any, field: str, keys: Sequence[str], xs: Iterable,
+          also: Callable[[Any, Any], dict] | None = None) -> dict[str, list[float]]:
+    """Each key's value at each x, every point a solve of the scenario with `field` set to x.
+    `also(x, params)` may move other knobs with it (a prompt that must stay under the swept context)."""
     current = getattr(params, field)
     xs = list(xs)
-    grid = tuple(x for x in xs if x != current)
-    cached = _sweep_grid(slug, params.model_copy(update={field: None}), field, tuple(keys), grid)
-    here = solve(slug, params)  # the page's own scenario: already solved and cached
+    moved = (lambda x: tuple(sorted(also(x, params).items()))) if also else (lambda x: ())  # noqa: E731
+    grid = tuple((x, moved(x)) for x in xs if x != current)
+    rest = params.model_copy(update={field: None})
+    cached = _sweep_grid(slug, rest, field, tuple(keys), grid)
+    if also and any(getattr(params, k) != v for k, v in moved(current)):  # its own point, moved: solved alone
+        here_values = _sweep_grid(slug, rest, field, tuple(keys), ((current, moved(current)),))
+        here = {k: here_values[k][current] for k in keys}
+    else:
+        solved = solve(slug, params)  # the page's own scenario: already solved and cached
+        here = {k: float(solved.value(k)) if not isinstance(solved.value(k), str) else math.nan for k in keys}
     out: dict[str, list[float]] = {k: [] for k in keys}
     for x in xs:
         for k in keys:
-            out[k].append(float(here.value(k)) if x == current else cached[k][x])
+            out[k].append(here[k] if x == current else cached[k][x])
     return out
 
 
 @lru_cache(maxsize=512)
 def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: tuple) -> dict[str, dict]:
-    """The sweep's fixed grid for one setting of every other knob. Moving the swept knob itself
-    leaves it unchanged (only the marked point moves), so that slider move solves nothing here.
-    Only floats are kept: whole derivations are solved, read and dropped (see ui/solve_cache.py)."""
+    """The sweep's fixed grid, (x, other knobs moved with it) pairs, for one setting of every other
+    knob. Moving the swept knob itself leaves it unchanged (only the marked point moves), so that
+    slider move solves nothing here. Only floats are kept: whole derivations are solved, read and
+    dropped (see ui/solve_cache.py)."""
     q = QUESTIONS[slug]
     solve_point = q.solve  # uncached on purpose
     base = rest.model_dump()
@@ -91,11 +101,11 @@ def _sweep_grid(slug: str, rest: Any, field: str, keys: tuple[str, ...], grid: t
 
 
 def _fill(q, solve_point, base: dict, field: str, keys: tuple[str, ...], grid: tuple, out: dict) -> None:
-    for x in grid:
+    for x, moved in grid:
         # Validated, not copied: a point the model refuses (weights that no longer fit, a batch of
         # none) is a gap in the line, not a ZeroDivisionError from a scenario no page could enter.
         try:
-            point = q.Params.model_validate({**base, field: x})
+            point = q.Params.model_validate({**base, field: x, **dict(moved)})
         except ValidationError:
             for k in keys:
                 out[k][x] = math.nan
@@ -151,6 +161,7 @@ def sweep_figure(
     line_shape: str = "linear",
     x_step: str | None = None,
     dashed: Sequence[str] = (),
+    linear: Sequence[str] = (),
     colors: dict[str, str] | None = None,
     hlines: Sequence[float | str] = (),
     height: int | None = None,
@@ -165,6 +176,10 @@ def sweep_figure(
     traces: Sequence[dict] = (),
     layout: dict[str, Any] | None = None,
     markers: int = 0,
+    also: Callable[[Any, Any], dict] | None = None,
+    right: dict[str, str] | None = None,
+    right_title: str = "",
+    vlines: Sequence[tuple[str, str]] = (),
 ) -> go.Figure:
     """`lines` maps step key -> legend name; every point is a solve of the page's scenario with
     `field` moved (see `sweep`), the current value marked. `x_scale` turns a fraction knob into percent.
@@ -173,7 +188,8 @@ def sweep_figure(
     scenario. Options, each replacing code a page wrote by hand:
       x_step   plot each point at a step's value instead of the knob's (prompt tokens while the
                passages pasted in are swept);
-      dashed, colors   style lines by key (a capacity as a dashed INK line);
+      dashed, linear, colors   style lines by key (a capacity as a dashed INK line; a smooth curve
+               drawn linear among step lines);
       hlines   reference levels, each a number or a step or knob name (1 for 1x, "ttft_slo_ms"), or
                (name, label) for a level named on the chart at its left end;
       family   (knob, values): one line per value of another knob, the scenario's own drawn bold;
@@ -186,7 +202,11 @@ def sweep_figure(
                (a heavier comparison adapter), drawn as a diamond;
       shapes, annotations, traces   more marks as dicts (a "one week" line, a legend row);
       layout   layout properties, an axis's merged into it ({"yaxis": {"range": [-100, 100]}});
-      markers  a dot of this size at every swept point, on the lines.
+      markers  a dot of this size at every swept point, on the lines;
+      also     `also(x, params)` -> other knobs moved with each point (a prompt kept under the context);
+      right, right_title   step key -> legend name drawn against a second y axis on the right
+               (a capacity beside a latency), in the step's own unit;
+      vlines   (step, label): a dashed vertical line at a step's value, where it is finite and on the chart.
     Each is set here, not on the returned figure, which would have to be built as plotly objects
     first (~1-5 ms a chart, ui/figures.py)."""
     from ui.diagram import fill  # ui.diagram draws with this module's palette: import it late
@@ -198,21 +218,22 @@ def sweep_figure(
     lo, hi = (_bound(b, cur_solve, knob) for b in (lo, hi))
     grid = sorted({*xs, current}) if xs is not None else sweep_values(base, field, n, lo, hi)
     text = lambda t: fill(t, cur_solve, params) if "{{" in t else t  # noqa: E731
-    keys = list(lines) + ([x_step] if x_step and x_step not in lines else [])
+    keys = list(lines) + list(right or {}) + ([x_step] if x_step and x_step not in lines else [])
     members = [(None, base)] if family is None else [
         (v, base.model_copy(update={family[0]: v})) for v in _family_values(family, params)]
     x_now = float(cur_solve.value(x_step)) if x_step else current * x_scale
     drawn: list[dict] = []
     for j, (member, p_member) in enumerate(members):
-        ys = sweep(slug, p_member, field, keys, grid)
+        ys = sweep(slug, p_member, field, keys, grid, also)
         x_points = ys[x_step] if x_step else [x * x_scale for x in grid]
         own = family is None or member == getattr(params, family[0])
-        for i, (key, name) in enumerate(lines.items()):
+        for i, (key, name) in enumerate([*lines.items(), *(right or {}).items()]):
+            on_right = key in (right or {}) and key not in lines
             y = ys[key]
             y_cur = float(cur_solve.value(key))
             if cur_solve[key].percent:  # a share is a fraction; its axis reads in percent
                 y, y_cur = [100 * v for v in y], 100 * y_cur
-            if y_unit and from_unit:
+            if y_unit and from_unit and not on_right:
                 y = [convert(v, from_unit, y_unit) for v in y]
                 y_cur = convert(y_cur, from_unit, y_unit)
             if gaps:
@@ -226,12 +247,14 @@ def sweep_figure(
             drawn.append(dict(
                 type="scatter", x=x_points, y=y, name=name, mode="lines+markers" if markers else mode,
                 **({"marker": {"size": markers}} if markers else {}),
-                line=dict(color=color, width=2.5 if family is None else 3.5 if own else 2, shape=line_shape, **style),
-                **({"connectgaps": False} if gaps else {}),
+                line=dict(color=color, width=2.5 if family is None else 3.5 if own else 2,
+                          shape="linear" if key in linear else line_shape, **style),
+                **({"connectgaps": False} if gaps else {}), **({"yaxis": "y2"} if on_right else {}),
             ))
             if own and math.isfinite(y_cur):
                 drawn.append(dict(
                     type="scatter", x=[x_now], y=[y_cur], mode="markers", showlegend=False,
+                    **({"yaxis": "y2"} if on_right else {}),
                     marker=dict(color=color, size=11, line=dict(color="white", width=2)),
                     hovertemplate=f"{name} now: %{{y:,.4g}}<extra></extra>",
                 ))
@@ -252,6 +275,19 @@ def sweep_figure(
         if label:  # on a log axis an annotation's y is in log10 units (shapes take data units)
             notes.append(dict(x=0, xref="paper", xanchor="left", y=math.log10(y_level) if log_y else y_level,
                               text=text(label), showarrow=False, yanchor="bottom", font=dict(size=11, color=color)))
+    x_lo, x_hi = grid[0] * x_scale, grid[-1] * x_scale
+    for key, label in vlines:
+        x = float(cur_solve.value(key)) * x_scale
+        if math.isfinite(x) and x_lo <= x <= x_hi:
+            spec["shapes"].append(vline(x, color=PALETTE[2], dash="dash", width=1))
+            log_axis = knob.log if log_x is None else log_x
+            notes.append(dict(x=math.log10(x) if log_axis else x, y=0.5, yref="paper", text=text(label),
+                              showarrow=False, xanchor="left", xshift=4, font=dict(size=11, color=PALETTE[2])))
+    if right:
+        spec["xaxis"].update(anchor="y", domain=[0.0, 0.94])
+        spec["yaxis"].update(anchor="x", domain=[0.0, 1.0], rangemode="tozero")
+        spec["yaxis2"] = dict(anchor="x", overlaying="y", side="right", title=dict(text=text(right_title)),
+                              showgrid=False, rangemode="tozero")
     spec["shapes"] += list(shapes)
     notes += list(annotations)
     if notes:

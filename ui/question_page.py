@@ -50,7 +50,8 @@ from ui.prose import render as render_prose
 from ui.reveal import reveal_panel
 from ui.safe import code_span, escape_markdown
 from ui.session_store import get_store, profile
-from ui.sim_panel import live_panel, simulation_panel
+from ui.declared_panel import simulation_panel
+from ui.sim_panel import live_panel
 from ui.solve_cache import solve
 
 
@@ -113,7 +114,7 @@ class QuestionPage:
         self._renderers[("chart", name)] = lambda ctx: stack_figure(ctx.slug, ctx.params, parts, **opts)
 
     def simulation(self, name: str, **spec: Any) -> None:
-        """A live panel declared, not written: ui.sim_panel.simulation_panel with `spec` (title,
+        """A live panel declared, not written: ui.declared_panel.simulation_panel with `spec` (title,
         message, cards, chart, caption). The question's model supplies simulate and simulation_steps."""
         self.simulations[name] = spec  # read by tests/test_simulation_steps.py
         self._renderers[("sim", name)] = lambda ctx: simulation_panel(ctx, name, **spec)

@@ -1,5 +1,5 @@
 """Shared pieces of a simulation panel: the seed control, the run (on the worker, ui/sim_runs.py), the
-fragment that shows it when it lands, and the declared panel of cards, charts and caption."""
+fragment that shows it when it lands. The declared panel of cards, tables and charts is ui/declared_panel.py."""
 
 from __future__ import annotations
 
@@ -149,61 +149,3 @@ def _this_fragment() -> tuple[Any, str, set] | None:
     if ctx is None or not fragment_id:
         return None
     return ctx, fragment_id, st.session_state.setdefault(_POLLING_KEY, set())
-
-
-@dataclass(frozen=True)
-class Card:
-    """A metric card of a live panel: the simulated step `key`, the closed form it is held to
-    (`against`, a step of the run or of the page's solve) and more figures in the same line
-    (`also`: (step key, word) pairs, "58.8% busy"); `label` overrides the step's own."""
-
-    key: str
-    against: str = ""
-    also: tuple[tuple[str, str], ...] = ()
-    label: str = ""
-
-
-class Steps:
-    """Several derivations read as one (the run's steps first, then the page's solve): what the
-    panel's cards and caption resolve their `{{placeholders}}` against."""
-
-    def __init__(self, *derivations: Any) -> None:
-        self._all = derivations
-
-    def __contains__(self, key: object) -> bool:
-        return any(key in d for d in self._all)
-
-    def __getitem__(self, key: str):
-        for d in self._all:
-            if key in d:
-                return d[key]
-        raise KeyError(key)
-
-
-def simulation_panel(ctx: Any, name: str, *, title: str, message: str, cards: tuple[Card, ...] = (),
-                     chart: Callable[[Any, Any, Any], Any] | tuple[Callable[[Any, Any, Any], Any], ...] = (),
-                     caption: str = "") -> None:
-    """A live simulation, declared: the seed box, the question's own `simulate` (cached), its
-    `simulation_steps(params, result)` as metric cards beside their closed forms, charts the page
-    draws from the result, and a caption whose figures are placeholders over those steps."""
-    from ui.prose import render as render_prose
-
-    q = QUESTIONS[ctx.slug]
-    st.markdown(f"##### {title}")
-    seed = seed_input(ctx.slug)
-    result = run_simulation(ctx.slug, ctx.params, seed, message)
-    steps = Steps(q.module.simulation_steps(ctx.params, result), ctx.derivation)
-    if cards:
-        cols = st.columns(len(cards))
-        for col, card in zip(cols, cards):
-            step = steps[card.key]
-            parts = [f"closed form {steps[card.against].display(hint=False)}"] if card.against else []
-            parts += [f"{steps[key].display(hint=False)} {word}".rstrip() for key, word in card.also]
-            delta = " · ".join(parts)
-            col.metric(card.label or step.label, step.display(hint=False).replace("$", "\\$"),
-                       delta=delta.replace("$", "\\$") or None, delta_color="off", delta_arrow="off", border=True,
-                       help=(step.note or step.label).replace("$", "\\$"))
-    for i, draw in enumerate(chart if isinstance(chart, tuple) else (chart,)):
-        st.plotly_chart(draw(ctx, result, steps), key=f"{ctx.slug}.sim.{name}.chart" + (f"{i}" if i else ""))
-    if caption:
-        st.caption(render_prose(caption, steps, ctx.params).replace("**", ""))

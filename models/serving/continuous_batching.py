@@ -656,3 +656,83 @@ def _typical_chunk_steps(d: Derivation, r, prefix: str, chunk_key: str, chunk: f
     d.step(f"{prefix}_compute_s", "That chunk's FLOP at the prefill MFU", flops / (r.peak_flops * r.prefill_mfu),
            "s", formula=f"{{{prefix}_flops}} / {{replica_prefill_flops}}")
     return start
+
+
+# The run's figures as steps (issue 19): the panel's cards, table, caption and scheduler comparison
+# read these, each beside the closed form it is held to, so no figure is formatted by hand.
+GAP_CLOSED_FORM = {  # per scheduler: the step a token gap is held to, and what it means
+    "chunked": ("tpot_bound_s", "at most the worst step (all at full context plus one chunk)"),
+    "continuous": ("unchunked_gap_s", "about this when a whole prompt runs as its own step"),
+    "static": ("tpot_at_load_s", "the batch's decode step: no prompt joins a running batch"),
+}
+
+
+def simulation_steps(p: Params, r: batching.BatchingResult) -> Derivation:
+    d = Derivation(p)
+    solved = solve(p)
+    d.step("sim_horizon_s", "Simulated time (arrivals stop, the last steps finish)", r.horizon_s, "s", kind="given")
+    d.step("sim_warmup_s", "Warm-up left out of the steady figures (the replica filling up)", r.warmup_s, "s",
+           kind="given", note=f"The first {100 * batching.WARMUP_FRACTION:g}% of the run.")
+    d.step("sim_iterations", "Engine steps simulated", r.iterations, "1", noun="engine steps", kind="given")
+    d.step("sim_tokens_per_s", "Simulated tokens/s", r.steady_tokens_per_s, "1/s", noun="tokens",
+           kind="simulated", note="Tokens streamed per second after the warm-up.")
+    d.step("sim_run_tokens_per_s", "Tokens/s over the whole run", r.tokens_per_s, "1/s", noun="tokens",
+           kind="simulated", note="Tokens streamed over the run, warm-up included.")
+    d.step("sim_requests_per_s", "Requests finished per second (after warm-up)", r.steady_requests_per_s, "1/s",
+           noun="requests", kind="simulated")
+    d.step("sim_sequences", "Sequences in the engine", r.steady_batch, "1", noun="sequences", kind="simulated",
+           note="Time-average after the warm-up; Little's law predicts the closed form.")
+    for q in (50, 95):
+        d.step(f"sim_ttft_p{q}_s", f"TTFT p{q}", r.ttft(q), "s", kind="simulated",
+               note=f"The {q}th percentile over requests of arrival to first token.")
+        d.step(f"sim_tpot_p{q}_s", f"TPOT p{q}", r.tpot(q), "s", kind="simulated",
+               note="Per request: (last token − first token) / (tokens − 1); "
+                    f"the {q}th percentile over requests.")
+    d.step("sim_mean_tpot_s", "Mean TPOT", float(np.nanmean(r.tpot_s)) if np.isfinite(r.tpot_s).any() else math.nan,
+           "s", kind="simulated")
+    d.step("sim_token_gap_p95_s", "Token gap p95", r.token_gap(95), "s", kind="simulated",
+           note="Every gap between two tokens of one stream, across all streams.")
+    gap_key, gap_meaning = GAP_CLOSED_FORM[p.policy]
+    d.step("gap_closed_form_s", f"Token gap, closed form ({p.policy})", solved.value(gap_key), "s", kind="lookup",
+           note=f"{solved[gap_key].label}: {gap_meaning}.")
+    floor_key = "ttft_idle_chunked_s" if p.policy == "chunked" else "prefill_time_s"
+    d.step("ttft_floor_s", "TTFT floor: the mean prompt on an idle replica", solved.value(floor_key), "s",
+           kind="lookup", note=solved[floor_key].label)
+    # Conservation: every request that arrived is in exactly one state at the end.
+    counts = (("done", "Requests done", r.done), ("cut", "Streams cut for a full buffer", r.cut),
+              ("running", "Requests still running at the end", r.running),
+              ("queued", "Requests still queued at the end", r.queued))
+    for key, label, n in counts:
+        d.step(f"sim_{key}", label, n, "1", noun="requests", kind="simulated")
+    d.step("sim_arrived", "Requests arrived", r.arrived, "1", noun="requests", kind="simulated")
+    d.step("sim_accounted", "Requests accounted for at the end", sum(n for *_, n in counts), "1", noun="requests",
+           formula="{sim_done} + {sim_cut} + {sim_running} + {sim_queued}",
+           note="Equals the arrivals: the run loses no request.")
+    d.step("sim_preemptions", "Sequences preempted when KV ran out", r.preemptions_total, "1", noun="preemptions",
+           kind="simulated")
+    d.step("sim_slow_clients", "Slow clients among the requests", int(r.slow.sum()), "1", noun="slow clients",
+           kind="simulated")
+    # Little's law on the admission queue: the time-average length against arrival rate × mean wait.
+    d.step("sim_queue_length", "Queue: time-average length", r.mean_queue_len, "1", noun="requests",
+           kind="simulated")
+    d.step("sim_arrival_rps", "Arrival rate in the run", r.arrival_rate, "1/s", noun="requests", kind="simulated")
+    d.step("sim_queue_wait_s", "Mean wait in the queue", r.mean_queue_wait_s, "s", kind="simulated")
+    d.step("sim_queue_length_little", "Queue length by Little's law", r.arrival_rate * r.mean_queue_wait_s, "1",
+           noun="requests", formula="{sim_arrival_rps} × {sim_queue_wait_s}",
+           note="Arrival rate × mean wait: it must agree with the time-average length.")
+    return d
+
+
+def replay_steps(p: Params, r: batching.BatchingResult, t_s: float) -> Derivation:
+    """The replica at one instant of the run: the replay's caption."""
+    d = Derivation(p)
+    d.step("replay_t_s", "Replay time", t_s, "s", kind="given")
+    k = max(0, int(np.searchsorted(r.t_s, t_s, side="right")) - 1) if r.t_s.size else 0
+    d.step("replay_batch", "Sequences in the step", int(r.batch[k]) if r.t_s.size else 0, "1", noun="sequences",
+           kind="simulated")
+    d.step("replay_queued", "Queued", int(r.queue_len[k]) if r.t_s.size else 0, "1", noun="requests",
+           kind="simulated")
+    kv = float(r.kv_tokens[k]) / r.kv_budget_tokens if r.t_s.size and r.kv_budget_tokens else 0.0
+    d.step("replay_kv_share", "KV in use", kv, "1", percent=True, kind="simulated")
+    d.step("replay_step_s", "This step's time", float(r.step_s[k]) if r.t_s.size else 0.0, "s", kind="simulated")
+    return d

@@ -1,7 +1,7 @@
 from ui.charts import layout_dict
 from ui.figures import figure, vline
 from ui.question_page import QuestionPage
-from ui.sim_panel import Card
+from ui.declared_panel import Card
 
 page = QuestionPage("batched-inference-api")
 

@@ -3,7 +3,7 @@ import plotly.graph_objects as go
 from ui.charts import INK, MUTED, PALETTE, layout_dict
 from ui.figures import figure, hline
 from ui.question_page import QuestionPage
-from ui.sim_panel import Card
+from ui.declared_panel import Card
 
 page = QuestionPage("token-rate-limiter")
 

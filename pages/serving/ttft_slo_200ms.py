@@ -1,7 +1,7 @@
 from ui.charts import INK, PALETTE, layout_dict
 from ui.figures import figure, hline, vline
 from ui.question_page import QuestionPage
-from ui.sim_panel import Card
+from ui.declared_panel import Card
 
 page = QuestionPage("ttft-slo-200ms")
 

@@ -86,7 +86,8 @@ def OLD_cb_timeline(r, t_mark: float) -> go.Figure:
 def OLD_cb_gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
     """One line per request, drawn up to the replay time: queued, prefilling, streaming.
     Rows are the last `max_rows` requests to arrive by then, so playing the run grows the bars."""
-    CUT = _page(CB)["CUT"]
+    from models.sim.batching import CUT
+
     t = min(t_mark, r.horizon_s)
     k = int(np.searchsorted(r.arrival_s, t, side="right"))
     idx = np.arange(max(0, k - max_rows), k)
@@ -121,7 +122,7 @@ def OLD_cb_gantt(r, t_mark: float, max_rows: int = 80) -> go.Figure:
     return fig
 
 
-def OLD_cb_distributions(r, d) -> go.Figure:
+def OLD_cb_distributions(r, gap_s: float) -> go.Figure:
     # Short subplot titles: each has half the width, which on a phone is ~170 px.
     fig = make_subplots(rows=1, cols=2, subplot_titles=("TTFT (ms)", "Token gap (ms)"))
     ttft = r.ttft_s[np.isfinite(r.ttft_s)] * 1000
@@ -130,9 +131,44 @@ def OLD_cb_distributions(r, d) -> go.Figure:
         fig.add_trace(go.Histogram(x=ttft, nbinsx=40, marker_color=PALETTE[4], name="TTFT"), row=1, col=1)
     if gaps.size:
         fig.add_trace(go.Histogram(x=gaps, nbinsx=60, marker_color=PALETTE[0], name="token gap"), row=1, col=2)
-        fig.add_vline(x=d.value("tpot_bound_s") * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
+        fig.add_vline(x=gap_s * 1000, line=dict(color=PALETTE[1], dash="dash"), row=1, col=2)
     fig.update_layout(height=300, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
     return fig
+
+
+@pytest.mark.parametrize("changes", [{}, {"prompt_tokens": 3000, "max_context_tokens": 16384, "tpot_target_ms": 90.0}],
+                         ids=["default", "other"])
+def test_cb_sweeps_are_declared_over_the_steps(changes):
+    """The three charts, once the page's own sweep code, are declared sweeps: every point is a fresh
+    solve with the swept knob moved (and, over the context, a prompt kept under half of it and, for
+    the step at the KV cap, a TPOT target out of the way); the capacity is on the right axis."""
+    ctx = _ctx(CB, **changes)
+    p = ctx.params
+    solved = lambda **u: QUESTIONS[CB].solve(QUESTIONS[CB].Params.model_validate({**p.model_dump(), **u}))  # noqa: E731
+    sent = _sent(_chart(CB, "caps_vs_context")(ctx))
+    lines = [tr for tr in sent["data"] if tr.get("showlegend") is not False]
+    assert [tr["line"]["shape"] for tr in lines] == ["hv", "hv", "linear"]
+    for tr, key in zip(lines, ("batch_cap_kv", "batch_cap_tpot", "ridge_batch")):
+        for x, y in list(zip(tr["x"], tr["y"]))[::6]:
+            if y is not None:
+                assert y == pytest.approx(solved(max_context_tokens=x, prompt_tokens=min(p.prompt_tokens, x // 2)).value(key))
+    sent = _sent(_chart(CB, "step_sides_vs_context")(ctx))
+    memory = next(tr for tr in sent["data"] if tr.get("name", "").startswith("Bytes side"))
+    for x, y in [pt for pt in zip(memory["x"], memory["y"]) if pt[1] is not None][::6]:
+        at = solved(max_context_tokens=x, prompt_tokens=min(p.prompt_tokens, x // 2), tpot_target_ms=500.0)
+        assert y == pytest.approx(1000 * at.value("kv_capped_step_memory_s"))  # drawn in ms
+    cross = ctx.derivation.value("bandwidth_bound_above_tokens")
+    marked = [sh["x0"] for sh in sent["layout"]["shapes"][1:]]
+    assert (cross in marked) == (math.isfinite(cross) and memory["x"][0] <= cross <= memory["x"][-1])
+    sent = _sent(_chart(CB, "tpot_vs_chunk")(ctx))
+    tpot, capacity = (next(tr for tr in sent["data"] if tr.get("name", "").startswith(w)) for w in ("Worst-step", "Replica"))
+    assert capacity["yaxis"] == "y2" and "yaxis" not in tpot and sent["layout"]["yaxis2"]["side"] == "right"
+    assert sum(y is not None for y in tpot["y"]) >= 10
+    for x, y_ms, rps in [pt for pt in zip(tpot["x"], tpot["y"], capacity["y"]) if pt[1] is not None][::4]:
+        assert y_ms == pytest.approx(1000 * solved(chunk_tokens=x).value("tpot_bound_s"))
+        assert rps == pytest.approx(solved(chunk_tokens=x).value("replica_capacity_rps"))
+    target = [sh for sh in sent["layout"]["shapes"] if sh.get("yref") == "y" and sh["y0"] == sh["y1"]]
+    assert [sh["y0"] for sh in target] == [p.tpot_target_ms]  # the target line, in the left axis' ms
 
 
 # The default, and a static scheduler with slow clients: streams are cut (the gantt's cut markers).
@@ -141,18 +177,24 @@ CB_RUNS = [(0, {}), (4, {"policy": "static", "slow_client_fraction": 0.3, "strea
 
 @pytest.mark.parametrize("seed, changes", CB_RUNS, ids=["default", "other"])
 def test_cb_simulation_figures(monkeypatch, seed, changes):
-    page, ctx = _page(CB), _ctx(CB, **changes)
+    from ui.declared_panel import Steps
+    from ui.sim_figures import batching
+
+    ctx = _ctx(CB, **changes)
     r = _sim(CB, seed, **changes)
+    steps = Steps(QUESTIONS[CB].module.simulation_steps(ctx.params, r), ctx.derivation)
     marks = (0.0, 3.0, r.horizon_s / 2, r.horizon_s + 1.0)  # the replay's first step, one early, mid-run, past the end
     cuts = 0
     for t in marks:
-        sent = _assert_same(monkeypatch, lambda: OLD_cb_timeline(r, t), lambda: page["_timeline"](r, t))
+        sent = _assert_same(monkeypatch, lambda: OLD_cb_timeline(r, t), lambda: batching.timeline(ctx, r, steps, t))
         assert sent["layout"]["yaxis2"]["overlaying"] == "y" and sent["data"][-1]["yaxis"] == "y2"
-        sent = _assert_same(monkeypatch, lambda: OLD_cb_gantt(r, t), lambda: page["_gantt"](r, t))
+        sent = _assert_same(monkeypatch, lambda: OLD_cb_gantt(r, t), lambda: batching.gantt(ctx, r, steps, t))
         cuts += any(tr["name"] == "cut (slow client)" for tr in sent["data"])
     assert cuts or not changes  # the other run cuts streams: the cut markers' trace is compared too
-    sent = _assert_same(monkeypatch, lambda: OLD_cb_distributions(r, ctx.derivation),
-                        lambda: page["_distributions"](r, ctx.derivation))
+    # The dashed gap is the scheduler's closed form: the worst step when chunked, the batch's step when static.
+    gap_key = {"chunked": "tpot_bound_s", "static": "tpot_at_load_s"}[ctx.params.policy]
+    sent = _assert_same(monkeypatch, lambda: OLD_cb_distributions(r, ctx.derivation.value(gap_key)),
+                        lambda: batching.distributions(ctx, r, steps))
     assert len(sent["data"]) == 2 and sent["layout"]["shapes"][0]["xref"] == "x2"
     assert [a["text"] for a in sent["layout"]["annotations"]] == ["TTFT (ms)", "Token gap (ms)"]
 

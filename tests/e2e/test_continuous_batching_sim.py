@@ -24,9 +24,9 @@ def test_seed_and_knob_change_the_simulation(page: Page, app_url: str):
     expect(metric_value(page, "KV cap (full context)")).to_have_text("54 sequences")
     tokens = metric_value(page, "Simulated tokens/s")
     tokens.scroll_into_view_if_needed()
-    expect(tokens).to_have_text(re.compile(r"^[\d,]+$"))
+    expect(tokens).to_have_text(re.compile(r"^[\d,]+ tokens/s$"))
     first = tokens.inner_text()
-    caption = page.get_by_text(re.compile(r"requests over \d+ s \([\d,]+ engine steps\)"))
+    caption = page.get_by_text(re.compile(r"requests over [\d.]+ s \([\d,]+ engine steps\)"))
     first_caption = caption.inner_text()
 
     # Another seed: another run of the same scenario.
@@ -45,7 +45,7 @@ def test_seed_and_knob_change_the_simulation(page: Page, app_url: str):
     slider.press("ArrowRight")
     expect(slider).to_have_value("0.9")
     wait_idle(page)
-    expect(page.get_by_text(re.compile(r"σ = 0\.9"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"spread 0\.9 σ"))).to_be_visible()
     expect(tokens).not_to_have_text(after_seed)
     expect(page).to_have_url(re.compile(r"length_spread=0\.9"))
     # The analytic figures do not depend on the spread: the KV cap stays where the arithmetic put it.

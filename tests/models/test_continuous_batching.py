@@ -610,3 +610,42 @@ def test_efficiency_source_says_fitted_only_at_the_engine_defaults():
     for moved in ({"hbm_efficiency": 0.7}, {"prefill_mfu": 0.45}, {"step_overhead_ms": 2.4}):
         assert solve(Params(**moved)).value("efficiency_source") == (
             "this scenario's assumptions, not the engine's fitted defaults")
+
+
+# --- the run's figures as steps (the panel shows only these) -------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["static", "continuous", "chunked"])
+def test_the_runs_steps_conserve_requests_and_hold_littles_law(policy):
+    from models.serving.continuous_batching import simulation_steps
+
+    p = Params(policy=policy)
+    r = simulate(p, 1)
+    d = simulation_steps(p, r)
+    # every arrival is in exactly one state at the end
+    assert d.value("sim_accounted") == d.value("sim_arrived") == r.arrival_s.size
+    from models.sim.batching import DONE
+
+    assert d.value("sim_done") == int(np.sum(r.status == DONE))
+    # Little's law on the admission queue: the time-average length is arrival rate x mean wait (the
+    # queue area over the horizon against arrivals over the horizon times the mean of the waits)
+    assert d.value("sim_queue_length_little") == pytest.approx(r.arrived / r.horizon_s * r.queue_wait_s.mean())
+    assert d.value("sim_queue_length") == pytest.approx(r.queue_area / r.horizon_s)
+    # the closed form a token gap is held to depends on the scheduler
+    s = solve(p)
+    expected_gap = {"chunked": "tpot_bound_s", "continuous": "unchunked_gap_s", "static": "tpot_at_load_s"}[policy]
+    assert d.value("gap_closed_form_s") == s.value(expected_gap)
+    assert d.value("ttft_floor_s") == s.value("ttft_idle_chunked_s" if policy == "chunked" else "prefill_time_s")
+
+
+def test_the_replay_reads_the_step_in_effect_at_its_time():
+    from models.serving.continuous_batching import replay_steps
+
+    p = Params()
+    r = simulate(p, 0)
+    k = 40  # a step well inside the run: at its start, and just before the next one starts
+    for t in (r.t_s[k], (r.t_s[k] + r.t_s[k + 1]) / 2):
+        d = replay_steps(p, r, float(t))
+        assert d.value("replay_batch") == r.batch[k] and d.value("replay_queued") == r.queue_len[k]
+        assert d.value("replay_step_s") == r.step_s[k]
+        assert d.value("replay_kv_share") == pytest.approx(r.kv_tokens[k] / r.kv_budget_tokens)
