@@ -46,6 +46,10 @@ SECONDS_PER_DAY = 86_400
 TWIN_PORT_W = 17
 NIC_MODULE_W = 9
 HOURS_PER_YEAR = 8_760
+# Uptime Institute's industry-average PUE for 2023 (its annual survey): 1.58, flat at 1.55-1.59 since 2020.
+UPTIME_AVG_PUE = 1.58
+# NERSC Perlmutter scratch, all-flash Lustre: over 5 TB/s from 274 OSS servers (a measured storage anchor).
+PERLMUTTER_GBPS, PERLMUTTER_OSS = 5000.0, 274
 
 Radix = Literal[32, 64, 128]
 
@@ -350,6 +354,12 @@ def solve(p: Params) -> Derivation:
            formula="{leaf_down_ports} + {spine_up_ports}")
     d.step("spine_idle_ports", "Spine ports left empty", radix - f["spine_down"] - f["spine_up"], "1", noun="ports",
            formula="{switch_radix} − {spine_ports_used}")
+    d.step("spine_port_plan", "What the empty spine ports are for",
+           "They are the upgrade path: cable them to more core switches and the core becomes non-blocking without "
+           "recabling a pod." if radix - f["spine_down"] - f["spine_up"] > 0 and p.core_taper > 1
+           else "At 1:1 none are empty: the core is already non-blocking." if p.core_taper <= 1
+           else "None are empty here: the taper leaves no spare port.",
+           formula="{spine_idle_ports} > 0 and {core_taper} > 1", kind="verdict")
     d.step("core_upgrade_switches", "Core switches to add to go non-blocking later", nb["core"] - f["core"], "1",
            noun="switches",
            formula=f"{nb['core']:,} − {{core_switches}}")
@@ -371,6 +381,13 @@ def solve(p: Params) -> Derivation:
                   math.ceil(switch_ends / 2), "1", noun="modules", formula="⌈{switch_link_ends} / 2⌉")
     d.step("optical_modules", "Optical modules to buy: one per NIC plus the twin-port switch modules",
            gpus_built + twin, "1", noun="modules", formula="{gpus_built} + {twin_port_modules}")
+    d.step("switch_optics_W", "One fully cabled switch's own optics (one twin-port module a cage)",
+           radix / 2 * TWIN_PORT_W, "W", formula=f"{{switch_radix}} / 2 cages × {TWIN_PORT_W:g} W")
+    d.require("switch_power_covers_optics", p.switch_W >= radix / 2 * TWIN_PORT_W,
+              lambda: (f"A {radix}-port switch's own optics draw {radix / 2 * TWIN_PORT_W:,.0f} W, more than the "
+                       f"{p.switch_W:,.0f} W given for the whole switch; raise the switch power."))
+    d.step("switch_optics_share", "Share of the assumed switch power those optics take",
+           radix / 2 * TWIN_PORT_W / p.switch_W, "1", percent=True, formula="{switch_optics_W} / {switch_W}")
     d.step("optics_kW", "Power of those optics (17 W a twin-port module, 9 W a NIC module)",
            (twin * TWIN_PORT_W + gpus_built * NIC_MODULE_W) / 1000, "kW",
            formula=f"{{twin_port_modules}} × {TWIN_PORT_W:g} W + {{gpus_built}} × {NIC_MODULE_W:g} W")
@@ -379,6 +396,10 @@ def solve(p: Params) -> Derivation:
         radix * radix * radix // 4, "1", noun="GPUs",
         formula="{switch_radix} pods × {switch_radix}² / 4 NICs",
     )
+    d.step("fabric_tier_name", "Tiers this build's fabric has",
+           "two-tier (leaf and spine; one pod needs no core)" if f["pods"] == 1
+           else "three-tier" if gpus_built <= max_gpus else "four-tier (past three tiers of this radix)",
+           formula="{pods} = 1 → two tiers; {gpus_built} ≤ {max_gpus_three_tier} → three", kind="verdict")
     d.step(
         "fabric_fits_three_tiers", "Does the build fit three tiers?",
         "yes" if gpus_built <= max_gpus else "no: a fourth tier or bigger switches",
@@ -425,6 +446,9 @@ def solve(p: Params) -> Derivation:
                      formula="{burst_write_GBps} / {nodes_needed}")
     d.step("checkpoint_frontend_share", "Share of a node's front-end link the burst uses", ck_node / fe, "1",
            percent=True, formula="{checkpoint_node_GBps} / {frontend_node_GBps}")
+    d.step("perlmutter_oss_GBps", "Measured anchor: a Perlmutter all-flash Lustre server",
+           PERLMUTTER_GBPS / PERLMUTTER_OSS, "GB/s",
+           formula=f"{PERLMUTTER_GBPS / 1000:g} TB/s / {PERLMUTTER_OSS} OSS servers")
     d.step(
         "storage_servers", "Filesystem servers for the burst", math.ceil(write / p.storage_server_GBps - 1e-9),
         "1", noun="servers",
@@ -461,6 +485,8 @@ def solve(p: Params) -> Derivation:
         "facility_power_MW", "Facility feed (IT × PUE)", it * p.pue, "MW",
         formula="{it_load_MW} MW × {pue}",
     )
+    d.step("facility_power_MW_avg_pue", "The feed at the industry-average PUE (Uptime Institute, 2023)",
+           it * UPTIME_AVG_PUE, "MW", formula=f"{{it_load_MW}} MW × {UPTIME_AVG_PUE:g}")
     energy = d.step(
         "energy_per_year_Wh", "Energy a year at that draw", facility * 1e6 * HOURS_PER_YEAR, "Wh",
         formula="{facility_power_MW} MW × 8,760 h",

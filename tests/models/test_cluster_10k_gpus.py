@@ -437,3 +437,26 @@ def test_one_burst_figure_and_the_build_rule_by_hand():
     exact = solve(Params(round_to_whole_pods=False))
     assert v(exact, "nodes_from_rounding") == 0
     assert "bought on top" in v(exact, "build_rule")
+
+
+def test_tiers_spine_plan_and_switch_optics_by_hand():
+    d = solve(Params())
+    assert v(d, "fabric_tier_name") == "three-tier"  # 10 pods of 64-port switches
+    assert v(solve(Params(gpus=1024)), "fabric_tier_name").startswith("two-tier")  # one pod: leaf and spine
+    assert v(solve(Params(switch_radix=32)), "fabric_tier_name").startswith("four-tier")  # 10,240 > 32^3 / 4
+    assert v(d, "spine_port_plan").startswith("They are the upgrade path")  # 16 of 64 empty at 2:1
+    assert v(solve(Params(core_taper=1.0)), "spine_port_plan").startswith("At 1:1 none are empty")
+    # a 64-port switch has 32 OSFP cages, each a 17 W twin-port module: 544 W of its 1,300 W
+    assert v(d, "switch_optics_W") == 32 * 17 == 544
+    assert v(d, "switch_optics_share") == pytest.approx(544 / 1300)
+    assert d.feasible
+    # a 128-port switch carries 64 cages, 1,088 W of optics: 850 W for the whole switch cannot be
+    low = solve(Params(switch_radix=128, switch_W=850))
+    assert not low.feasible and low.violations[0][0] == "switch_power_covers_optics"
+
+
+def test_anchors_for_storage_and_pue_by_hand():
+    d = solve(Params())
+    assert v(d, "perlmutter_oss_GBps") == pytest.approx(5000 / 274)  # over 5 TB/s from 274 OSSs
+    it = (1280 * 10_200 + 720 * 1300) / 1e6  # the IT load counted by hand: 13.99 MW
+    assert v(d, "facility_power_MW_avg_pue") == pytest.approx(it * 1.58)  # Uptime's 2023 average: 22.1 MW
