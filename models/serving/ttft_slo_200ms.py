@@ -43,6 +43,7 @@ from pydantic import model_validator
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import EngineKnobs, accelerator, replica, subset, with_defaults, without
 from models.engine.record import record_model
+from models.engine import serving as sv
 from models.engine.roofline import Replica
 from models.engine.serving import Served, served_problem
 from models.engine.serving_knobs import RequestKnobs, SloKnobs
@@ -112,7 +113,7 @@ class _TtftKnobs(StrictModel):
 
 # The decode side's two knobs, as the engine's request and SLO groups declare them.
 _DecodeOutput = subset(RequestKnobs, "_DecodeOutput", output_tokens=400)
-_DecodeSlo = subset(SloKnobs, "_DecodeSlo", tpot_target_ms=50)
+_DecodeSlo = subset(SloKnobs, "_DecodeSlo", tpot_target_ms=50, target_utilization=0.7)
 
 
 # TTFT is prefill and queueing; the decode side, sized beside it, runs at the engine's default decode
@@ -684,10 +685,50 @@ def _record_decode_side(d: Derivation, p: Params, r: Replica, prefill_gpus: int)
                  b / step.step_s, "1/s", noun="tokens", formula="{decode_batch} / {decode_step_s}")
     out = d.step("decode_output_tokens_per_s", "Output tokens per second the class asks for",
                  p.arrival_rps * p.output_tokens, "1/s", noun="tokens", formula="{arrival_rps} × {output_tokens}")
-    d.step("decode_replicas_continuous", "Decode replicas the tokens need, before rounding up", out / tps, "1",
-           noun="replicas", formula="{decode_output_tokens_per_s} / {decode_tokens_per_s_per_replica}")
-    reps = d.step("decode_replicas", "Decode replicas", max(1, math.ceil(out / tps - 1e-9)), "1", noun="replicas",
+    d.step("decode_replicas_flat_out_continuous", "Decode replicas the tokens need at the full batch, before rounding up",
+           out / tps, "1", noun="replicas", formula="{decode_output_tokens_per_s} / {decode_tokens_per_s_per_replica}")
+    d.step("decode_replicas_flat_out", "Decode replicas if every one ran flat out at the full batch",
+           max(1, math.ceil(out / tps - 1e-9)), "1", noun="replicas",
+           formula="max(1, ceil({decode_replicas_flat_out_continuous}))")
+    # The pool is sized like every other fleet: at the batch each replica holds when each sequence streams
+    # at the TPOT target, within the target utilization (prefill runs elsewhere, so it costs decode nothing),
+    # and with the KV slots to hold every sequence in flight.
+    f = sv.fleet(s, p.arrival_rps, p.target_utilization, prefill_s_per_request=0.0)
+    d.step("decode_sequences_in_flight", "Sequences decoding at once across the pool (Little's law)",
+           p.arrival_rps * p.output_tokens * s.tpot_s, "1", noun="sequences",
+           formula="{arrival_rps} × {output_tokens} × {tpot_target_ms}")
+    d.step("decode_replicas_continuous", "Decode replicas within the target utilization, before rounding up",
+           f.replicas_continuous, "1", noun="replicas", kind="search",
+           formula="the fewest R with decode busy at the batch each holds ≤ {target_utilization} and "
+                   "{decode_sequences_in_flight} / R within the slots")
+    reps = d.step("decode_replicas", "Decode replicas", f.replicas, "1", noun="replicas",
                   formula="max(1, ceil({decode_replicas_continuous}))")
+    d.step("decode_held_batch", "Sequences each decode replica holds at that size", f.held_batch, "1",
+           noun="sequences", formula="{decode_sequences_in_flight} / {decode_replicas}")
+    d.step("decode_held_step_s", "Decode step at that batch", f.held_step_s, "s",
+           formula="max({weight_read_s} + max(1, {decode_held_batch}) × {decode_kv_read_per_sequence_s}, "
+                   "max(1, {decode_held_batch}) × {decode_compute_per_sequence_s}) + {allreduce_fixed_s} + "
+                   "max(1, {decode_held_batch}) × {allreduce_per_token_s} + {decode_step_overhead_s}")
+    d.step("decode_busy_share", "Busy share of each decode replica", f.decode_replica_equivalents / reps, "1", percent=True,
+           formula="{decode_output_tokens_per_s} / {decode_replicas} × {decode_held_step_s} / max(1, {decode_held_batch})")
+    flat = d.value("decode_replicas_flat_out")
+    flat_held = d.step("decode_flat_out_held_batch", "Sequences each replica would hold at the ceiling's count",
+                       d.value("decode_sequences_in_flight") / flat, "1", noun="sequences",
+                       formula="{decode_sequences_in_flight} / {decode_replicas_flat_out}")
+    d.step("decode_flat_out_busy_share", "Busy share of each replica at the ceiling's count",
+           sv.busy_share(s, p.arrival_rps, flat, 0.0), "1", percent=True,
+           formula="{decode_output_tokens_per_s} / {decode_replicas_flat_out} × step({decode_flat_out_held_batch}) / "
+                   "{decode_flat_out_held_batch}", kind="search")
+    if flat == reps:
+        clause = "the same count: at this load the ceiling is not what binds"
+    elif flat_held > b:
+        clause = (f"but {format_number(flat_held)} sequences a replica do not fit the {b:,} its KV and TPOT target "
+                  "allow: requests leaving prefill would wait for a slot")
+    else:
+        clause = (f"over the {format_number(100 * p.target_utilization)}% target: a burst, or one replica lost, "
+                  "would have nowhere to go")
+    d.step("decode_flat_out_clause", "What sizing decode at its ceiling would do", clause, "1",
+           formula="{decode_replicas_flat_out} against {decode_replicas}", kind="verdict")
     d.step("decode_gpus", "Decode GPUs", reps * p.tp_degree, "1", noun="GPUs", formula="{decode_replicas} × {tp_degree}")
     d.step("total_gpus_pooled", "GPUs for the class: pooled prefill plus decode", prefill_gpus + reps * p.tp_degree,
            "1", noun="GPUs", formula="{gpus_pooled} + {decode_gpus}")

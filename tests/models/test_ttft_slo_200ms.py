@@ -599,10 +599,31 @@ def test_the_decode_side_by_hand():
     assert d.value("decode_step_s") == pytest.approx(step(batch), rel=1e-9)
     per_replica = batch / step(batch)
     assert d.value("decode_tokens_per_s_per_replica") == pytest.approx(per_replica)
-    # 100 req/s x 400 tokens = 40,000 tokens/s over about 20,100 a replica: 2 replicas, 16 GPUs
+    # 100 req/s x 400 tokens = 40,000 tokens/s over about 20,100 a replica flat out: 2 replicas
     assert d.value("decode_output_tokens_per_s") == 40_000
-    assert d.value("decode_replicas") == math.ceil(40_000 / per_replica) == 2
-    assert d.value("total_gpus_pooled") == d.value("gpus_pooled") + 16
+    assert d.value("decode_replicas_flat_out") == math.ceil(40_000 / per_replica) == 2
+    # Sized like a fleet instead: 100 x 400 x 50 ms = 2,000 sequences in flight; R replicas hold
+    # 2,000 / R each, busy 40,000 / R x step(2,000 / R) / (2,000 / R), and must stay within 70%
+    # and within the 947-sequence batch.
+    in_flight = 100 * 400 * 0.05
+    assert d.value("decode_sequences_in_flight") == pytest.approx(in_flight)
+
+    def busy(r):
+        held = in_flight / r
+        return 40_000 / r * step(held) / held
+
+    reps = next(r for r in range(1, 50) if busy(r) <= 0.7 and in_flight / r <= batch)
+    assert reps == 3  # two would hold 1,000 each, over the 947 that fit, at 99% busy
+    assert busy(3) == pytest.approx(0.679, abs=1e-3)
+    assert d.value("decode_replicas") == reps
+    assert d.value("decode_held_batch") == pytest.approx(in_flight / 3)
+    assert d.value("decode_busy_share") == pytest.approx(busy(3), rel=1e-9)
+    assert d.value("decode_flat_out_held_batch") == pytest.approx(1000)
+    assert d.value("decode_flat_out_busy_share") == pytest.approx(busy(2), rel=1e-9)
+    assert "do not fit the 947" in d.value("decode_flat_out_clause")
+    assert d.value("total_gpus_pooled") == d.value("gpus_pooled") + 24
+    # A looser target utilization lets the ceiling's count stand only where the slots allow it.
+    assert solve(Params(target_utilization=0.95)).value("decode_replicas") == 3  # 1,000 > 947 still
 
 
 def test_the_engines_default_chunk_overruns_the_budget():
