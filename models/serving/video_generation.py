@@ -35,6 +35,7 @@ from pydantic import model_validator
 from pydantic import create_model
 from pydantic.fields import FieldInfo
 
+from models.catalog import gpu as gpu_catalog
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import AcceleratorKnobs, ModelKnobs, ReplicaKnobs, accelerator
 from models.engine.precision import bytes_per_element
@@ -52,6 +53,12 @@ ACT_VALUES_PER_TOKEN_PER_LAYER_PER_WIDTH = 20  # matmul inputs + outputs (16 w) 
 ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH = 2 * ATTENTION_FLOPS_PER_MAC  # QK^T and AV, 2 FLOP per MAC: 4 x width
 ASPECTS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "9:16": 9 / 16}
 Aspect = Literal["16:9", "4:3", "1:1", "9:16"]
+# xDiT's HunyuanVideo performance report: 1280 x 720, 129 frames, 50 steps, Ulysses sequence parallelism,
+# latency in seconds on H100. HunyuanVideo embeds its guidance (--embedded-cfg-scale), one DiT pass a step.
+# The page's own shape stands in for the model (13B, 40 standard blocks), so the anchor tests its formulas.
+XDIT_H100_LATENCY_S = {1: 1904.08, 2: 925.04, 4: 514.08, 8: 337.58}
+XDIT_DIT_PARAMS, XDIT_DIT_LAYERS, XDIT_STEPS = 13, 40, 50
+XDIT_FRAMES, XDIT_HEIGHT_PX, XDIT_WIDTH_PX = 129, 720, 1280
 SEARCH_HEIGHTS = range(16, 4321, 16)  # candidate heights for the tallest video that meets the target
 
 
@@ -126,7 +133,8 @@ class _VideoKnobs(StrictModel):
     dit_mfu: Annotated[
         float, Knob("DiT MFU (sequence-parallel comms included)", "", 0.1, 0.8, 0.01, percent=True,
                     help="Share of dense peak each GPU sustains over a whole pass, the sequence-parallel "
-                         "all-to-alls included (40%: the page's estimate for a 13B video DiT on eight GPUs).",
+                         "all-to-alls included (40%: what xDiT's HunyuanVideo run implies on one H100; its "
+                         "eight-GPU run implies 28% per GPU).",
                     draw=(0.3, 0.55)),
     ] = 0.4
     arrival_rate: Annotated[
@@ -238,6 +246,47 @@ def _tallest_within(p: Params, wait_s: float, peak: float) -> int:
     return SEARCH_HEIGHTS[lo] if lo >= 0 else 0
 
 
+def _record_xdit_anchor(d: Derivation, p: Params, wall: float) -> None:
+    """xDiT's published HunyuanVideo latencies put through this page's own formulas: the MFU they imply per
+    GPU at the group size nearest below the scenario's, and this scenario's wall time at that MFU."""
+    width = d.step("xdit_dit_width", "Width of a 13B DiT of 40 standard blocks (12 × width² a block)",
+                   math.sqrt(XDIT_DIT_PARAMS * 1e9 / (PARAMS_PER_BLOCK_PER_WIDTH_SQ * XDIT_DIT_LAYERS)), "1",
+                   formula="sqrt(13 billion / (12 × 40))")
+    lf = 1 + math.ceil((XDIT_FRAMES - 1) / 4)
+    n = lf * math.ceil(XDIT_HEIGHT_PX / 16) * math.ceil(XDIT_WIDTH_PX / 16)  # 8 x 8 VAE cells, 2 x 2 patches
+    n = d.step("xdit_tokens_per_pass", "xDiT's HunyuanVideo run, 1280 × 720, 129 frames: tokens per pass", n, "1",
+               noun="tokens", formula="(1 + ceil(128 / 4)) × ceil(720 / 16) × ceil(1280 / 16)")
+    flops = d.step(
+        "xdit_flops_per_request", "That run's FLOP, by this page's formulas (13B, 40 blocks, 50 steps, one pass each)",
+        XDIT_STEPS * (2 * XDIT_DIT_PARAMS * 1e9 * n + ATTN_FLOPS_PER_TOKEN_PAIR_PER_WIDTH * XDIT_DIT_LAYERS * width * n * n),
+        "FLOP", formula="50 × (2 FLOP × 13 billion × {xdit_tokens_per_pass} + 4 FLOP × 40 × "
+                        "{xdit_dit_width} × {xdit_tokens_per_pass}²)")
+    gpus = max(g for g in XDIT_H100_LATENCY_S if g <= max(p.sp_degree, 1))
+    g = d.step("xdit_gpus", "The measured group size used (the largest at or below the scenario's)", gpus, "1",
+               noun="GPUs", kind="lookup", note="xDiT reports 1, 2, 4 and 8 H100s.")
+    measured = d.step("xdit_measured_s", "xDiT's measured latency at that group size, H100", XDIT_H100_LATENCY_S[gpus],
+                      "s", kind="lookup", note="xDiT HunyuanVideo performance report, Ulysses, 1280 × 720, 129 frames.")
+    d.step("xdit_one_gpu_s", "xDiT's measured latency on one H100", XDIT_H100_LATENCY_S[1], "s", kind="lookup",
+           note="xDiT HunyuanVideo performance report.")
+    h100 = gpu_catalog("H100 SXM").dense_bf16_TFLOPs * 1e12
+    d.step("xdit_one_gpu_mfu", "MFU that implies on one H100", flops / (XDIT_H100_LATENCY_S[1] * h100), "1",
+           percent=True, formula=f"{{xdit_flops_per_request}} / ({{xdit_one_gpu_s}} × {h100 / 1e12:,.0f} TFLOP/s)")
+    mfu = d.step("xdit_group_mfu", "MFU per GPU it implies at that group size", flops / (g * measured * h100), "1",
+                 percent=True, formula=f"{{xdit_flops_per_request}} / ({{xdit_gpus}} × {{xdit_measured_s}} × "
+                                       f"{h100 / 1e12:,.0f} TFLOP/s)")
+    loss = 1 - mfu / d.value("xdit_one_gpu_mfu")
+    d.step("xdit_scaling_clause", "What the group costs in efficiency, measured",
+           f"loses {loss:.0%} of the one-GPU efficiency to the all-to-alls and the smaller shards" if loss > 0.01
+           else "keeps the one-GPU efficiency", "1", formula="1 − {xdit_group_mfu} / {xdit_one_gpu_mfu}", kind="verdict")
+    d.step("dit_mfu_over_xdit", "The scenario's MFU over that measured one", p.dit_mfu / mfu, "1", noun="×",
+           formula="{dit_mfu} / {xdit_group_mfu}")
+    at = d.step("wall_time_at_xdit_mfu_s", "This scenario's DiT time at the measured per-GPU MFU", wall * p.dit_mfu / mfu,
+                "s", formula="{wall_time_s} × {dit_mfu} / {xdit_group_mfu}")
+    d.step("meets_wait_at_xdit_mfu", "Within the acceptable wait at the measured MFU?",
+           "yes" if at <= p.wait_target_s else "no", formula="{wall_time_at_xdit_mfu_s} ≤ {wait_target_s}",
+           kind="verdict")
+
+
 def solve(p: Params) -> Derivation:
     d = Derivation(p)
     hw = accelerator(p)
@@ -312,6 +361,7 @@ def solve(p: Params) -> Derivation:
     d.step("max_height_within_wait", "Tallest resolution that still finishes within the acceptable wait", tallest,
            "1", noun="px", formula="the largest height, in 16-px steps, whose wall time is at most {wait_target_s}",
            kind="search")
+    _record_xdit_anchor(d, p, wall)
     # --- the VAE decode: one GPU, after the last step, while the group waits ---
     pix = d.step("output_pixel_frames", "Output pixels over every frame", p.frames * p.height_px * width_px(p, p.height_px), "1",
                  noun="pixel-frames", formula="{frames} × {height_px} × {width_px}")
@@ -350,6 +400,12 @@ def solve(p: Params) -> Derivation:
     d.step("vae_untiled_720p_fits", "Would the untiled 720p decode fit beside the weights?",
            "yes" if p.frames * 720 * w720 * p.vae_bytes_per_pixel_frame <= left else "no",
            formula=f"{{vae_untiled_720p_bytes}} ≤ {left / 1e9:,.1f} GB of HBM left beside the weights", kind="verdict")
+    fits720 = p.frames * 720 * w720 * p.vae_bytes_per_pixel_frame <= left
+    d.step("vae_weight_clause", "What the decode weighs in this scenario",
+           "memory-heavy: untiled at 720p it does not fit beside the weights" if not fits720
+           else "the bottleneck once the DiT is distilled" if vae_s / (distilled + vae_s) >= 0.25
+           else "small for this clip, but it grows with every output pixel and no batch shares it", "1",
+           formula="{vae_untiled_720p_fits} fits, {vae_share_distilled} of a distilled job", kind="verdict")
     d.step("step_time_s", "One denoising step (both guidance passes): the progress tick", wall / p.denoising_steps,
            "s", formula="{wall_time_s} / {denoising_steps}")
     d.step("progress_increment", "Progress per step", 1 / p.denoising_steps, "1", percent=True,

@@ -267,3 +267,48 @@ def test_seed_the_vae_decode_is_serial_and_heavy_at_720p():
     distilled = d.value("wall_time_s") * 4 / 80
     assert d.value("vae_share_distilled") == pytest.approx(vae_s / (distilled + vae_s))
     assert d.value("vae_share_distilled") > 0.5
+
+
+def test_xdit_anchor_worked_by_hand():
+    from models.serving.video_generation import Params, solve
+
+    d = solve(Params())
+    # 1280 x 720, 129 frames: 1 + ceil(128 / 4) = 33 latent frames of (720 / 16) x (1280 / 16) = 45 x 80 tokens.
+    n = 33 * 45 * 80
+    assert d.value("xdit_tokens_per_pass") == n == 118_800
+    # The page's 13B of 40 blocks of 12 w^2: w = sqrt(13e9 / 480) = 5,204.2; 50 passes of
+    # 2 x 13e9 x n + 4 x 40 x w x n^2.
+    w = (13e9 / 480) ** 0.5
+    flops = 50 * (2 * 13e9 * n + 4 * 40 * w * n * n)
+    assert d.value("xdit_flops_per_request") == pytest.approx(flops)
+    assert flops == pytest.approx(7.42e17, rel=1e-3)
+    # One H100 (989 TFLOP/s bf16) took 1,904.08 s: 39.4% MFU. Eight took 337.58 s: 27.8% per GPU.
+    assert d.value("xdit_one_gpu_mfu") == pytest.approx(flops / (1904.08 * 989e12))
+    assert d.value("xdit_one_gpu_mfu") == pytest.approx(0.394, abs=0.001)
+    assert d.value("xdit_gpus") == 8
+    assert d.value("xdit_group_mfu") == pytest.approx(flops / (8 * 337.58 * 989e12))
+    assert d.value("xdit_group_mfu") == pytest.approx(0.278, abs=0.001)
+    assert d.value("xdit_scaling_clause").startswith("loses 29%")
+    # The seed assumes 40%: its DiT time at the measured 27.8% is 40 / 27.8 times longer, past 60 s.
+    assert d.value("wall_time_at_xdit_mfu_s") == pytest.approx(d.value("wall_time_s") * 0.40 / (flops / (8 * 337.58 * 989e12)))
+    assert d.value("meets_wait_at_xdit_mfu") == "no"
+    # Four GPUs per job read the four-GPU row (514.08 s); six read it too (the largest measured at or below).
+    four = solve(Params(sp_degree=4))
+    assert four.value("xdit_group_mfu") == pytest.approx(flops / (4 * 514.08 * 989e12))
+    assert solve(Params(sp_degree=6)).value("xdit_gpus") == 4
+    # Two GPUs ran slightly faster per GPU than one: no loss to report.
+    assert solve(Params(sp_degree=2)).value("xdit_scaling_clause") == "keeps the one-GPU efficiency"
+
+
+def test_vae_weight_clause_follows_the_scenario():
+    from models.serving.video_generation import Params, solve
+
+    # The seed: 55.99 GB untiled at 720p against 46 GB left beside the weights does not fit.
+    assert solve(Params()).value("vae_weight_clause").startswith("memory-heavy")
+    # A short narrow clip fits and stays a small share even distilled.
+    small = solve(Params(frames=17, aspect="9:16", vae_bytes_per_pixel_frame=100))
+    assert small.value("vae_untiled_720p_fits") == "yes"
+    # Then the clause turns on the distilled share against a quarter.
+    want = ("the bottleneck once the DiT is distilled" if small.value("vae_share_distilled") >= 0.25
+            else "small for this clip, but it grows with every output pixel and no batch shares it")
+    assert small.value("vae_weight_clause") == want
