@@ -37,6 +37,7 @@ from models.core import Derivation, Knob, StrictModel
 
 SECONDS_PER_MONTH = 30 * 86_400
 HOURS_PER_MONTH = 30 * 24
+STRIPE_STREAM_EVENTS_PER_S = 10_000  # Stripe v2 meter event stream, livemode (its 2024-09-30 changelog)
 BLOOM_FPR = 0.01  # a pre-filter only: a false positive would drop a real event
 BLOOM_BITS_PER_KEY = -math.log(BLOOM_FPR) / math.log(2) ** 2  # 9.585 bits at 1%
 
@@ -246,6 +247,15 @@ def solve(p: Params) -> Derivation:
                   formula="{rollup_cells_per_month} × {hourly_active_fraction}")
     d.step("rollup_compression", "Raw events per rollup row", events / rows, "1", noun="×",
            formula="{events_per_month} / {rollup_rows_per_month}")
+
+    # Forwarding to a Stripe-style meter: its v2 meter event stream takes 10,000 events/s.
+    limit = d.step("stripe_stream_events_per_s", "Stripe v2 meter event stream limit (livemode)",
+                   STRIPE_STREAM_EVENTS_PER_S, "1/s", noun="events", formula="Stripe's documented limit",
+                   kind="lookup")
+    d.step("peak_share_of_stripe_stream", "Our peak event rate as a share of that limit", peak / limit, "1",
+           percent=True, formula="{peak_events_per_s} / {stripe_stream_events_per_s}")
+    d.step("rollup_rows_per_hour", "Rollup rows one hour closes (what goes to the billing provider)",
+           rows / HOURS_PER_MONTH, "1", noun="rows", formula="{rollup_rows_per_month} × 1 h / {seconds_per_month}")
     return d
 
 

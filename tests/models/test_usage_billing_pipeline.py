@@ -81,6 +81,17 @@ def test_spend_cap_variant_by_hand():
     assert v(d, "reservation_over_actual") == pytest.approx(0.021 / 0.011)
 
 
+def test_forwarding_to_a_stripe_style_meter_by_hand():
+    d = solve(Params())
+    # Peak 5,000 req/s x 1 event x 2.5 = 12,500 events/s against Stripe's 10,000/s stream: 125%
+    assert v(d, "stripe_stream_events_per_s") == 10_000
+    assert v(d, "peak_share_of_stripe_stream") == pytest.approx(12_500 / 10_000)
+    # 20,000 tenants x 2 models x 3 meters x 25% active = 30,000 rows close each hour
+    assert v(d, "rollup_rows_per_hour") == pytest.approx(20_000 * 2 * 3 * 0.25)
+    d = solve(Params(requests_per_s=1500, events_per_request=1.5, peak_to_average=3.5))
+    assert v(d, "peak_share_of_stripe_stream") == pytest.approx(1500 * 1.5 * 3.5 / 10_000)  # 78.75%
+
+
 def test_seed_claims_a_drop_costs_money_and_a_duplicate_overbills():
     d = solve(Params())
     assert v(d, "revenue_lost_to_drops_per_month_usd") > 0
