@@ -42,6 +42,12 @@ LOCAL_DISK = LINKS["NVMe Gen4 SSD"]
 K8S_DEFAULT_MAX_UNAVAILABLE = 0.25  # Deployment RollingUpdate maxUnavailable when unset (Kubernetes API reference)
 # Dragonfly's dfdaemon: upload and download rateLimit default to 10 GiB/s (d7y.io, Rate Limits).
 DRAGONFLY_DEFAULT_RATE_LIMIT_GiBps = 10  # where a node stages the artifact before loading it
+# Kraken's agent token buckets (lib/torrent/scheduler/conn/bandwidth/limiter.go): egress 400 Mbit/s and
+# ingress 600 Mbit/s per host when the config leaves them unset.
+KRAKEN_DEFAULT_EGRESS_Mbps, KRAKEN_DEFAULT_INGRESS_Mbps = 400, 600
+# Dragonfly's scheduler ranks candidate parents by a weighted score (scheduler/scheduling/evaluator):
+# pieces held 0.2, upload success 0.2, free upload slots 0.15, host type 0.15, IDC 0.15, location 0.15.
+DRAGONFLY_TOPOLOGY_WEIGHT = 0.15 + 0.15
 
 # Series for the rollout chart (time against nodes), bound last.
 CHART_SERIES = ("naive_registry_rollout_s", "docker_time_per_node_s", "chunked_relay_rollout_s",
@@ -317,6 +323,14 @@ def solve(p: Params) -> Derivation:
            "yes" if dflt + p.serving_gbps_per_node <= p.node_link_gbps + 1e-9
            else "no: set the limit from the serving peak",
            formula="{dragonfly_default_cap_gbps} + {serving_gbps_per_node} ≤ {node_link_gbps}", kind="verdict")
+    kr_in = d.step("kraken_default_ingress_gbps", "Kraken's default per-host ingress limit",
+                   KRAKEN_DEFAULT_INGRESS_Mbps / 1000, "Gb/s", formula=f"{KRAKEN_DEFAULT_INGRESS_Mbps} Mbit/s")
+    d.step("kraken_default_egress_gbps", "Kraken's default per-host egress limit",
+           KRAKEN_DEFAULT_EGRESS_Mbps / 1000, "Gb/s", formula=f"{KRAKEN_DEFAULT_EGRESS_Mbps} Mbit/s")
+    d.step("kraken_default_node_s", "One node's download held to Kraken's default ingress limit",
+           size * 8 / (kr_in * 1e9), "s", formula="{artifact_bytes} / {kraken_default_ingress_gbps}")
+    d.step("dragonfly_topology_weight", "Share of Dragonfly's parent score that is topology (IDC + location)",
+           DRAGONFLY_TOPOLOGY_WEIGHT, "1", percent=True, formula="0.15 + 0.15")
     hr_Bps = headroom * 1e9 / 8
     random_up = d.step("random_uplink_s", "Random peers: the rack's bytes through the uplink headroom",
                        ingress_random / hr_Bps if hr_Bps > 0 else (math.inf if ingress_random > 0 else 0.0), "s",

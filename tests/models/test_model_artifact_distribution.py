@@ -333,3 +333,15 @@ def test_cutover_at_kubernetes_default_max_unavailable_by_hand():
     assert d.value("k8s_default_cutover_s") == pytest.approx(4 * (load + 60), rel=2e-3)
     # against the seed's 10% limit: 10 waves, 801.6 s, but only 100 nodes out at a time instead of 250
     assert d.value("k8s_default_nodes_out") == 250  # floor(1,000 x 0.25)
+
+
+def test_kraken_and_dragonfly_defaults_by_hand():
+    d = solve(Params())
+    assert d.value("kraken_default_ingress_gbps") == pytest.approx(0.6)  # 600 Mbit/s when unset
+    assert d.value("kraken_default_egress_gbps") == pytest.approx(0.4)  # 400 Mbit/s when unset
+    size = 70.55e9 * 2  # Llama 3 70B in bf16, about 141.1 GB
+    assert d.value("kraken_default_node_s") == pytest.approx(d.value("artifact_bytes") * 8 / 0.6e9)
+    assert d.value("kraken_default_node_s") == pytest.approx(size * 8 / 0.6e9, rel=1e-3)  # about 31 minutes
+    # Dragonfly's parent score: IDC 0.15 + location 0.15 of weights summing to 1
+    assert d.value("dragonfly_topology_weight") == pytest.approx(0.3)
+    assert 0.2 + 0.2 + 0.15 + 0.15 + 0.15 + 0.15 == pytest.approx(1.0)
