@@ -38,6 +38,7 @@ from models.engine.record import record_served
 from models.engine.roofline import Replica, StepLines, floor_batch
 from models.engine.serving_knobs import ServingKnobs
 from models.engine.shape import with_counted_params
+from models.validation_steps import accuracy_steps
 
 MAX_DRAFT_TOKENS = 16
 REFERENCE_DRAFT = "Llama-3-8B"  # the smallest catalog model, as a separate draft
@@ -330,6 +331,17 @@ def solve(p: Params) -> Derivation:
     d.step("draft_cost_verdict", "The draft-cost knob against the fixed-cost floor",
            "below" if c < floor / t11 else "above",
            formula="{draft_cost} against {draft_cost_floor}", kind="verdict")
+    # Measured: the accuracy page's vLLM runs, an 8B and a 70B decoding one sequence on the same 8 x H200 node.
+    acc = accuracy_steps()
+    m8 = d.step("measured_8b_step_s", "Llama-3.1-8B decode step on 8 × H200 (vLLM, one sequence), measured",
+                acc.value("h200_8b_decode_measured_s"), "s", kind="lookup",
+                note="The accuracy page: a public vLLM benchmark report, concurrency 1.")
+    m70 = d.step("measured_70b_step_s", "Llama-3.1-70B decode step on the same node, measured",
+                 acc.value("h200_70b_decode_measured_s"), "s", kind="lookup", note="The accuracy page.")
+    d.step("measured_8b_fixed_share", "Fixed cost and all-reduces in that 8B step (the accuracy page's fit)",
+           acc.value("h200_8b_fixed_share"), "1", percent=True, kind="lookup", note="The accuracy page, fit (b).")
+    d.step("measured_draft_cost", "c of an 8B draft for a 70B target on one 8-GPU node, measured",
+           m8 / m70, "1", percent=True, formula="{measured_8b_step_s} / {measured_70b_step_s}")
 
     # --- tree verification (EAGLE, Medusa): one pass scores every node of a candidate tree ---
     n_tree = d.step("tree_verify_positions", "Tree nodes one verify pass scores (SGLang's EAGLE default)",
