@@ -20,6 +20,7 @@ SHA256_BYTES = 32  # one digest per chunk in the manifest
 SIM_MAX_HOSTS = 400
 
 # Series for the `times_vs_hosts` chart (time versus hosts, log-log), bound last.
+PERLMUTTER_GBPS, PERLMUTTER_OSS = 5000.0, 274  # NERSC docs: over 5 TB/s aggregate from 274 OSS servers
 CHART_SERIES = ("naive_pull_s", "tree_s", "binomial_s", "pfs_s", "chunked_tree_s", "pipeline_s", "swarm_estimate_s",
                 "lower_bound_s")
 
@@ -220,6 +221,16 @@ def solve(p: Params) -> Derivation:
         math.ceil(fleet / p.pfs_server_read_GBps - 1e-9), "1", noun="servers",
         formula="⌈{fleet_downlink_GBps} / {pfs_server_read_GBps}⌉",
     )
+    # NERSC Perlmutter's all-flash Lustre: over 5 TB/s from 274 OSS servers (a measured anchor).
+    perl_server = d.step("perlmutter_oss_GBps", "Measured anchor: one Perlmutter all-flash Lustre server",
+                         PERLMUTTER_GBPS / PERLMUTTER_OSS, "GB/s",
+                         formula=f"{PERLMUTTER_GBPS / 1000:g} TB/s / {PERLMUTTER_OSS} OSS servers")
+    d.step("pfs_server_vs_perlmutter", "The assumed server read over a Perlmutter server's",
+           p.pfs_server_read_GBps / perl_server, "1", noun="×",
+           formula="{pfs_server_read_GBps} / {perlmutter_oss_GBps}")
+    d.step("pfs_perlmutter_s", "The rollout on all of a Perlmutter-sized filesystem (5 TB/s), every other job stopped",
+           p.hosts * p.checkpoint_gb / min(PERLMUTTER_GBPS, fleet), "s",
+           formula=f"{{hosts}} × {{checkpoint_gb}} / min({PERLMUTTER_GBPS:,.0f} GB/s, {{fleet_downlink_GBps}})")
     d.step(
         "pfs_read_TB", "Bytes the filesystem serves for one rollout", p.hosts * p.checkpoint_gb / 1000, "TB",
         formula="{hosts} × {checkpoint_gb}",

@@ -235,3 +235,14 @@ def test_tree_leaf_share_follows_the_fanout():
     assert solve(Params()).value("tree_leaf_share") == pytest.approx(74 / 200)
     # 1,000 hosts at fan-out 3: 3 + 9 + 27 + 81 + 243 = 363 above the last level, 637 on it
     assert solve(Params(hosts=1000, tree_fanout=3)).value("tree_leaf_share") == pytest.approx(637 / 1000)
+
+
+def test_the_filesystem_is_placed_against_perlmutter_by_hand():
+    d = solve(Params())
+    assert d.value("perlmutter_oss_GBps") == pytest.approx(5000 / 274)  # over 5 TB/s from 274 OSSs
+    assert d.value("pfs_server_vs_perlmutter") == pytest.approx(20 / (5000 / 274))  # the assumed 20 GB/s server
+    # 200 hosts x 400 GB = 80 TB; Perlmutter's 5 TB/s exceeds the fleet's 200 x 1.25 = 250 GB/s of downlinks,
+    # so the downlinks cap the read and it lands at the bound, 80,000 GB / 250 GB/s = 320 s
+    assert d.value("pfs_perlmutter_s") == pytest.approx(200 * 400 / 250) == pytest.approx(d.value("lower_bound_s"))
+    big = solve(Params(hosts=8000))  # 8,000 x 1.25 GB/s = 10 TB/s of downlinks: now the 5 TB/s store caps it
+    assert big.value("pfs_perlmutter_s") == pytest.approx(8000 * 400 / 5000)
