@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import Annotated, Any
 
 from models.core import Derivation, Knob, StrictModel
-from models.units import format_quantity
+from models.units import format_number, format_quantity
 from models.engine import serving as sv
 from models.engine.knobs import ENGINE_FIELDS, accelerator, engine_values, problem, with_defaults
 from models.engine.record import record_fleet, record_served
@@ -291,6 +291,40 @@ def solve(p: Params) -> Derivation:
         verdict = "the two layouts need the same GPUs"
     d.step("tp_verdict", "Which replica size needs fewer GPUs", verdict,
            formula="{gpus} against {gpus_alt}", kind="verdict")
+    # Why: the work itself (before whole replicas), or the rounding to whole replicas.
+    cont = d.step("gpus_continuous", "GPUs this layout's work needs before rounding to whole replicas",
+                  f.replicas_continuous * p.tp_degree, "1", noun="GPUs", formula="{replicas_continuous} × {tp_degree}")
+    cont_alt = d.step("gpus_continuous_alt", "GPUs the other layout's work needs before rounding",
+                      fa.replicas_continuous * tp_alt, "1", noun="GPUs",
+                      formula="the other layout's replicas before rounding × {tp_alt}", kind="variant")
+    d.step("weight_share_of_small_hbm", "Weights' share of the usable HBM of the smaller layout",
+           e.replica.weight_bytes / min(e.replica.usable_hbm_bytes, ea.replica.usable_hbm_bytes), "1", percent=True,
+           formula="{weight_bytes} / (min({tp_degree}, {tp_alt}) × {gpu_memory_bytes} × {usable_hbm_fraction})")
+    big, small = max(p.tp_degree, tp_alt), min(p.tp_degree, tp_alt)
+    big_cont, small_cont = (cont, cont_alt) if p.tp_degree == big else (cont_alt, cont)
+    big_gpus, small_gpus = (gpus, gpus_alt) if p.tp_degree == big else (gpus_alt, gpus)
+    work_winner = big if big_cont < small_cont else small
+    rounded_winner = big if big_gpus < small_gpus else (small if small_gpus < big_gpus else None)
+    share = format_number(100 * d.value("weight_share_of_small_hbm")) + "%"
+    if q is None:
+        reason = "there is nothing to weigh"
+    elif rounded_winner != work_winner:
+        reason = (f"the work alone favours {work_winner} per replica, so rounding to whole replicas decides it: "
+                  "at this size of fleet one replica more or less is worth more than the layout")
+    elif work_winner == big:
+        big_held, small_held = ((f.held_batch, fa.held_batch) if p.tp_degree == big else (fa.held_batch, f.held_batch))
+        big_kv, small_kv = ((e.replica.kv_room_bytes, ea.replica.kv_room_bytes) if p.tp_degree == big
+                            else (ea.replica.kv_room_bytes, e.replica.kv_room_bytes))
+        reason = (f"{big} per replica wins on the work itself: the weights take {share} of {small} GPUs' usable HBM, "
+                  f"so the smaller group keeps {format_quantity(small_kv, 'B')} of KV room against "
+                  f"{format_quantity(big_kv, 'B')}, and each smaller replica rereads every weight for "
+                  f"{format_number(small_held)} sequences a step, not {format_number(big_held)}")
+    else:
+        reason = (f"{small} per replica wins on the work itself: the weights take only {share} of {small} GPUs' "
+                  "usable HBM, so the smaller group keeps room for its batch, and the larger group's shorter weight "
+                  "read saves less time than the GPUs it adds")
+    d.step("tp_reason", "Why that layout wins", reason, formula="{gpus_continuous} against {gpus_continuous_alt}",
+           kind="verdict")
     record_trtllm_anchor(d, p)
     # A TPOT target shorter than one read of the weights cannot be met at any batch.
     d.require("weight_read_floor_busy", d.value("weight_read_floor_busy") <= 1, lambda: (

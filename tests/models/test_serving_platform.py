@@ -324,6 +324,29 @@ def test_half_the_gpus_per_replica_priced_at_the_same_users():
     assert d.value("gpus_alt") == 52 > d.value("gpus") == 48
     assert d.value("held_batch_alt") == pytest.approx(four["held"], rel=1e-6)
     assert d.value("tp_verdict") == "8 per replica needs fewer GPUs"
+    # Why: before rounding, eight need 8 x R8 GPUs and four 4 x R4, both from the hand chain, so the
+    # work itself (not the rounding to 6 and 13 replicas) favours eight.
+    eight = _chain_by_hand(**SEED)
+    assert d.value("gpus_continuous") == pytest.approx(8 * eight["replicas_continuous"], rel=1e-6)
+    assert d.value("gpus_continuous_alt") == pytest.approx(4 * four["replicas_continuous"], rel=1e-6)
+    assert 8 * eight["replicas_continuous"] < 4 * four["replicas_continuous"]  # 42.6 against 50.6
+    # 141.1 GB of weights over 4 x 80 GB x 0.9 = 288 GB usable: 49%
+    assert d.value("weight_share_of_small_hbm") == pytest.approx(L70_PARAMS * 2 / (4 * H100_MEM_B * 0.9))
+    assert d.value("tp_reason").startswith("8 per replica wins on the work itself")
+
+
+def test_the_smaller_layout_wins_when_its_weights_leave_room():
+    # The 70B in fp8 on H200s, short prompts mostly cached (mock draw 1): 70.55 GB of weights fill
+    # only 70.55 / (2 x 141 GB x 0.85) = 29% of two GPUs, and two per replica need fewer GPUs.
+    p = Params(concurrent_users=5000, think_time_s=100, prompt_tokens=750, prefix_cache_hit=0.75, output_tokens=200,
+               target_utilization=0.75, gpu="H200", tp_degree=4, weight_precision="fp8", usable_hbm_fraction=0.85,
+               decode_mfu=0.45, prefill_mfu=0.45, step_overhead_ms=2.5, allreduce_latency_us=6.5, attention_flops=False)
+    d = solve(p)
+    assert d.value("tp_alt") == 2
+    assert d.value("weight_share_of_small_hbm") == pytest.approx(L70_PARAMS / (2 * 141e9 * 0.85))
+    assert d.value("gpus_continuous_alt") < d.value("gpus_continuous")
+    assert d.value("gpus_alt") < d.value("gpus")
+    assert d.value("tp_reason").startswith("2 per replica wins on the work itself")
 
 
 def test_a_replica_of_one_is_weighed_against_two():
