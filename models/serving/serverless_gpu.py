@@ -237,6 +237,11 @@ class Params(_Engine, _Request, _ServerlessKnobs):
         return self
 
 
+# NVIDIA Dynamo's Snapshot page: "Cold Start ~1 min", "Warm Start (restore from checkpoint) ~10 sec" for a
+# vLLM or SGLang worker; restore time depends on storage bandwidth, GPU model and staying on the node.
+DYNAMO_COLD_START_S, DYNAMO_RESTORE_S = 60.0, 10.0
+
+
 def pool_slots(rate_per_s: float, refill_s: float, z: float) -> int:
     """Little's law mean of slots refilling plus z Poisson standard deviations, rounded up."""
     mean = rate_per_s * refill_s
@@ -371,6 +376,23 @@ def solve(p: Params) -> Derivation:
     d.step("snapshot_pool_holds", "What those slots hold",
            "empty GPUs, shared by every model" if ss <= p.ttft_budget_s else "booted instances of this model",
            formula="{snapshot_start_s} s ≤ {ttft_budget_s} s", kind="verdict")
+    # Measured: NVIDIA Dynamo's Snapshot page, a vLLM or SGLang worker, about a minute cold and about 10 s restored.
+    dyn_cold = d.step("dynamo_cold_start_s", "Dynamo Snapshot: cold start of a vLLM or SGLang worker, reported",
+                      DYNAMO_COLD_START_S, "s", kind="lookup", note="NVIDIA Dynamo docs, Snapshot: ~1 min.")
+    dyn = d.step("dynamo_restore_s", "Dynamo Snapshot: restore from a checkpoint, reported", DYNAMO_RESTORE_S, "s",
+                 kind="lookup", note="NVIDIA Dynamo docs, Snapshot: ~10 s.")
+    d.step("dynamo_speedup", "Its cold start over its restore", dyn_cold / dyn, "1", noun="×",
+           formula="{dynamo_cold_start_s} s / {dynamo_restore_s} s")
+    d.step("snapshot_vs_dynamo", "This page's snapshot start against Dynamo's restore", ss / dyn, "1", percent=True,
+           formula="{snapshot_start_s} s / {dynamo_restore_s} s")
+    n_dyn = pool_slots(rate, dyn, p.pool_buffer_z)
+    d.step("warm_pool_slots_at_dynamo_restore", "Booted slots refilled by restores at Dynamo's restore time", n_dyn,
+           "1", noun="slots", formula="max(1, ceil({scale_up_rate} × {dynamo_restore_s} + {pool_buffer_z} × "
+                                      "sqrt({scale_up_rate} × {dynamo_restore_s})))")
+    d.step("dynamo_restore_consequence", "What a restore at Dynamo's figure means for the idle slots",
+           "inside the promise too, so the empty GPUs still suffice" if dyn <= p.ttft_budget_s
+           else "outside the promise, so the idle slots would again be booted instances of each model, refilled "
+                "by restores", formula="{dynamo_restore_s} s ≤ {ttft_budget_s} s", kind="verdict")
 
     # --- isolation and packing ---
     tenant = d.step("tenant_bytes", "One tenant's memory: weights plus KV reserve", weights + p.kv_reserve_gb * 1e9,

@@ -390,3 +390,18 @@ def test_the_page_draws_its_figures():
     assert set(c.directives()) == {("diagram", "platform_shape"), ("chart", "cold_start_waterfall"),
                                    ("chart", "pool_vs_scaleups"), ("chart", "margin_vs_lifetime"),
                                    ("chart", "tail_pools_vs_catalog")}
+
+
+def test_dynamo_measured_restore_beside_the_estimate():
+    d = solve(Params())
+    # Dynamo's Snapshot page: ~1 min cold, ~10 s restored: 60 / 10 = 6x.
+    assert d.value("dynamo_cold_start_s") == 60 and d.value("dynamo_restore_s") == 10
+    assert d.value("dynamo_speedup") == pytest.approx(6)
+    # The page's estimate against it: snapshot start / 10 s.
+    assert d.value("snapshot_vs_dynamo") == pytest.approx(d.value("snapshot_start_s") / 10)
+    # 10 s misses the seed's 5 s promise, so booted instances come back, refilled by restores:
+    # 0.5 scale-ups/s x 10 s = 5 refilling, + 2 sigma = 5 + 2 x sqrt(5) = 9.47, rounded up to 10 slots.
+    assert d.value("warm_pool_slots_at_dynamo_restore") == 10
+    assert d.value("dynamo_restore_consequence").startswith("outside the promise")
+    # A 15 s promise takes a 10 s restore in its stride.
+    assert solve(Params(ttft_budget_s=15)).value("dynamo_restore_consequence").startswith("inside the promise")
