@@ -93,6 +93,10 @@ def replay(key: str, n_steps: int, dt_s: float, draw: Callable[[int], None], lab
         cols[1].selectbox("Speed", list(options), key=speed_key,
                           format_func=lambda s: f"{s} · {_duration(run_s / options[s])}",
                           help="Multiples of real time; each one says how long the whole run takes to play.")
+        # A slider's identity includes its max, so a new run a step longer or shorter makes it a new
+        # widget, which opens at its min (the position jumped to 0 after a seed change). Naming the
+        # position as set by the app, each run, carries it over to the new widget.
+        st.session_state[pos_key] = min(st.session_state[pos_key], n_steps - 1)
         cols[2].slider(label, 0, n_steps - 1, key=pos_key, format=" ", help="Drag to scrub through the run.")
         i = st.session_state[pos_key]
         st.caption(f"t = {_clock(i * dt_s)} of {_clock(run_s)}")

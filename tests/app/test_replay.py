@@ -64,3 +64,25 @@ def test_the_run_length_reads_in_its_unit():
     from ui.replay import _clock
 
     assert (_clock(46.5), _clock(750), _clock(30 * 3600), _clock(3.5 * 86400)) == ("46.5 s", "12.5 min", "30.0 h", "3.5 days")
+
+
+def _app_of_changing_length():
+    import streamlit as st
+
+    from ui.replay import replay
+
+    # Another seed: another run, a step longer; the slider's max changes with it.
+    n = 101 + st.session_state.get("extra_steps", 0)
+    replay("demo.replay", n_steps=n, dt_s=0.1, draw=lambda i: st.markdown(f"state at step {i}"))
+
+
+@pytest.mark.parametrize("extra", [1, -1, 0])
+def test_the_position_survives_a_run_of_another_length(extra):
+    at = AppTest.from_function(_app_of_changing_length, default_timeout=30).run()
+    at.slider(key="demo.replay").set_value(25).run()
+    assert _state(at) == 25
+    at.session_state["extra_steps"] = extra
+    at.run()
+    assert _state(at) == 25  # not the slider's min (0): a new max made it a new widget
+    at.run()
+    assert _state(at) == 25
