@@ -43,3 +43,8 @@ def metric_value(page: Page, label: str) -> Locator:
     """In a browser: the value of the metric card whose text contains the label, as a locator to
     `expect(...)` on (it waits for the rerun that changes it)."""
     return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricValue']")
+
+
+def metric_delta(page: Page, label: str) -> Locator:
+    """In a browser: the line under a metric card's value (a live panel's closed form, say)."""
+    return page.locator("[data-testid='stMetric']").filter(has_text=label).locator("[data-testid='stMetricDelta']")

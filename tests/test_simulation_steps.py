@@ -39,8 +39,19 @@ def test_the_runs_steps_are_shown_and_the_panel_names_only_them(q):
     assert page.simulations, f"{q.slug} has simulation_steps but declares no page.simulation"
     names = set(steps.keys()) | set(q.solve(p).keys()) | set(knobs_of(q.Params))
     for name, spec in page.simulations.items():
-        for card in spec.get("cards", ()):
+        cards = spec.get("cards", ())
+        for card in (c for row in cards for c in row) if cards and isinstance(cards[0], tuple) else cards:
             for key in (card.key, card.against, *(k for k, _ in card.also)):
                 assert not key or key in names, f"{q.slug}/{name}: a card names unknown step {key}"
-        for m in PLACEHOLDER.finditer(spec.get("caption", "")):
-            assert m.group(1) in names, f"{q.slug}/{name}: the caption names unknown step {m.group(1)}"
+        texts = [spec.get("caption", ""), spec.get("title", "")]
+        if spec.get("table") is not None:
+            texts += [cell for row in spec["table"].rows for cell in row]
+        for text in texts:
+            for m in PLACEHOLDER.finditer(text):
+                assert m.group(1) in names, f"{q.slug}/{name}: a caption or cell names unknown step {m.group(1)}"
+        replay = spec.get("replay")
+        if replay is not None and replay.steps_at is not None:
+            result = q.module.simulate(p, seed=0)
+            at = replay.steps_at(p, result, replay.span(result) / 2)
+            for m in PLACEHOLDER.finditer(replay.caption):
+                assert m.group(1) in names | set(at.keys()), f"{q.slug}/{name}: the replay names unknown {m.group(1)}"

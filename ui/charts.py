@@ -180,6 +180,7 @@ def sweep_figure(
     right: dict[str, str] | None = None,
     right_title: str = "",
     vlines: Sequence[tuple[str, str]] = (),
+    stacked: bool = False,
 ) -> go.Figure:
     """`lines` maps step key -> legend name; every point is a solve of the page's scenario with
     `field` moved (see `sweep`), the current value marked. `x_scale` turns a fraction knob into percent.
@@ -206,7 +207,8 @@ def sweep_figure(
       also     `also(x, params)` -> other knobs moved with each point (a prompt kept under the context);
       right, right_title   step key -> legend name drawn against a second y axis on the right
                (a capacity beside a latency), in the step's own unit;
-      vlines   (step, label): a dashed vertical line at a step's value, where it is finite and on the chart.
+      vlines   (step, label): a dashed vertical line at a step's value, where it is finite and on the chart;
+      stacked  the lines stacked as filled areas (shares that add up to the whole).
     Each is set here, not on the returned figure, which would have to be built as plotly objects
     first (~1-5 ms a chart, ui/figures.py)."""
     from ui.diagram import fill  # ui.diagram draws with this module's palette: import it late
@@ -250,7 +252,11 @@ def sweep_figure(
                 line=dict(color=color, width=2.5 if family is None else 3.5 if own else 2,
                           shape="linear" if key in linear else line_shape, **style),
                 **({"connectgaps": False} if gaps else {}), **({"yaxis": "y2"} if on_right else {}),
+                **({"stackgroup": "stack"} if stacked else {}),
             ))
+            if stacked:
+                drawn[-1]["line"]["width"] = 1
+                continue  # a stacked area's marked point would sit at its own height, not the stack's
             if own and math.isfinite(y_cur):
                 drawn.append(dict(
                     type="scatter", x=[x_now], y=[y_cur], mode="markers", showlegend=False,
@@ -276,13 +282,20 @@ def sweep_figure(
             notes.append(dict(x=0, xref="paper", xanchor="left", y=math.log10(y_level) if log_y else y_level,
                               text=text(label), showarrow=False, yanchor="bottom", font=dict(size=11, color=color)))
     x_lo, x_hi = grid[0] * x_scale, grid[-1] * x_scale
+    off_chart = []
     for key, label in vlines:
+        if isinstance(cur_solve.value(key), str):  # "none (reload wins at every length)": said, not drawn
+            off_chart.append(f"{text(label)}: {cur_solve.value(key)}")
+            continue
         x = float(cur_solve.value(key)) * x_scale
         if math.isfinite(x) and x_lo <= x <= x_hi:
             spec["shapes"].append(vline(x, color=PALETTE[2], dash="dash", width=1))
             log_axis = knob.log if log_x is None else log_x
             notes.append(dict(x=math.log10(x) if log_axis else x, y=0.5, yref="paper", text=text(label),
                               showarrow=False, xanchor="left", xshift=4, font=dict(size=11, color=PALETTE[2])))
+    if off_chart:  # bottom right, under lines that rise from the bottom left
+        notes.append(dict(x=1, y=0, xref="paper", yref="paper", text=" · ".join(off_chart), showarrow=False,
+                          xanchor="right", yanchor="bottom", font=dict(size=11)))
     if right:
         spec["xaxis"].update(anchor="y", domain=[0.0, 0.94])
         spec["yaxis"].update(anchor="x", domain=[0.0, 1.0], rangemode="tozero")

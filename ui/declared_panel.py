@@ -57,6 +57,7 @@ class Replay:
     steps_at: Callable[[Any, Any, float], Any] | None = None
     caption: str = ""
     label: str = "Time (s)"
+    span: Callable[[Any], float] = lambda result: float(result.horizon_s)  # noqa: E731  (simulated seconds)
 
 
 @dataclass(frozen=True)
@@ -97,10 +98,18 @@ def _plain(text: str) -> str:
     return text.replace("$", "\\$")  # a dollar figure is not the start of LaTeX
 
 
-def _cards(cards: Sequence[Card], steps: Steps) -> None:
-    for start in range(0, len(cards), CARDS_PER_ROW):
-        row = cards[start:start + CARDS_PER_ROW]
-        for col, card in zip(st.columns(max(len(row), min(len(cards), CARDS_PER_ROW))), row):
+def _rows(cards: Sequence[Any]) -> list[Sequence[Card]]:
+    """Rows as declared (a tuple of tuples of cards), or CARDS_PER_ROW to a row."""
+    if cards and isinstance(cards[0], tuple):
+        return list(cards)
+    return [cards[i:i + CARDS_PER_ROW] for i in range(0, len(cards), CARDS_PER_ROW)]
+
+
+def _cards(cards: Sequence[Any], steps: Steps) -> None:
+    rows = _rows(cards)
+    width = max(len(row) for row in rows)
+    for row in rows:
+        for col, card in zip(st.columns(width), row):
             step = steps[card.key]
             parts = [f"closed form {steps[card.against].display(hint=False)}"] if card.against else []
             parts += [f"{steps[key].display(hint=False)} {word}".rstrip() for key, word in card.also]
@@ -117,8 +126,7 @@ def _table(table: Table, steps: Steps, params: Any) -> None:
 
 
 def _replay(ctx: Any, name: str, spec: Replay, result: Any, steps: Steps) -> None:
-    horizon_s = float(getattr(result, "horizon_s"))
-    n_steps = int(horizon_s // spec.dt_s) + 1
+    n_steps = int(spec.span(result) // spec.dt_s) + 1
 
     def draw(i: int) -> None:
         t_s = i * spec.dt_s

@@ -692,3 +692,80 @@ def ttft_floor_s(p: Params, prefix_tokens: list[float]) -> dict[int, list[float]
         out[kv_tiers.SSD].append(n * cfg.kv_bytes_per_token / cfg.ssd_Bps + msg)
         out[kv_tiers.MISS].append(cfg.recompute_s(n + m))
     return out
+
+
+# The run's figures as steps (issue 19): the panel's cards, table, captions and replay read these,
+# each beside the estimate it is held to, so no figure is formatted by hand.
+OUTCOME_KEYS = ((kv_tiers.HBM, "hbm", "predicted_hit_share_hbm"), (kv_tiers.DRAM, "dram", "predicted_hit_share_dram"),
+                (kv_tiers.SSD, "ssd", "predicted_hit_share_ssd"), (kv_tiers.MISS, "miss", "predicted_miss_share"))
+STEADY_AFTER = 1 / 3  # shares skip the first third of the window, while the tiers are still filling
+NO_TURNS = "none in this run"
+
+
+def _quantile(x, q: float) -> float | str:
+    import numpy as np  # the model's arithmetic needs no numpy; only the run's samples do
+
+    return float(np.quantile(x, q)) if x.size else NO_TURNS
+
+
+def simulation_steps(p: Params, r: kv_tiers.KVTiersResult) -> Derivation:
+    d = Derivation(p)
+    solved = solve(p)
+    window_s = float(r.grid_s[-1])
+    shares = r.shares_between(window_s * STEADY_AFTER, window_s)
+    d.step("sim_window_min", "Simulated window", sim_window_minutes(p), "min", kind="given",
+           note=f"The asked window, shortened where it would exceed {SIM_MAX_TURNS:,} turns.")
+    d.step("sim_max_turns", "Turns a run may hold and stay interactive", SIM_MAX_TURNS, "1", noun="turns",
+           kind="given")
+    d.step("sim_end_s", "The run ends (the last returning user has finished)", r.end_s, "s", kind="simulated")
+    d.step("sim_conversations", "Conversations simulated", r.conversations, "1", noun="conversations",
+           kind="simulated")
+    d.step("sim_turns", "Turns simulated", int(r.outcome.size), "1", noun="turns", kind="simulated")
+    d.step("sim_demotions", "Demotions to a lower tier", r.demotions, "1", noun="demotions", kind="simulated")
+    d.step("sim_drops", "Entries evicted from the last tier", r.drops, "1", noun="entries", kind="simulated")
+    d.step("sim_tpot_s", "Replies stream at", TPOT_S, "s", kind="given", note="A token every TPOT.")
+    d.step("sim_hit_rate", "Simulated hit rate", 1 - shares[3], "1", percent=True, kind="simulated",
+           note="Returning turns served from a tier, after the first third of the window.")
+    for o, name, _ in OUTCOME_KEYS:
+        tier = kv_tiers.OUTCOMES[o]
+        d.step(f"sim_share_{name}", f"{tier}: share of returning turns", shares[OUTCOME_KEYS.index((o, name, _))],
+               "1", percent=True, kind="simulated", note="After the first third of the window.")
+        d.step(f"sim_ttft_median_{name}_s", f"Median TTFT, {tier}", _quantile(r.ttft_s[r.outcome == o], 0.5), "s",
+               kind="simulated", note="Every turn with this outcome.")
+        d.step(f"sim_ttft_p95_{name}_s", f"p95 TTFT, {tier}", _quantile(r.ttft_s[r.outcome == o], 0.95), "s",
+               kind="simulated", note="The 95th percentile over every turn with this outcome.")
+        last = (r.turn == p.turns) & (r.outcome == o)
+        d.step(f"sim_last_ttft_median_{name}_s", f"Median TTFT of a last turn, {tier}", _quantile(r.ttft_s[last], 0.5),
+               "s", kind="simulated")
+    last_prefix = p.conversation_tokens - solved.value("message_tokens")
+    d.step("last_prefix_tokens", "Prefix a last turn restores", last_prefix, "1", noun="tokens", kind="lookup",
+           note="The conversation less the new message.")
+    floors = ttft_floor_s(p, [last_prefix])
+    for o, name, _ in OUTCOME_KEYS:
+        d.step(f"last_ttft_floor_{name}_s", f"Model TTFT of a last turn, {kv_tiers.OUTCOMES[o]}, no queueing",
+               floors[o][0], "s", kind="lookup",
+               note="The reload or recompute plus the new message's prefill, with no one ahead in any queue.")
+    d.step("sim_gpu_hours_avoided", "Recompute avoided", r.gpu_seconds_avoided / 3600, "h", noun="GPU",
+           kind="simulated", note="GPU time the hits did not spend recomputing their prefix, over the whole run.")
+    d.step("avoided_per_conversation_gpu_s", "Recompute avoided per conversation (estimate)",
+           solved.value("gpu_seconds_avoided_per_conversation"), "s", noun="GPU", kind="lookup")
+    d.step("gpu_hours_avoided_estimate", "Recompute avoided for as many conversations (estimate)",
+           solved.value("gpu_seconds_avoided_per_conversation") * r.conversations / 3600, "h", noun="GPU",
+           formula="{avoided_per_conversation_gpu_s} × {sim_conversations}")
+    return d
+
+
+def replay_steps(p: Params, r: kv_tiers.KVTiersResult, t_s: float) -> Derivation:
+    """The replica's tiers at one instant of the run: the replay's caption."""
+    import numpy as np
+
+    d = Derivation(p)
+    j = int(np.clip(np.searchsorted(r.grid_s, t_s), 0, r.grid_s.size - 1))
+    d.step("replay_minute", "Minute of the run", t_s / 60, "min", kind="given")
+    for tier, name in enumerate(kv_tiers.TIER_NAMES):
+        d.step(f"replay_{name.lower()}_bytes", f"{name} in use", float(r.occupancy_bytes[tier, j]), "B",
+               kind="simulated")
+        d.step(f"replay_{name.lower()}_entries", f"Conversations parked in {name}", int(r.entries[tier, j]), "1",
+               noun="conversations", kind="simulated")
+    d.step("replay_thinking", "Users thinking between turns", int(r.thinking[j]), "1", noun="users", kind="simulated")
+    return d

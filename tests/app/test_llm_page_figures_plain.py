@@ -206,8 +206,9 @@ KV = "kv-cache-tiers"
 
 def OLD_kv_occupancy(r, minutes, caps, t_mark):
     """The occupancy figure the replay's draw(step) built inline (st.plotly_chart dropped)."""
-    HBM, DRAM, SSD, TIER_NAMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "TIER_NAMES"))
-    TIER_COLORS = _page(KV)["TIER_COLORS"]
+    from models.sim.kv_tiers import DRAM, HBM, SSD, TIER_NAMES
+    from ui.sim_figures.kv_tiers import TIER_COLORS
+
     fig = go.Figure()
     for tier, o in enumerate((HBM, DRAM, SSD)):
         fig.add_trace(go.Scatter(x=minutes, y=r.occupancy_bytes[tier] / 1e9, name=f"{TIER_NAMES[tier]} in use",
@@ -222,8 +223,9 @@ def OLD_kv_occupancy(r, minutes, caps, t_mark):
 
 def OLD_kv_hits(centers, share, t_mark):
     """The hit-share figure the replay's draw(step) built inline (st.plotly_chart dropped)."""
-    HBM, DRAM, SSD, MISS, OUTCOMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "MISS", "OUTCOMES"))
-    TIER_COLORS = _page(KV)["TIER_COLORS"]
+    from models.sim.kv_tiers import DRAM, HBM, MISS, OUTCOMES, SSD
+    from ui.sim_figures.kv_tiers import TIER_COLORS
+
     fig = go.Figure()
     for row, o in enumerate((HBM, DRAM, SSD, MISS)):
         fig.add_trace(go.Bar(x=centers, y=share[row] * 100, name=OUTCOMES[o], marker_color=TIER_COLORS[o]))
@@ -235,8 +237,10 @@ def OLD_kv_hits(centers, share, t_mark):
 
 def OLD_kv_ttft(r, p):
     """The TTFT-against-prefix figure the panel built inline (st.plotly_chart dropped)."""
-    HBM, DRAM, SSD, MISS, OUTCOMES = (_page(KV)[k] for k in ("HBM", "DRAM", "SSD", "MISS", "OUTCOMES"))
-    TIER_COLORS, model = _page(KV)["TIER_COLORS"], _page(KV)["model"]
+    from models.serving import kv_cache_tiers as model
+    from models.sim.kv_tiers import DRAM, HBM, MISS, OUTCOMES, SSD
+    from ui.sim_figures.kv_tiers import TIER_COLORS
+
     fig = go.Figure()
     grid = np.linspace(max(1.0, float(r.prefix_tokens[r.returning].min(initial=1))),
                        float(r.prefix_tokens.max(initial=2)), 40).tolist()
@@ -259,22 +263,51 @@ def OLD_kv_ttft(r, p):
 @pytest.mark.parametrize("seed, changes", [(0, {}), (2, {"hbm_cache_gb": 10.0, "think_median_s": 300.0,
                                                          "sim_minutes": 60})], ids=["default", "other"])
 def test_kv_simulation_figures(monkeypatch, seed, changes):
-    page, ctx = _page(KV), _ctx(KV, **changes)
+    from ui.declared_panel import Steps
+    from ui.sim_figures import kv_tiers
+
+    ctx = _ctx(KV, **changes)
     r, d = _sim(KV, seed, **changes), ctx.derivation
-    # What the panel reads (kv_cache_tiers.tiers_panel).
+    steps = Steps(QUESTIONS[KV].module.simulation_steps(ctx.params, r), d)
+    # What the panel read before it was declared (kv_cache_tiers.tiers_panel).
     minutes = r.grid_s / 60
     caps = (d.value("hbm_cache_bytes"), d.value("dram_cache_bytes"), d.value("ssd_cache_bytes"))
     share = r.hit_share_over_time()
     centers = (r.bin_edges_s[:-1] + r.bin_edges_s[1:]) / 2 / 60
     for t_mark in (0.0, 12.5, float(minutes[-1])):
         sent = _assert_same(monkeypatch, lambda: OLD_kv_occupancy(r, minutes, caps, t_mark),
-                            lambda: page["_occupancy_figure"](r, minutes, caps, t_mark))
+                            lambda: kv_tiers.occupancy(ctx, r, steps, t_mark * 60))
         assert len(sent["data"]) == 6 and sent["layout"]["yaxis"]["type"] == "log"
         sent = _assert_same(monkeypatch, lambda: OLD_kv_hits(centers, share, t_mark),
-                            lambda: page["_hits_figure"](centers, share, t_mark))
+                            lambda: kv_tiers.hits(ctx, r, steps, t_mark * 60))
         assert len(sent["data"]) == 4 and sent["layout"]["barmode"] == "stack"
-    sent = _assert_same(monkeypatch, lambda: OLD_kv_ttft(r, ctx.params), lambda: page["_ttft_figure"](r, ctx.params))
+    sent = _assert_same(monkeypatch, lambda: OLD_kv_ttft(r, ctx.params), lambda: kv_tiers.ttft_by_prefix(ctx, r, steps))
     assert len(sent["data"]) >= 4 and sent["layout"]["hovermode"] == "closest"
+
+
+@pytest.mark.parametrize("changes", [{}, {"ssd_drives_per_node": 1, "think_median_s": 300.0}], ids=["default", "other"])
+def test_kv_sweeps_are_declared_over_the_steps(changes):
+    """The reload chart's points are fresh solves over the prefix, each break-even a dashed line where
+    it lies on the chart; the shares chart stacks the four estimates to 100%."""
+    ctx = _ctx(KV, **changes)
+    p = ctx.params
+    solved = lambda **u: QUESTIONS[KV].solve(QUESTIONS[KV].Params.model_validate({**p.model_dump(), **u}))  # noqa: E731
+    sent = _sent(_chart(KV, "reload_vs_recompute")(ctx))
+    lines = [tr for tr in sent["data"] if tr.get("showlegend") is not False]
+    for tr, key in zip(lines, ("recompute_s", "reload_s_ssd", "reload_s_dram")):
+        for x, y in [pt for pt in zip(tr["x"], tr["y"]) if pt[1] is not None][::8]:
+            assert y == pytest.approx(solved(conversation_tokens=x).value(key))
+    xs = lines[0]["x"]
+    marked = {sh["x0"] for sh in sent["layout"]["shapes"][1:]}
+    for key in ("break_even_prefix_tokens_ssd", "break_even_prefix_tokens_dram"):
+        n = ctx.derivation.value(key)
+        on_chart = isinstance(n, float) and math.isfinite(n) and xs[0] <= n <= xs[-1]
+        assert (n in marked) == on_chart, key
+    sent = _sent(_chart(KV, "shares_vs_think")(ctx))
+    areas = [tr for tr in sent["data"] if tr.get("stackgroup")]
+    assert len(areas) == 4
+    for i in range(0, len(areas[0]["x"]), 9):
+        assert sum(a["y"][i] for a in areas) == pytest.approx(100)  # every returning turn lands somewhere
 
 
 # --- moe-1t-serving -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import wait_idle
-from tests.helpers import metric_value
+from tests.helpers import metric_delta, metric_value
 
 pytestmark = pytest.mark.e2e
 
@@ -16,7 +16,9 @@ SLUG = "kv-cache-tiers"
 
 
 def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
-    page.goto(f"{app_url}/{SLUG}")
+    # The replay opens at minute 12.5 (step 25 of 30 s), mid-run: the run's end can read alike in two
+    # runs (every tier drained), an instant while the tiers fill cannot.
+    page.goto(f"{app_url}/{SLUG}?{SLUG}.replay_t=25")
     wait_idle(page)
     expect(page.get_by_role("heading", name="KV cache tiers for long conversations")).to_be_visible()
     # The analytic key figures: 30,000 x 327,680 B and 9.83e9 B / 1.447 s (prefill at 8 x 989 TFLOP/s x 0.6
@@ -24,14 +26,16 @@ def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
     expect(metric_value(page, "One conversation")).to_have_text("9.83 GB")
     expect(metric_value(page, "Break-even bandwidth")).to_have_text("6.794 GB/s")
 
-    avoided = metric_value(page, "Recompute avoided (GPU-h)")
+    avoided = metric_value(page, "Recompute avoided")
     avoided.scroll_into_view_if_needed()
-    expect(avoided).to_have_text(re.compile(r"^[\d,.]+$"))
+    expect(avoided).to_have_text(re.compile(r"^[\d,.]+ GPU-h$"))
     first_avoided = avoided.inner_text()
-    hbm = metric_value(page, "HBM hits (sim · estimate)")
-    # The estimate half is analytic: 14.4% of returning turns come back within the 12 s HBM residency.
-    expect(hbm).to_have_text(re.compile(r"^[\d.]+% · 14\.4%$"))
-    replay = page.get_by_text(re.compile(r"^At minute [\d.]+: HBM \d+ GB"))
+    hbm = metric_value(page, "HBM hits")
+    estimate = metric_delta(page, "HBM hits")
+    # The closed form is analytic: 14.37% of returning turns come back within the 12 s HBM residency.
+    expect(hbm).to_have_text(re.compile(r"^[\d.]+%$"))
+    expect(estimate).to_have_text("closed form 14.37%")
+    replay = page.get_by_text(re.compile(r"^At 12\.5 min: HBM [\d.,]+ [kMGT]?B in "))
     expect(replay).to_be_visible()
 
     # Another seed: other conversations, so other totals; the estimate does not move.
@@ -41,7 +45,7 @@ def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
     expect(seed).to_have_value("3")
     wait_idle(page)
     expect(avoided).not_to_have_text(first_avoided)
-    expect(hbm).to_have_text(re.compile(r"· 14\.4%$"))
+    expect(estimate).to_have_text("closed form 14.37%")
     after_seed = hbm.inner_text()
     replay_after_seed = replay.inner_text()
 
@@ -53,6 +57,6 @@ def test_seed_and_hbm_knob_change_the_simulation(page: Page, app_url: str):
     wait_idle(page)
     expect(page).to_have_url(re.compile(r"hbm_cache_gb=55"))
     expect(hbm).not_to_have_text(after_seed)
-    expect(hbm).not_to_have_text(re.compile(r"· 14\.4%$"))
+    expect(estimate).not_to_have_text("closed form 14.37%")
     # The occupancy chart's replay line reads the new run: HBM now fills to 55 GB, not 50.
-    expect(page.get_by_text(re.compile(r"^At minute [\d.]+: HBM"))).not_to_have_text(replay_after_seed)
+    expect(page.get_by_text(re.compile(r"^At [\d.]+ min: HBM"))).not_to_have_text(replay_after_seed)
