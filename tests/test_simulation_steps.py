@@ -25,7 +25,12 @@ def test_some_questions_declare_their_panels():
 @pytest.mark.parametrize("q", WITH_STEPS, ids=lambda q: q.slug)
 def test_the_runs_steps_are_shown_and_the_panel_names_only_them(q):
     p = q.Params()
-    steps = q.module.simulation_steps(p, q.module.simulate(p, seed=0))
+    with mock.patch.object(QuestionPage, "render", lambda self: None):
+        page = runpy.run_path(str(q.page_path), run_name="page_under_test")["page"]
+    assert page.simulations, f"{q.slug} has simulation_steps but declares no page.simulation"
+    counterpart = next(iter(page.simulations.values())).get("counterpart")
+    others = () if counterpart is None else (q.module.simulate(p.model_copy(update=counterpart.update(p)), seed=0),)
+    steps = q.module.simulation_steps(p, q.module.simulate(p, seed=0), *others)
     for step in steps:
         parse_unit(step.unit)
         assert step.label, step.key
@@ -34,9 +39,6 @@ def test_the_runs_steps_are_shown_and_the_panel_names_only_them(q):
         if step.formula and not step.kind:
             assert evaluate(step.formula, step.bindings, step.units, step.unit) == pytest.approx(step.value), step.key
         assert step.formula or step.kind, f"{q.slug}.{step.key}: a run's figure says it is simulated, given or looked up"
-    with mock.patch.object(QuestionPage, "render", lambda self: None):
-        page = runpy.run_path(str(q.page_path), run_name="page_under_test")["page"]
-    assert page.simulations, f"{q.slug} has simulation_steps but declares no page.simulation"
     names = set(steps.keys()) | set(q.solve(p).keys()) | set(knobs_of(q.Params))
     for name, spec in page.simulations.items():
         cards = spec.get("cards", ())

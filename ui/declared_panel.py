@@ -52,12 +52,23 @@ class Replay:
     """Play the run over time: every `dt_s` of simulated time, `steps_at(params, result, t_s)` gives
     the instant's figures (for `caption`), and each of `charts` is drawn with its time mark."""
 
-    dt_s: float
+    dt_s: float | Callable[[Any], float]  # simulated seconds a position, or result -> that (a tick)
     charts: tuple[Callable[..., Any], ...]
     steps_at: Callable[[Any, Any, float], Any] | None = None
     caption: str = ""
     label: str = "Time (s)"
     span: Callable[[Any], float] = lambda result: float(result.horizon_s)  # noqa: E731  (simulated seconds)
+    start: Callable[[Any, Any], float] | None = None  # (params, result) -> where a fresh view opens, s
+
+
+@dataclass(frozen=True)
+class Counterpart:
+    """Another run on the same seed with some knobs moved (`update(params)` -> values), which the
+    model's `simulation_steps(params, result, other)` sets beside the scenario's own."""
+
+    update: Callable[[Any], dict]
+    message: str
+    variant: Callable[[Any], str] = lambda params: "other"  # noqa: E731  (tells the two runs' results apart)
 
 
 @dataclass(frozen=True)
@@ -126,16 +137,18 @@ def _table(table: Table, steps: Steps, params: Any) -> None:
 
 
 def _replay(ctx: Any, name: str, spec: Replay, result: Any, steps: Steps) -> None:
-    n_steps = int(spec.span(result) // spec.dt_s) + 1
+    dt_s = spec.dt_s(result) if callable(spec.dt_s) else spec.dt_s
+    n_steps = int(spec.span(result) / dt_s + 1e-9) + 1  # a span of whole steps is not one short
+    start = None if spec.start is None else int(round(spec.start(ctx.params, result) / dt_s))
 
     def draw(i: int) -> None:
-        t_s = i * spec.dt_s
+        t_s = i * dt_s
         if spec.caption and spec.steps_at is not None:
             st.caption(_text(spec.caption, Steps(spec.steps_at(ctx.params, result, t_s), *steps._all), ctx.params))
         for j, chart in enumerate(spec.charts):
             st.plotly_chart(chart(ctx, result, steps, t_s), key=f"{ctx.slug}.sim.{name}.replay{j}")
 
-    replay(f"{ctx.slug}.replay_t", n_steps, spec.dt_s, draw, label=spec.label)
+    replay(f"{ctx.slug}.replay_t", n_steps, dt_s, draw, label=spec.label, start=start)
 
 
 def _compare(ctx: Any, name: str, spec: Compare, result: Any, seed: int) -> None:
@@ -160,7 +173,8 @@ def _compare(ctx: Any, name: str, spec: Compare, result: Any, seed: int) -> None
 def simulation_panel(ctx: Any, name: str, *, title: str, message: str, cards: tuple[Card, ...] = (),
                      table: Table | None = None, replay: Replay | None = None,
                      chart: Callable[[Any, Any, Any], Any] | tuple[Callable[[Any, Any, Any], Any], ...] = (),
-                     caption: str = "", compare: Compare | None = None) -> None:
+                     caption: str = "", compare: Compare | None = None,
+                     counterpart: Counterpart | None = None) -> None:
     """The seed box, the question's own `simulate` (run once per scenario, ui/sim_panel.py), its
     `simulation_steps(params, result)` as cards, a table, a replay, charts, a caption and a
     comparison, in that order; every text's figures are placeholders over those steps."""
@@ -169,7 +183,13 @@ def simulation_panel(ctx: Any, name: str, *, title: str, message: str, cards: tu
     st.markdown(f"##### {_text(title, steps_only, ctx.params)}")
     seed = seed_input(ctx.slug)
     result = run_simulation(ctx.slug, ctx.params, seed, message)
-    steps = Steps(q.module.simulation_steps(ctx.params, result), ctx.derivation)
+    if counterpart is None:
+        run_steps = q.module.simulation_steps(ctx.params, result)
+    else:
+        other = run_simulation(ctx.slug, ctx.params.model_copy(update=counterpart.update(ctx.params)), seed,
+                               counterpart.message, variant=counterpart.variant(ctx.params))
+        run_steps = q.module.simulation_steps(ctx.params, result, other)
+    steps = Steps(run_steps, ctx.derivation)
     if cards:
         _cards(cards, steps)
     if table is not None:

@@ -567,6 +567,19 @@ def solve(p: Params) -> Derivation:
     d.step("busy_utilization_cap_share", "Most of the cluster that can run jobs while the hoard sits idle",
            (G - hoard) / G, "1", percent=True, formula="({total_gpus} − {hoard_gpus}) / {total_gpus}")
     del f_e
+    # Words the quota tree and the tick diagrams read (content [[diagrams]]), and the week the
+    # half-life chart marks.
+    d.step("charge_basis", "What the ledger charges", "by allocation (held GPUs)" if p.charge_by_allocation
+           else "by use (running GPUs)", "", kind="lookup", note="The charge_by_allocation knob.")
+    d.step("on_preemption", "What a preempted job gets",
+           f"signal + {format_number(p.save_minutes)} min save" if p.checkpoint_on_signal else "killed without warning",
+           "", kind="lookup", note="The checkpoint_on_signal and save_minutes knobs.")
+    d.step("hours_per_week", "One week", HOURS_PER_WEEK, "h", kind="lookup")
+    d.step("models_guarantee_gpus", "Models division's guarantees", d.value("guarantee_pretrain_gpus")
+           + d.value("guarantee_posttrain_gpus"), "1", noun="GPUs",
+           formula="{guarantee_pretrain_gpus} + {guarantee_posttrain_gpus}")
+    d.step("research_guarantee_gpus", "Research division's guarantees", d.value("guarantee_interp_gpus")
+           + d.value("guarantee_evals_gpus"), "1", noun="GPUs", formula="{guarantee_interp_gpus} + {guarantee_evals_gpus}")
     return d
 
 
@@ -630,3 +643,103 @@ def simulate_scaled(p: Params, factor: float, seed: int = 0) -> fs.FairShareResu
         for t in team_specs(p)
     ]
     return fs.run(fs.Config(int(round(p.total_gpus * factor)), specs, **_run_kwargs(p)), seed)
+
+
+# The run's figures as steps (issue 19): the live panel's cards, caption and replay read these, each
+# beside the closed form it is held to. The panel also runs the other Evals policy on the same seed
+# (holding its idle GPUs or releasing them), so the two can be set side by side.
+def counterpart(p: Params) -> dict:
+    """The other Evals policy: release the hoard if it holds one, else hold all of its idle GPUs."""
+    return {"evals_hold_fraction": 0.0 if p.evals_hold_fraction > 0 else 1.0}
+
+
+def _mean_or_none(x) -> float | str:
+    return float(x.mean()) if x.size else "no jobs"
+
+
+def simulation_steps(p: Params, r: fs.FairShareResult, other: fs.FairShareResult | None = None) -> Derivation:
+    import numpy as np  # the closed forms need no numpy; only the run's samples do
+
+    d = Derivation(p)
+    t_ret = r.tick_at(p.return_hour) if p.return_hour < p.sim_days * 24 else None
+    before = slice(0, t_ret if t_ret else r.ticks)
+    at_ret = (r.ev_tick == t_ret) if t_ret is not None else np.zeros(r.ev_tick.shape, bool)
+    d.step("sim_first_target_gpus", "Pretraining's target, first tick (sim)", float(r.target[0, 0]), "1", noun="GPUs",
+           kind="simulated", note="The run starts from last week's ledger, so its first water-filling is the hand "
+                                  "arithmetic. Afterwards the factors move and whole jobs round the split.")
+    d.step("sim_borrowed_gpus", "Borrowed before the return (sim mean)", float(r.borrowed[before].sum(axis=1).mean()),
+           "1", noun="GPUs", kind="simulated")
+    d.step("sim_preempted_at_return_gpus", "Preempted at the return (sim)",
+           float(r.preempted[t_ret].sum()) if t_ret is not None else "no return in the run", "1", noun="GPUs",
+           kind="simulated", note="Jobs that happen to end at the same tick give some GPUs back without a preemption.")
+    d.step("sim_lost_checkpoint_aware_gpu_h", "Lost at the return, least-work victims (sim)",
+           float(r.ev_lost_checkpoint_gpu_h[at_ret].sum()), "h", noun="GPU", kind="simulated",
+           note="Work since the victims' last checkpoint, killed without warning. One run; the closed form is a mean.")
+    d.step("sim_lost_random_gpu_h", "Lost at the return, random victims on the same state (sim)",
+           float(np.nansum(r.ev_lost_random_gpu_h[at_ret])), "h", noun="GPU", kind="simulated")
+    d.step("sim_preemptions", "Preemptions over the run", r.preemptions, "1", noun="jobs", kind="simulated",
+           note="GPU-hours the same victims lose with a save on the signal, and without warning.")
+    d.step("sim_lost_on_signal_gpu_h", "Lost over the run with a save on the signal", float(r.lost_signal_total), "h",
+           noun="GPU", kind="simulated")
+    d.step("sim_lost_blind_gpu_h", "Lost over the run without warning", float(r.lost_no_warning_total), "h",
+           noun="GPU", kind="simulated")
+    d.step("sim_min_utilization_oversubscribed", "Lowest utilization when oversubscribed",
+           float(r.min_utilization_when_oversubscribed) if r.oversubscribed.any() else "never oversubscribed", "1",
+           percent=True, kind="simulated", note="GPUs held over the cluster, at every tick where demand reached it.")
+    d.step("sim_jobs_arrived", "Jobs arrived", int((r.job_state > 0).sum()), "1", noun="jobs", kind="simulated")
+    d.step("sim_jobs_finished", "Jobs finished", int((r.job_state == fs._DONE).sum()), "1", noun="jobs",
+           kind="simulated")
+    if other is not None:
+        hoard, free = (r, other) if p.evals_hold_fraction > 0 else (other, r)
+        d.step("sim_running_share_holding", "GPUs running jobs while Evals holds", float(hoard.busy_utilization.mean()),
+               "1", percent=True, kind="simulated")
+        d.step("sim_running_share_releasing", "GPUs running jobs while Evals releases",
+               float(free.busy_utilization.mean()), "1", percent=True, kind="simulated")
+        evals = list(r.team_names).index("Evals")
+        d.step("sim_evals_wait_holding_min", "Evals' mean start wait while holding",
+               _hours_to_min(_mean_or_none(hoard.waits_by_team()[evals])), "min", kind="simulated")
+        d.step("sim_evals_wait_releasing_min", "Evals' mean start wait while releasing",
+               _hours_to_min(_mean_or_none(free.waits_by_team()[evals])), "min", kind="simulated")
+    return d
+
+
+def _hours_to_min(h: float | str) -> float | str:
+    return h * 60 if not isinstance(h, str) else h
+
+
+def replay_steps(p: Params, r: fs.FairShareResult, t_s: float) -> Derivation:
+    """The cluster at one tick: who borrows, who was preempted for whom and what it cost, the factors."""
+    import numpy as np
+
+    d = Derivation(p)
+    t = int(round(t_s / (r.tick_h * 3600)))
+    names = list(r.team_names)
+    d.step("replay_hour", "Hour of the run", float(r.t_h[t]), "h", kind="given")
+    borrowed = [f"{names[i]} {format_number(r.borrowed[t, i])}" for i in range(len(names)) if r.borrowed[t, i] > 0.5]
+    d.step("replay_borrowing", "Borrowing", ", ".join(borrowed) + " GPUs above guarantee" if borrowed else "nobody", "",
+           kind="simulated")
+    at = np.flatnonzero(r.ev_tick == t)
+    events = []
+    for owner in sorted(set(r.ev_owner[at].tolist())):
+        ev = at[r.ev_owner[at] == owner]
+        victims = [names[k] for e in ev for k in r.ev_victim_team[e]]
+        from_ = ", ".join(f"{victims.count(n)} from {n}" for n in dict.fromkeys(victims))
+        events.append(f"for {names[owner]}: {int(r.ev_victims[ev].sum())} jobs ({from_}), "
+                      f"{format_number(r.ev_gpus[ev].sum())} GPUs")
+    d.step("replay_preempted", "Preempted at this tick", "; ".join(events) if events else "at this tick: nobody", "",
+           kind="simulated")
+    d.step("replay_lost_checkpoint_gpu_h", "Work since the victims' last checkpoint",
+           float(r.ev_lost_checkpoint_gpu_h[at].sum()), "h", noun="GPU", kind="simulated")
+    d.step("replay_lost_random_gpu_h", "The same with random victims", float(np.nansum(r.ev_lost_random_gpu_h[at])), "h",
+           noun="GPU", kind="simulated")
+    d.step("replay_lost_signal_gpu_h", "The same with a save on the signal", float(r.ev_lost_signal_gpu_h[at].sum()),
+           "h", noun="GPU", kind="simulated")
+    d.step("replay_factors", "Fair-share factors", ", ".join(f"{n} {f:.3f}" for n, f in zip(names, r.factor[t])), "",
+           kind="simulated")
+    return d
+
+
+def replay_start_s(p: Params, r: fs.FairShareResult) -> float:
+    """A fresh replay opens on the owner's return (the preemptions), or on the first tick without one."""
+    t = r.tick_at(p.return_hour) if p.return_hour < p.sim_days * 24 else 0
+    return t * r.tick_h * 3600

@@ -518,35 +518,6 @@ RCF = "research-cluster-fair-share"
 RCF_GREY = "#64748b"
 
 
-def OLD_rcf_last_week_vs_half_life(ctx):
-    model = _page(RCF)["model"]
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "half_life_hours",
-        {"weight_of_last_week": "Weight of a GPU-hour used a week ago"},
-        title="What last week still costs, against the half-life", y_title="Weight (1 = counts in full)", n=80,
-    )
-    fig.add_vline(x=model.HOURS_PER_WEEK, line=dict(color=INK, dash="dash", width=1))
-    fig.add_annotation(x=np.log10(model.HOURS_PER_WEEK), y=1, yref="paper", text="one week",
-                       showarrow=False, xanchor="right", xshift=-3, yanchor="top", font=dict(size=11))
-    return fig
-
-
-def OLD_rcf_hoarding(ctx):
-    GREY = RCF_GREY
-    fig = sweep_figure(
-        ctx.slug, ctx.params, "evals_hold_fraction",
-        {
-            "evals_factor_charged_by_allocation": "Evals' factor, charged by allocation",
-            "evals_factor_charged_by_use": "Evals' factor, charged by use",
-            "evals_factor_if_released": "Evals' factor if it releases the hoard",
-        },
-        title="Holding idle GPUs: what it does to the hoarder's fair-share factor", y_title="Fair-share factor F",
-        x_scale=100, n=41,
-    )
-    fig.add_hline(y=0.5, line=dict(color=GREY, dash="dot", width=1))
-    return fig
-
-
 def OLD_rcf_replay(r, t: int):
     """_replay's figure (st.plotly_chart dropped)."""
     GREY = RCF_GREY
@@ -620,29 +591,37 @@ def OLD_rcf_panel_figures(r, p, t_ret):
 
 
 @pytest.mark.parametrize("changes", [{}, {"half_life_hours": 168.0, "evals_hold_fraction": 0.3}], ids=["default", "other"])
-def test_rcf_charts(monkeypatch, changes):
+def test_rcf_charts(changes):
+    """Declared sweeps: the week the half-life chart marks is a dashed line at 168 h, named; the
+    hoarding chart's reference is F = 0.5 (usage at share), and every point is a fresh solve."""
     ctx = _ctx(RCF, **changes)
-    sent = _assert_same(monkeypatch, lambda: OLD_rcf_last_week_vs_half_life(ctx),
-                        lambda: _chart(RCF, "last_week_vs_half_life")(ctx))
-    assert len(sent["layout"]["shapes"]) == 2 and len(sent["layout"]["annotations"]) == 1
-    sent = _assert_same(monkeypatch, lambda: OLD_rcf_hoarding(ctx), lambda: _chart(RCF, "hoarding")(ctx))
-    assert len(sent["layout"]["shapes"]) == 2
+    sent = _sent(_chart(RCF, "last_week_vs_half_life")(ctx))
+    week = [sh for sh in sent["layout"]["shapes"] if sh.get("x0") == 168 and sh["line"].get("dash") == "dash"]
+    assert len(week) == 1 and [a["text"] for a in sent["layout"]["annotations"]] == ["one week"]
+    line = sent["data"][0]
+    for h, w in list(zip(line["x"], line["y"]))[::7]:
+        assert w == pytest.approx(2 ** (-168 / h))  # a GPU-hour a week ago, halved every half-life
+    sent = _sent(_chart(RCF, "hoarding")(ctx))
+    assert [sh["y0"] for sh in sent["layout"]["shapes"] if sh.get("yref") == "y"] == [0.5]
 
 
 @pytest.mark.parametrize("seed, changes", [(0, {}), (4, {"return_hour": 200.0, "evals_hold_fraction": 0.0})],
                          ids=["default", "no-return"])
 def test_rcf_simulation_figures(monkeypatch, seed, changes):
-    page = _page(RCF)
-    r, p = _sim(RCF, seed, **changes), _ctx(RCF, **changes).params
+    from ui.sim_figures import fair_share
+
+    ctx = _ctx(RCF, **changes)
+    r, p = _sim(RCF, seed, **changes), ctx.params
     t_ret = r.tick_at(p.return_hour) if p.return_hour < p.sim_days * 24 else None
     assert (t_ret is None) == bool(changes)
     old = OLD_rcf_panel_figures(r, p, t_ret)
-    new = [lambda: page["_alloc_figure"](r, p, t_ret), lambda: page["_factor_figure"](r),
-           lambda: page["_utilization_figure"](r), lambda: page["_waits_figure"](r)]
+    new = [lambda: fair_share.held_per_team(ctx, r, None), lambda: fair_share.factors(ctx, r, None),
+           lambda: fair_share.utilization(ctx, r, None), lambda: fair_share.start_waits(ctx, r, None)]
     sent = [_assert_same(monkeypatch, lambda: fig, build) for fig, build in zip(old, new)]
     assert len(sent[0]["layout"]["shapes"]) == 4 + (t_ret is not None)  # a guarantee per team, the return
     for t in {0, t_ret or 0, len(r.t_h) // 2, len(r.t_h) - 1}:
-        sent = _assert_same(monkeypatch, lambda: OLD_rcf_replay(r, t), lambda: page["_replay_figure"](r, t))
+        sent = _assert_same(monkeypatch, lambda: OLD_rcf_replay(r, t),
+                            lambda: fair_share.cluster_at(ctx, r, None, t * fair_share.tick_s(r)))
         assert len(sent["layout"]["annotations"]) == 4
 
 

@@ -25,7 +25,7 @@ def test_seed_knob_and_replay_move_the_simulation(page: Page, app_url: str):
     # the hand water-filling: weights 0.5 x 2^-1.6 = 0.1649 and 0.25 x 2^-((32/480)/0.25) = 0.2078,
     # so 256 + 64 x 0.1649 / (0.1649 + 0.2078) = 284.3
     expect(target).to_have_text("284.3 GPUs")
-    expect(page.locator(f".st-key-{SLUG}-sim-alloc")).to_be_visible()
+    expect(page.locator(f".st-key-{SLUG}-sim-fair_share-chart")).to_be_visible()
 
     # A new seed is a new run: other arrivals, another count of preemptions; the first tick is the same.
     seed = page.locator(f".st-key-{SLUG}-sim_seed input")

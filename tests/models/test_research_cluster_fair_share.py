@@ -482,3 +482,29 @@ def test_the_save_against_kubernetes_default_grace_period():
     short = solve(Params(save_minutes=0.5))
     assert v(short, "save_over_default_grace") == pytest.approx(1)
     assert v(short, "default_grace_verdict") == "yes"
+
+
+# --- the run's figures as steps (the live panel shows only these) ---------------------------------
+
+
+def test_the_runs_steps_read_the_run_and_its_other_evals_policy():
+    from models.platform.research_cluster_fair_share import counterpart, replay_start_s, replay_steps, simulation_steps
+
+    p = Params()
+    assert p.evals_hold_fraction > 0 and counterpart(p) == {"evals_hold_fraction": 0.0}
+    assert counterpart(Params(evals_hold_fraction=0.0)) == {"evals_hold_fraction": 1.0}
+    hold = simulate(p, seed=2)
+    free = simulate(p.model_copy(update=counterpart(p)), seed=2)
+    d = simulation_steps(p, hold, free)
+    assert d.value("sim_running_share_holding") == pytest.approx(hold.busy_utilization.mean())
+    assert d.value("sim_running_share_releasing") == pytest.approx(free.busy_utilization.mean())
+    evals = list(hold.team_names).index("Evals")
+    assert d.value("sim_evals_wait_holding_min") == pytest.approx(60 * hold.waits_by_team()[evals].mean())  # h -> min
+    t_ret = hold.tick_at(p.return_hour)
+    assert d.value("sim_preempted_at_return_gpus") == hold.preempted[t_ret].sum()
+    # the replay opens on the return: the tick whose preemptions the caption lists
+    at = replay_steps(p, hold, replay_start_s(p, hold))
+    assert at.value("replay_hour") == pytest.approx(hold.t_h[t_ret])
+    on_return = hold.ev_tick == t_ret
+    assert at.value("replay_lost_checkpoint_gpu_h") == pytest.approx(hold.ev_lost_checkpoint_gpu_h[on_return].sum())
+    assert at.value("replay_preempted").startswith("for Interpretability:")
