@@ -211,6 +211,8 @@ def singular(noun: str) -> str:
         one = _SINGULAR[head]
     elif head.endswith("ies") and len(head) > 4:
         one = head[:-3] + "y"
+    elif head.endswith(("tches", "rches", "shes", "xes", "sses")):  # batches, searches, flushes, boxes: not "batche"
+        one = head[:-2]
     elif head.endswith("s") and not head.endswith("ss") and len(head) > 2:
         one = head[:-1]
     else:

@@ -52,3 +52,13 @@ def test_no_sentence_reads_unbounded_as_a_number(q):
             for m in UNBOUNDED_AS_NUMBER.finditer(out):
                 found.add(out[max(0, m.start() - 60):m.end() + 30].replace("\n", " "))
     assert not found, f"{q.slug}:\n" + "\n".join(sorted(found))
+
+
+def test_a_knob_counted_in_a_noun_reads_singular_at_one():
+    """A knob whose unit is a count reads "1 checkpoint" at one and "3 checkpoints" at three."""
+    from models.training.checkpoint_storage import Params
+    from ui.prose import value_text
+
+    one, three = Params(keep_last=1), Params(keep_last=3)
+    assert value_text("keep_last", None, {}, one) == "1 checkpoint"
+    assert value_text("keep_last", None, {}, three) == "3 checkpoints"

@@ -6,7 +6,7 @@ from typing import Any
 
 from models.content import CITATION, PLACEHOLDER, Content
 from models.core import Derivation, knobs_of
-from models.units import format_number, format_quantity
+from models.units import format_number, format_quantity, singular
 
 
 def _escape(text: str) -> str:
@@ -29,10 +29,15 @@ def value_text(name: str, unit: str | None, derivation: Derivation, params: Any)
             return format_quantity(float(value), knob.unit, target_unit=unit)
         if not knob.unit:
             return format_number(value)
+        # A unit that is a counted noun ("GPUs", "checkpoints") reads "1 GPU" at one; "1 req/s" stays.
+        noun = knob.unit.replace(" ", "").isalpha()
         try:  # a knob in a prefixed unit reads scaled, as a step does: 2,500 MB/s is 2.5 GB/s
-            return format_quantity(float(value), knob.unit)
-        except Exception:  # a unit the registry does not know ("GPUs", "req/s"): as declared
-            return f"{format_number(value)} {knob.unit}"
+            text = format_quantity(float(value), knob.unit)
+        except Exception:  # a unit the registry does not know ("req/s"): as declared
+            text = f"{format_number(value)} {knob.unit}"
+        if value == 1 and noun and text == f"1 {knob.unit}":
+            return f"1 {singular(knob.unit)}"
+        return text
     raise KeyError(f"'{{{{{name}}}}}' names neither a step nor a knob")
 
 

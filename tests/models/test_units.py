@@ -37,3 +37,6 @@ def test_a_count_of_one_takes_the_singular():
     assert format_quantity(1, "1", "GPUs") == "1 GPU" and format_quantity(2, "1", "GPUs") == "2 GPUs"
     assert [singular(n) for n in ("copies", "replicas", "stages", "sequences in flight", "ms", "class")] == \
         ["copy", "replica", "stage", "sequence in flight", "ms", "class"]
+    # an -es plural after ch, sh, x or ss drops both letters; a cache keeps its e
+    assert [singular(n) for n in ("microbatches", "flushes", "indexes", "passes", "caches", "searches")] == \
+        ["microbatch", "flush", "index", "pass", "cache", "search"]
