@@ -571,9 +571,6 @@ def solve(p: Params) -> Derivation:
     # half-life chart marks.
     d.step("charge_basis", "What the ledger charges", "by allocation (held GPUs)" if p.charge_by_allocation
            else "by use (running GPUs)", "", kind="lookup", note="The charge_by_allocation knob.")
-    d.step("on_preemption", "What a preempted job gets",
-           f"signal + {format_number(p.save_minutes)} min save" if p.checkpoint_on_signal else "killed without warning",
-           "", kind="lookup", note="The checkpoint_on_signal and save_minutes knobs.")
     d.step("hours_per_week", "One week", HOURS_PER_WEEK, "h", kind="lookup")
     d.step("models_guarantee_gpus", "Models division's guarantees", d.value("guarantee_pretrain_gpus")
            + d.value("guarantee_posttrain_gpus"), "1", noun="GPUs",

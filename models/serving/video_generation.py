@@ -35,7 +35,7 @@ from pydantic import model_validator
 from pydantic import create_model
 from pydantic.fields import FieldInfo
 
-from models.catalog import gpu as gpu_catalog
+from models.engine.hardware import named as hardware_named
 from models.core import Derivation, Knob, StrictModel
 from models.engine.knobs import AcceleratorKnobs, ModelKnobs, ReplicaKnobs, accelerator
 from models.engine.precision import bytes_per_element
@@ -268,7 +268,7 @@ def _record_xdit_anchor(d: Derivation, p: Params, wall: float) -> None:
                       "s", kind="lookup", note="xDiT HunyuanVideo performance report, Ulysses, 1280 × 720, 129 frames.")
     d.step("xdit_one_gpu_s", "xDiT's measured latency on one H100", XDIT_H100_LATENCY_S[1], "s", kind="lookup",
            note="xDiT HunyuanVideo performance report.")
-    h100 = gpu_catalog("H100 SXM").dense_bf16_TFLOPs * 1e12
+    h100 = hardware_named("H100 SXM").peak("bf16")  # xDiT's runs are bf16 on H100s
     d.step("xdit_one_gpu_mfu", "MFU that implies on one H100", flops / (XDIT_H100_LATENCY_S[1] * h100), "1",
            percent=True, formula=f"{{xdit_flops_per_request}} / ({{xdit_one_gpu_s}} × {h100 / 1e12:,.0f} TFLOP/s)")
     mfu = d.step("xdit_group_mfu", "MFU per GPU it implies at that group size", flops / (g * measured * h100), "1",
