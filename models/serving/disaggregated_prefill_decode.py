@@ -9,6 +9,10 @@ about a replica. On top of it:
                            decode:  batch x FLOP per token / (weights + batch x KV read per sequence)
     pool ratio             prefill node-seconds per request / decode node-seconds per request
     KV hand-off            KV bytes per token x prompt tokens; per prefill node, that times its request rate
+    goodput                requests/s per GPU within the TTFT and the TPOT target at once, flat out
+                           (`record_goodput`): the split counts in full when an idle prefill node meets
+                           the TTFT target; a chunked monolith holds the largest batch that meets the
+                           TTFT target, refills as fast as it retires and fits its KV room
     disaggregated node     1 / (prefill node-s + decode node-s) per request, each pool also capped by its NIC
     monolith node          prefill and decode take turns on one node, and co-scheduled prefill costs decode
                            a share `interference x prefill share of the node's time` of its throughput
@@ -69,6 +73,13 @@ class _SplitKnobs(StrictModel):
                   "carries as much in either design.",
              draw=(0.1, 0.5)),
     ] = 0.3
+    ttft_target_ms: Annotated[
+        float,
+        Knob("TTFT target", "ms", 10, 10_000, log=True,
+             help="Time to first token each request must meet, beside the TPOT target; a request that misses "
+                  "either does not count toward goodput (DistServe's term: requests/s within both targets).",
+             draw=(100, 1000)),
+    ] = 200
     kv_link: Annotated[
         KVLink,
         Knob("KV hand-off NIC", help="Scale-out NIC that carries the KV from prefill to decode (catalog)."),
@@ -255,13 +266,22 @@ def solve(p: Params) -> Derivation:
            "Here even the unchunked step meets the TPOT target, so the trade only bites at longer prompts or "
            "fuller batches",
            formula="{monolith_spike_step_s} against {tpot_target_s}", kind="verdict")
+    d.step("monolith_chunked_ttft_verdict", "That TTFT against the TTFT target",
+           "over the TTFT target" if d.value("monolith_chunked_prefill_s") > p.ttft_target_ms / 1000
+           else "within the TTFT target",
+           formula="{monolith_chunked_prefill_s} against {ttft_target_ms}", kind="verdict")
     admit = d.value("monolith_admit_rate_full_batch")
+    # Every step padded to the TPOT target: a full batch retires batch / (output x TPOT) requests/s.
+    retire = d.step("monolith_full_batch_retire_rate", "Requests/s a full-batch monolith node retires, steps at the TPOT target",
+                    e.batch / (p.output_tokens * e.tpot_s), "1/s", noun="requests",
+                    formula="{decode_batch} / ({output_tokens} × {tpot_target_s} s)")
     d.step("monolith_refill_verdict", "Can a full-batch monolith node admit prompts as fast as its batch retires them?",
-           "cannot refill its batch: the batch must shrink" if admit < cap_d else "can refill its batch at full size",
-           formula="{monolith_admit_rate_full_batch} against {decode_node_capacity}", kind="verdict")
-    d.step("split_ttft_s", "Split: TTFT on an idle prefill node (prefill plus the exposed hand-off)",
-           pf_node_s + d.value("kv_transfer_exposed_s"), "s",
-           formula="{prefill_s_per_request} s + {kv_transfer_exposed_s} s")
+           "cannot refill its batch: the batch must shrink" if admit < retire else "can refill its batch at full size",
+           formula="{monolith_admit_rate_full_batch} against {monolith_full_batch_retire_rate}", kind="verdict")
+    split_ttft = d.step("split_ttft_s", "Split: TTFT on an idle prefill node (prefill plus the exposed hand-off)",
+                        pf_node_s + d.value("kv_transfer_exposed_s"), "s",
+                        formula="{prefill_s_per_request} s + {kv_transfer_exposed_s} s")
+    record_goodput(d, p, e, cap_dis, split_ttft)
 
     # --- the fleets: the engine's, decode charged at the batch each node holds ---
     lam, u = p.request_rate, p.target_utilization
@@ -307,6 +327,20 @@ def solve(p: Params) -> Derivation:
     d.step("monolith_held_batch", "Sequences a monolith node decodes at once at that size",
            lam / mono_cont * p.output_tokens * e.tpot_s, "1", noun="sequences",
            formula="{request_rate} req/s / {monolith_nodes_continuous} × {output_tokens} × {tpot_target_s} s")
+    # The fleets are sized at the TPOT target; the TTFT target is checked on the chunked-step arithmetic
+    # at the batch a monolith node of that fleet holds.
+    held = d.value("monolith_held_batch")
+    held_step = d.step("monolith_held_step_s", "Decode step at the batch a monolith node of the fleet holds",
+                       e.step_s(max(1.0, held)), "s", kind="search",
+                       formula="the decode step at max(1, {monolith_held_batch})")
+    fleet_ttft = d.step("monolith_fleet_ttft_s", "Monolith fleet: a chunked prompt's TTFT at the batch each node holds",
+                        pf_node_s / (1 - held_step / e.tpot_s), "s",
+                        formula="{prefill_s_per_request} s / (1 − {monolith_held_step_s} s / {tpot_target_s} s)")
+    d.step("monolith_fleet_ttft_verdict", "Does that fleet meet the TTFT target?",
+           "meets the TTFT target" if fleet_ttft <= d.value("ttft_target_s") else
+           ("misses the TTFT target, so the monolith needs more nodes than this" if d.value("monolith_goodput_batch") > 0
+            else "misses the TTFT target, and no monolith fleet of any size meets it"),
+           formula="{monolith_fleet_ttft_s} against {ttft_target_s}", kind="verdict")
 
     # --- the crossover ---
     a = d.step("prefill_fleet_s_per_request", "Prefill pool provisioned per request (node-seconds)",
@@ -364,6 +398,75 @@ def solve(p: Params) -> Derivation:
     # The same efficiencies on TensorRT-LLM's published 70B FP8 setup, beside what it measured.
     record_trtllm_anchor(d, p)
     return d
+
+
+def record_goodput(d: Derivation, p: Params, e: Served, cap_dis: float, split_ttft: float) -> None:
+    """Goodput per GPU, each design: requests/s that meet the TTFT and the TPOT target at once, flat out
+    and before any queueing (both designs alike), zero where a target cannot be met.
+
+    The split: its decode batch is set by the TPOT target, so it counts in full when an idle prefill
+    node meets the TTFT target. The monolith chunks prefill into every step: with b sequences each
+    step is step(b) of decode padded with prefill to the TPOT target, so prefill gets the share
+    1 - step(b) / TPOT and a prompt's TTFT is prefill / that share. Three limits on b: the TTFT
+    (step(b) <= TPOT x (1 - prefill / TTFT)), the refill (prompts admitted as fast as the batch retires
+    them, b / (output x TPOT) = (1 - step(b) / TPOT) / prefill, a line per side of the step) and the
+    KV room (the full batch). The node carries b / (output x TPOT) requests/s at the smallest."""
+    pf, tpot, out, ttft = e.prefill_s_per_request, e.tpot_s, p.output_tokens, p.ttft_target_ms / 1000
+    lines, tp = e.lines, p.tp_degree
+    d.step("ttft_target_s", "TTFT target", ttft, "s", formula="{ttft_target_ms}")
+    split_ok = split_ttft <= ttft and e.decode_step_s <= tpot
+    d.step("split_goodput_per_gpu", "Split: requests/s per GPU that meet both targets",
+           cap_dis / tp if split_ok else 0.0, "1/s", noun="requests",
+           formula="{disaggregated_capacity_per_node} / {tp_degree}" if split_ok else "",
+           note="" if split_ok else "An idle prefill node already misses the TTFT target.")
+    one = d.step("monolith_step_one_s", "Decode step at one sequence", lines.step_s(1), "s", kind="search",
+                 formula="the decode step at 1 sequence")
+    d.step("monolith_ttft_floor_s", "Monolith: the best chunked TTFT while it decodes even one sequence",
+           pf / (1 - one / tpot), "s",
+           formula="{prefill_s_per_request} s / (1 − {monolith_step_one_s} s / {tpot_target_s} s)")
+    budget = tpot * (1 - pf / ttft)
+    cap_ttft = max(0.0, min(lines.caps(budget))) if budget > 0 else 0.0
+    d.step("monolith_ttft_batch_cap", "Monolith: the most sequences whose step leaves prefill room for the TTFT target",
+           cap_ttft, "1", noun="sequences", kind="search",
+           formula="the b with step(b) = {tpot_target_s} s × (1 − {prefill_s_per_request} s / {ttft_target_s} s)")
+    refill = max(0.0, min((tpot - c) / (pf / out + k) for c, k in lines.sides))
+    d.step("monolith_refill_batch", "Monolith: the batch whose prefill slack admits prompts as fast as it retires them",
+           refill, "1", noun="sequences", kind="search",
+           formula="(TPOT − step(0)) / ({prefill_s_per_request} s / {output_tokens} + step's s per sequence), "
+                   "the smaller over the step's sides")
+    ok = cap_ttft >= 1
+    b = min(cap_ttft, refill, e.batch) if ok else 0.0
+    d.step("monolith_goodput_batch", "Monolith: the batch it holds to meet both targets", b, "1", noun="sequences",
+           formula="min({monolith_ttft_batch_cap}, {monolith_refill_batch}, {decode_batch})" if ok else "",
+           note="" if ok else "Not one sequence leaves prefill enough of the step to meet the TTFT target.")
+    step_b = d.step("monolith_goodput_step_s", "Decode step at that batch", lines.step_s(b), "s", kind="search",
+                    formula="the decode step at {monolith_goodput_batch}")
+    d.step("monolith_goodput_ttft_s", "Monolith: a chunked prompt's TTFT at that batch",
+           pf / (1 - step_b / tpot) if ok else math.inf, "s",
+           formula="{prefill_s_per_request} s / (1 − {monolith_goodput_step_s} s / {tpot_target_s} s)" if ok else "")
+    limits = {"the TTFT target": cap_ttft, "prefill admission": refill, "its KV room": e.batch}
+    d.step("monolith_goodput_limit", "What holds the monolith's batch down",
+           min(limits, key=limits.get) if ok else "the TTFT target at any batch",
+           formula="smallest of {monolith_ttft_batch_cap}, {monolith_refill_batch}, {decode_batch}", kind="verdict")
+    floor = d.value("monolith_ttft_floor_s")
+    d.step("ttft_floor_verdict", "Which design stops meeting a tighter TTFT target first",
+           "the monolith gives out first" if floor > split_ttft else "the split gives out first (its hand-off shows in TTFT)",
+           formula="{monolith_ttft_floor_s} against {split_ttft_s}", kind="verdict")
+    mono = b / (out * tpot) / tp
+    d.step("monolith_goodput_per_gpu", "Monolith: requests/s per GPU that meet both targets", mono, "1/s",
+           noun="requests", formula="{monolith_goodput_batch} / ({output_tokens} × {tpot_target_s} s) / {tp_degree}")
+    split = d.value("split_goodput_per_gpu")
+    d.step("goodput_ratio", "Split's goodput per GPU over the monolith's",
+           split / mono if mono > 0 else math.inf, "1", noun="×",
+           formula="{split_goodput_per_gpu} / {monolith_goodput_per_gpu}" if mono > 0 else "",
+           note="" if mono > 0 else "The monolith meets both targets at no load.")
+    d.step("goodput_verdict", "Which design has more goodput per GPU",
+           ("neither: prefill alone misses the TTFT target, so widen the prefill replica" if split == 0 and mono == 0
+            else "only the split meets both targets" if mono == 0
+            else "only the monolith meets both targets" if split == 0
+            else "the split" if split > mono * (1 + 1e-9) else "the monolith" if mono > split * (1 + 1e-9)
+            else "a tie"),
+           formula="{split_goodput_per_gpu} against {monolith_goodput_per_gpu}", kind="verdict")
 
 
 def _ratio(p: Params, s: Served, output_tokens: float) -> float:

@@ -109,7 +109,7 @@ def _by_hand(*, gpu, gpus, bpp, peak, prompt, output, tpot, k, util, load, link_
         prefill_ar=ar(uncached), dec_s=dec_s, pf_ai=pf_flops / (weights + kv_req),
         dec_ai=batch * per_tok / (weights + batch * kv_tok * ctx),
         ratio=cap_d / cap_p, kv_req=kv_req, egress=kv_req / prefill_s, cap_p=cap_p, cap_d=cap_d,
-        cap_dis=cap_dis, cap_m=cap_m, s_p=s_p, s_d=s_d, s_m=s_m, one_node=one_node,
+        cap_dis=cap_dis, cap_m=cap_m, s_p=s_p, s_d=s_d, s_m=s_m, one_node=one_node, sides=sides,
         held_m=output * tpot / s_m,  # sequences a monolith node holds: its req/s x output x TPOT
         cross=_scanned_crossover(s_p, s_d, s_m) if saving > 0 else math.inf,
         n_m=math.ceil(load * s_m), n_p=math.ceil(load * s_p), n_d=math.ceil(load * s_d),
@@ -255,6 +255,90 @@ def test_seed_load_where_the_split_beats_the_monolith():
     assert (d.value("monolith_nodes"), d.value("prefill_nodes"), d.value("decode_nodes")) == (
         h["n_m"], h["n_p"], h["n_d"]) == (93, 47, 14)
     assert d.value("verdict") == "disaggregate"
+
+
+def _bisect(f, lo, hi, n=200):
+    """The b in [lo, hi] where the decreasing-minus-increasing f(b) crosses zero (f(lo) > 0)."""
+    for _ in range(n):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+    return lo
+
+
+def test_seed_goodput_within_both_targets():
+    """Goodput, DistServe's measure: requests/s per GPU that meet the 200 ms TTFT and the 50 ms TPOT at
+    once, flat out. A chunked monolith pads each step of b sequences with prompt work up to the TPOT
+    target, so prefill gets 1 - step(b) / TPOT of the node and a prompt's TTFT is prefill / that share."""
+    d = solve(Params())
+    h = _by_hand(**SEED)
+    pf, tpot, ttft, out = h["prefill_s"], 0.05, 0.2, 400
+    step = lambda b: max(i + k * b for i, k in h["sides"])  # noqa: E731  (the decode step, bytes or FLOP side)
+    # the split: an idle prefill node answers in 81.9 ms + 655.36 MB / 400 GB/s / 80 layers = 81.92 ms,
+    # within 200 ms, so its 9.41 req/s a node all count: 1.176 per GPU
+    xfer = 2 * LAYERS * KV_HEADS * HEAD_DIM * 2 * 2000 / (8 * NDR_Bps)
+    assert d.value("split_ttft_s") == pytest.approx(pf + xfer / 80, rel=1e-9) == pytest.approx(0.08192, abs=1e-5)
+    assert d.value("split_goodput_per_gpu") == pytest.approx(h["cap_dis"] / 8, rel=1e-9)
+    assert d.value("split_goodput_per_gpu") == pytest.approx(1.176, abs=1e-3)
+    # the monolith's TTFT limit: step(b) <= 50 ms x (1 - 81.9 / 200) = 29.5 ms, about 458 sequences
+    budget = tpot * (1 - pf / ttft)
+    cap_ttft = _bisect(lambda b: budget - step(b), 0, 10_000)
+    assert d.value("monolith_ttft_batch_cap") == pytest.approx(cap_ttft, rel=1e-6) == pytest.approx(458.3, abs=0.1)
+    # the refill: admitted prompts (slack / prefill) = retired ones (b / (400 x 50 ms)), about 163 sequences
+    refill = _bisect(lambda b: (1 - step(b) / tpot) / pf - b / (out * tpot), 0, 10_000)
+    assert d.value("monolith_refill_batch") == pytest.approx(refill, rel=1e-6) == pytest.approx(163.2, abs=0.1)
+    # the smallest of 458, 163 and the 552 that fit binds: prefill admission
+    assert d.value("monolith_goodput_batch") == pytest.approx(min(cap_ttft, refill, h["batch"]), rel=1e-6)
+    assert d.value("monolith_goodput_limit") == "prefill admission"
+    # TTFT there: 81.9 ms / (1 - step(163.2) / 50 ms) = 122.6 ms; goodput 163.2 / 20 s / 8 = 1.020 per GPU
+    assert d.value("monolith_goodput_ttft_s") == pytest.approx(pf / (1 - step(refill) / tpot), rel=1e-6)
+    assert d.value("monolith_goodput_ttft_s") == pytest.approx(0.1226, abs=1e-4)
+    assert d.value("monolith_goodput_per_gpu") == pytest.approx(refill / (out * tpot) / 8, rel=1e-6)
+    assert d.value("monolith_goodput_per_gpu") == pytest.approx(1.020, abs=1e-3)
+    assert d.value("goodput_ratio") == pytest.approx(h["cap_dis"] / 8 / (refill / (out * tpot) / 8), rel=1e-6)
+    assert d.value("goodput_verdict") == "the split"
+    # at the full batch the chunked TTFT is 81.9 ms / (1 - 33.63 / 50) = 250 ms, over 200 ms, and its
+    # slack admits 4.0 prompts/s against the 552 / 20 s = 27.6 it retires
+    assert d.value("monolith_chunked_prefill_s") == pytest.approx(pf / (1 - h["step"] / tpot), rel=1e-9)
+    assert d.value("monolith_chunked_prefill_s") == pytest.approx(0.2501, abs=1e-4)
+    assert d.value("monolith_chunked_ttft_verdict") == "over the TTFT target"
+    assert d.value("monolith_full_batch_retire_rate") == pytest.approx(552 / (out * tpot)) == pytest.approx(27.6)
+    assert d.value("monolith_refill_verdict").startswith("cannot refill")
+    # the tightest TTFT a monolith meets while decoding one sequence: 81.9 ms / (1 - step(1) / 50 ms),
+    # 101 ms, against the split's 81.9 ms: the monolith gives out first
+    assert d.value("monolith_ttft_floor_s") == pytest.approx(pf / (1 - step(1) / tpot), rel=1e-9)
+    assert d.value("monolith_ttft_floor_s") == pytest.approx(0.1011, abs=1e-4)
+    assert d.value("ttft_floor_verdict") == "the monolith gives out first"
+    # the fleet's monolith nodes hold 86.8 sequences: TTFT 81.9 ms / (1 - step(86.8) / 50 ms) = 111 ms
+    assert d.value("monolith_fleet_ttft_s") == pytest.approx(pf / (1 - step(h["held_m"]) / tpot), rel=1e-6)
+    assert d.value("monolith_fleet_ttft_verdict") == "meets the TTFT target"
+
+
+def test_below_the_monoliths_ttft_floor_only_the_split_has_goodput():
+    # 90 ms: below the monolith's 101 ms floor, above the split's 81.9 ms
+    d = solve(Params(ttft_target_ms=90))
+    assert d.value("monolith_goodput_per_gpu") == 0
+    assert d.value("monolith_goodput_limit") == "the TTFT target at any batch"
+    assert d.value("split_goodput_per_gpu") == solve(Params()).value("split_goodput_per_gpu")
+    assert d.value("goodput_verdict") == "only the split meets both targets"
+    assert d.value("monolith_fleet_ttft_verdict").endswith("no monolith fleet of any size meets it")
+    # 80 ms: below the split's 81.9 ms too, and prefill alone is what misses it
+    d = solve(Params(ttft_target_ms=80))
+    assert d.value("split_goodput_per_gpu") == 0 == d.value("monolith_goodput_per_gpu")
+    assert d.value("goodput_verdict").startswith("neither")
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.floats(10, 10_000), b=st.floats(10, 10_000), prompt=st.integers(500, 16_000))
+def test_a_tighter_ttft_never_raises_goodput_and_the_monolith_never_beats_a_split_that_meets_it(a, b, prompt):
+    lo, hi = sorted((a, b))
+    d_lo, d_hi = (solve(Params(ttft_target_ms=t, prompt_tokens=prompt)) for t in (lo, hi))
+    for key in ("monolith_goodput_per_gpu", "split_goodput_per_gpu"):
+        assert d_lo.value(key) <= d_hi.value(key) * (1 + 1e-9) + 1e-12, key
+    # with the hand-off not binding (eight NDR ports), a split that meets the TTFT target carries at
+    # least what the chunked monolith does: same prefill, decode at the full batch instead of a smaller one
+    for d in (d_lo, d_hi):
+        if d.value("split_goodput_per_gpu") > 0:
+            assert d.value("monolith_goodput_per_gpu") <= d.value("split_goodput_per_gpu") * (1 + 1e-9)
 
 
 def test_worked_problem_llama3_70b_int8_on_tpu_v5e_4x4():
