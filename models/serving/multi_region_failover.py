@@ -183,6 +183,10 @@ class Params(ModelKnobs, _FailoverKnobs):
         return {"utilization": min(0.9, max(0.35, rng.uniform(1.05, 1.5) / per_utilization))}
 
 
+# Envoy's outlier detection defaults (its OutlierDetection proto): eject after 5 consecutive 5xx.
+ENVOY_CONSECUTIVE_5XX = 5
+
+
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
@@ -267,10 +271,21 @@ def solve(p: Params) -> Derivation:
         n * u / ((n - 1) * p.failover_ceiling), "1", noun="× today",
         formula="{regions} × {utilization} / (({regions} − 1) × {failover_ceiling})",
     )
-    d.step(
+    extra = d.step(
         "n_minus_1_extra_replicas", "Replicas to add per region for N-1",
         max(0, math.ceil(p.replicas_per_region * required - 1e-9) - p.replicas_per_region), "1", noun="replicas",
         formula="max(0, ⌈{replicas_per_region} × {required_capacity_per_region}⌉ − {replicas_per_region})",
+    )
+    # The price of static stability: that headroom is held (reserved, paid for) every day, not bought
+    # during the outage.
+    d.step(
+        "n_minus_1_extra_share", "N-1 headroom as a share of today's fleet (GPUs held every day)",
+        extra / p.replicas_per_region, "1", percent=True,
+        formula="{n_minus_1_extra_replicas} / {replicas_per_region}",
+    )
+    d.step(
+        "n_minus_1_extra_fleet_replicas", "N-1 headroom across all regions",
+        n * extra, "1", noun="replicas", formula="{regions} × {n_minus_1_extra_replicas}",
     )
 
     # --- what residency and a partial drop change ------------------------------------------
@@ -368,10 +383,56 @@ def solve(p: Params) -> Derivation:
         "traffic_shift_complete_s", "From the drop until the last cached answer expires",
         p.detection_s + p.dns_ttl_s, "s", formula="{detection_s} s + {dns_ttl_s} s",
     )
+    # DNS failover end to end: the checkers must see the failures, then every resolver's cached answer
+    # must expire (a client that caches past the TTL adds more).
+    dns_failover = d.step(
+        "dns_failover_s", "DNS failover at these health-check settings: detection, then the TTL",
+        p.health_check_interval_s * p.health_check_failures + p.dns_ttl_s, "s",
+        formula="{health_check_interval_s} s × {health_check_failures} + {dns_ttl_s} s",
+    )
+    d.step(
+        "failed_during_dns_failover", "Requests sent to the dead region over that whole DNS failover",
+        max(0.0, load - (1 - f) * cap) * dns_failover, "1", noun="requests",
+        formula="max(0 req/s, {load_per_region_rps} − (1 − {drop_fraction}) × {capacity_per_region_rps}) × "
+                "{dns_failover_s}",
+    )
+    d.step(
+        "dns_meets_detection_verdict", "Can DNS failover shift traffic within the assumed detection delay?",
+        "no: only anycast or a proxying load balancer shifts that fast" if dns_failover > p.detection_s
+        else "yes, with these checks and this TTL", "1",
+        formula="{dns_failover_s} against {detection_s}", kind="verdict",
+    )
     d.step(
         "gray_failed_per_min", "Requests failing each minute in a gray failure the health checks never flag",
         load * p.gray_error_fraction * 60, "1", noun="requests",
         formula="{load_per_region_rps} req/s × {gray_error_fraction} × 60 s",
+    )
+    # Envoy's consecutive-5xx outlier detection ejects a host after 5 failures in a row (its default).
+    # With the gray errors spread evenly, each request fails independently with probability q: the
+    # expected requests until k in a row is (1 - q^k) / ((1 - q) q^k).
+    q = p.gray_error_fraction
+    k = d.step("envoy_consecutive_5xx", "Envoy's consecutive-5xx ejection threshold (its default)",
+               ENVOY_CONSECUTIVE_5XX, "1", formula="Envoy OutlierDetection.consecutive_5xx",
+               kind="lookup")
+    runs = d.step(
+        "consecutive_5xx_expected_requests", f"Requests a replica serves, on average, before {k} failures in a row",
+        (1 - q**k) / ((1 - q) * q**k), "1", noun="requests",
+        formula="(1 − {gray_error_fraction}^{envoy_consecutive_5xx}) / ((1 − {gray_error_fraction}) × "
+                "{gray_error_fraction}^{envoy_consecutive_5xx})",
+    )
+    per_replica = d.step(
+        "replica_load_rps", "One replica's load today", u * p.replica_rps, "1/s", noun="requests",
+        formula="{utilization} × {replica_rps} req/s",
+    )
+    eject = d.step(
+        "consecutive_5xx_eject_s", "Time until that run, at one replica's load",
+        runs / per_replica, "s", formula="{consecutive_5xx_expected_requests} / {replica_load_rps} req/s",
+    )
+    d.step(
+        "consecutive_5xx_verdict", "Does consecutive-5xx ejection catch the gray failure within the window?",
+        "no: it waits longer than the window, so detection has to come from the error rate" if eject > p.window_s
+        else "yes, within the window, for replicas that fail this often", "1",
+        formula="{consecutive_5xx_eject_s} against {window_s}", kind="verdict",
     )
     sync_rate = d.step(
         "retry_rate_synchronized_per_s", "Retry rate if every client retries on the same 100 ms tick",

@@ -132,6 +132,46 @@ def test_how_traffic_moves_gray_failures_and_gpus_worked_by_hand():
     assert v(d2, "autoscaler_closes_gap") == "yes"
 
 
+def test_dns_failover_outlier_ejection_and_the_price_of_headroom_by_hand():
+    d = solve(Params())
+    # DNS failover end to end: 3 failed checks 30 s apart, then the 60 s TTL: 150 s, ten times the
+    # 15 s assumed, with region A's 600 req/s going to a dead region all the while: 90,000 requests
+    assert v(d, "dns_failover_s") == pytest.approx(30 * 3 + 60)
+    assert v(d, "failed_during_dns_failover") == pytest.approx(600 * 150)
+    assert v(d, "dns_meets_detection_verdict").startswith("no")
+    # Route 53's fast 10 s interval and a 5 s TTL: 10 x 3 + 5 = 35 s, within a 40 s detection
+    fast = solve(Params(health_check_interval_s=10, dns_ttl_s=5, detection_s=40))
+    assert v(fast, "dns_failover_s") == pytest.approx(35)
+    assert v(fast, "dns_meets_detection_verdict").startswith("yes")
+    # Envoy ejects after 5 consecutive 5xx. With 5% of requests failing independently, the expected
+    # requests to the first run of 5 is (1 - q^5) / ((1 - q) q^5) = 3.37 million; a replica carries
+    # 0.6 x 25 = 15 req/s, so about 2.6 days: far past the 30 s window
+    q = 0.05
+    runs = (1 - q**5) / ((1 - q) * q**5)
+    assert v(d, "envoy_consecutive_5xx") == 5
+    assert v(d, "consecutive_5xx_expected_requests") == pytest.approx(runs) == pytest.approx(3.368e6, rel=1e-3)
+    assert v(d, "replica_load_rps") == pytest.approx(15)
+    assert v(d, "consecutive_5xx_eject_s") == pytest.approx(runs / 15)
+    assert v(d, "consecutive_5xx_eject_s") / 86400 == pytest.approx(2.6, abs=0.05)
+    assert v(d, "consecutive_5xx_verdict").startswith("no")
+    # a host failing half its requests: (1 - 1/32) / (1/2 x 1/32) = 62 requests, 4.1 s at 15 req/s
+    half = solve(Params(gray_error_fraction=0.5))
+    assert v(half, "consecutive_5xx_expected_requests") == pytest.approx((1 - 0.5**5) / (0.5 * 0.5**5)) == 62
+    assert v(half, "consecutive_5xx_verdict").startswith("yes")
+    # N-1 headroom held every day: ceil(40 x 1.2) - 40 = 8 replicas a region, 20% of today's 40,
+    # 16 across both regions
+    assert v(d, "n_minus_1_extra_share") == pytest.approx(8 / 40)
+    assert v(d, "n_minus_1_extra_fleet_replicas") == 2 * 8
+
+
+@settings(max_examples=60, deadline=None)
+@given(a=st.floats(0.005, 0.5), b=st.floats(0.005, 0.5))
+def test_more_gray_errors_eject_sooner(a, b):
+    lo, hi = sorted((a, b))
+    t_lo, t_hi = (v(solve(Params(gray_error_fraction=x)), "consecutive_5xx_eject_s") for x in (lo, hi))
+    assert t_hi <= t_lo * (1 + 1e-12)
+
+
 def test_seed_worked_arithmetic_reads_like_the_seed():
     d = solve(Params())
     assert d["survivor_utilization_after_loss"].worked() == "2 × 0.6 / (2 − 1) = 1.2 × capacity"
