@@ -83,8 +83,8 @@ class Compare:
 
 
 class Steps:
-    """Several derivations read as one (the run's steps first, then the page's solve): what the
-    panel's cards and caption resolve their `{{placeholders}}` against."""
+    """Several derivations (or Steps) read as one, the first that holds a key winning: the run's
+    steps, then the page's solve. What the panel's cards and captions resolve `{{placeholders}}` against."""
 
     def __init__(self, *derivations: Any) -> None:
         self._all = derivations
@@ -144,7 +144,7 @@ def _replay(ctx: Any, name: str, spec: Replay, result: Any, steps: Steps) -> Non
     def draw(i: int) -> None:
         t_s = i * dt_s
         if spec.caption and spec.steps_at is not None:
-            st.caption(_text(spec.caption, Steps(spec.steps_at(ctx.params, result, t_s), *steps._all), ctx.params))
+            st.caption(_text(spec.caption, Steps(spec.steps_at(ctx.params, result, t_s), steps), ctx.params))
         for j, chart in enumerate(spec.charts):
             st.plotly_chart(chart(ctx, result, steps, t_s), key=f"{ctx.slug}.sim.{name}.replay{j}")
 
@@ -179,8 +179,7 @@ def simulation_panel(ctx: Any, name: str, *, title: str, message: str, cards: tu
     `simulation_steps(params, result)` as cards, a table, a replay, charts, a caption and a
     comparison, in that order; every text's figures are placeholders over those steps."""
     q = QUESTIONS[ctx.slug]
-    steps_only = Steps(ctx.derivation)
-    st.markdown(f"##### {_text(title, steps_only, ctx.params)}")
+    st.markdown(f"##### {_text(title, ctx.derivation, ctx.params)}")
     seed = seed_input(ctx.slug)
     result = run_simulation(ctx.slug, ctx.params, seed, message)
     if counterpart is None:
