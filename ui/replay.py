@@ -100,7 +100,10 @@ def replay(key: str, n_steps: int, dt_s: float, draw: Callable[[int], None], lab
         cols[2].slider(label, 0, n_steps - 1, key=pos_key, format=" ", help="Drag to scrub through the run.")
         i = st.session_state[pos_key]
         st.caption(f"t = {_clock(i * dt_s)} of {_clock(run_s)}")
-        if str(i) != st.query_params.get(pos_key):
+        # The address carries a position someone chose, not the opening one: a first draw often
+        # comes from a panel's poll as its run lands, and a write from that run can reach the
+        # browser after it has moved to another page, replacing that page's address (and knobs).
+        if str(i) != st.query_params.get(pos_key) and (pos_key in st.query_params or i != opening):
             st.query_params[pos_key] = str(i)
         draw(i)
 
